@@ -1,0 +1,97 @@
+/* log.c -- key=value log lines on stderr. */
+#include "lib/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static enum log_level min_level = LOG_INFO;
+
+static const char *const level_names[] = {"debug", "info", "warn", "error", "fatal"};
+
+void log_set_level(enum log_level min)
+{
+	min_level = min;
+}
+
+int log_level_parse(const char *s)
+{
+	for (int i = LOG_DEBUG; i <= LOG_ERROR; i++)
+		if (strcmp(s, level_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+static void vlog(enum log_level lvl, const char *fmt, va_list ap)
+{
+	char line[4096];
+	int n = snprintf(line, sizeof(line), "level=%s ", level_names[lvl]);
+
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	if (m < 0)
+		return;
+	size_t len = strlen(line);
+	line[len] = '\n';
+	fwrite(line, 1, len + 1, stderr);
+	fflush(stderr);
+}
+
+void log_msg(enum log_level lvl, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (lvl < min_level)
+		return;
+	va_start(ap, fmt);
+	vlog(lvl, fmt, ap);
+	va_end(ap);
+}
+
+const char *log_quote(const char *s, char *out, size_t outlen)
+{
+	size_t o = 0;
+	int bare = *s != '\0';
+
+	if (outlen == 0)
+		return out;
+	for (const char *p = s; *p; p++)
+		if (*p == ' ' || *p == '"' || *p == '=' || *p == '\\' || (unsigned char)*p < 0x20)
+			bare = 0;
+	if (bare) {
+		snprintf(out, outlen, "%s", s);
+		return out;
+	}
+	if (o + 1 < outlen)
+		out[o++] = '"';
+	for (const char *p = s; *p && o + 3 < outlen; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c == '"' || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)c;
+		} else if (c == '\n') {
+			out[o++] = '\\';
+			out[o++] = 'n';
+		} else if (c < 0x20) {
+			out[o++] = '?';
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	if (o + 1 < outlen)
+		out[o++] = '"';
+	out[o] = '\0';
+	return out;
+}
+
+void fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_FATAL, fmt, ap);
+	va_end(ap);
+	exit(1);
+}

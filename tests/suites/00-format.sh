@@ -1,0 +1,3 @@
+#!/bin/sh
+# The house format (.clang-format) holds for every C file.
+exec make -s check-format
