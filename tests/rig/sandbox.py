@@ -1,0 +1,380 @@
+#!/usr/bin/python3 -IS
+"""sandbox -- the rig's guests: new mount/pid/uts/ipc namespaces + chroot.
+
+Every process the rig runs on behalf of a test -- the "Proxmox node" (its sshd
+and every login command), each VM's qemu-ga and what it guest-execs, each
+`pct exec` -- runs here, so a test command cannot touch the machine running
+the rig: its own root directory, /usr bind-mounted read-only, a private /dev
+with only null/zero/full/random/urandom/tty, a fresh /proc of its own pid
+namespace (it cannot see or signal the machine's processes), its own hostname.
+Mounts are made private before anything is mounted, so nothing propagates back.
+
+  sandbox.py node --root R --hostname H [--bind SRC:DST[:ro]]... -- CMD ARG...
+      long-lived: pid 1 of the namespace runs CMD (the node's sshd), reaps
+      orphans, exits with CMD; SIGTERM ends it all.
+  sandbox.py vm --root R --hostname H --state FILE --agent on|off|hung [--bind ...]
+      long-lived "VM": pid 1 manages the real qemu-ga on /run/qga/qga.sock.
+      SIGUSR1 starts (or resumes) the agent, SIGUSR2 kills it (SIGKILL: a dead
+      agent leaves a stale socket), SIGHUP hangs it (SIGSTOP: the socket
+      accepts and never answers).  FILE receives "running|stopped|hung".
+  attach(...) (used by the pct shim): one command in a fresh sandbox, with
+      lxc-attach's exit status rules.
+
+Python standard library only (ctypes for unshare/mount/prctl).
+"""
+
+import ctypes
+import errno
+import os
+import signal
+import socket
+import sys
+import time
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWPID = 0x20000000
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REMOUNT = 32
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+PR_SET_PDEATHSIG = 1
+
+GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(rc, what):
+    if rc != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, "%s: %s" % (what, os.strerror(e)))
+
+
+def _mount(src, dst, fstype, flags, data=None):
+    enc = lambda s: None if s is None else s.encode()
+    _check(
+        _libc.mount(enc(src), enc(dst), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+        "mount %s on %s" % (src, dst),
+    )
+
+
+def _pdeathsig(sig):
+    _check(_libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0), "prctl")
+
+
+def unshare_private():
+    """New namespaces for the caller; its next child is pid 1 of the pid ns."""
+    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC), "unshare")
+    # Before any mount: nothing done in here may propagate to the machine.
+    try:
+        _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    except OSError:
+        # Inside a chroot (pct exec on the node) "/" is not a mount point;
+        # make each visible shared mount private instead.
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                fields = line.split()
+                if any(x.startswith("shared:") for x in fields[6:fields.index("-")]):
+                    _mount(None, fields[4], None, MS_REC | MS_PRIVATE)
+
+
+def enter_root(root, hostname, binds=()):
+    """In the new namespaces (as pid 1): build the view and chroot into root."""
+    usr = os.path.join(root, "usr")
+    _mount("/usr", usr, None, MS_BIND | MS_REC)
+    _mount(None, usr, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    dev = os.path.join(root, "dev")
+    _mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=1m")
+    for n in DEV_NODES:
+        p = os.path.join(dev, n)
+        open(p, "w").close()
+        _mount("/dev/" + n, p, None, MS_BIND)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, os.path.join(dev, name))
+    os.mkdir(os.path.join(dev, "shm"), 0o1777)
+    _mount("proc", os.path.join(root, "proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for src, dst, ro in binds:
+        inner = os.path.join(root, dst.lstrip("/"))
+        if os.path.isdir(src):
+            os.makedirs(inner, exist_ok=True)
+        elif not os.path.exists(inner):
+            open(inner, "w").close()
+        _mount(src, inner, None, MS_BIND)
+        if ro:
+            _mount(None, inner, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    os.chroot(root)
+    os.chdir("/")
+    socket.sethostname(hostname)
+
+
+def _spawn(argv, env, stdio=None, cwd="/"):
+    """fork+exec with default signal dispositions and an empty signal mask."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1,
+                      signal.SIGUSR2, signal.SIGCHLD, signal.SIGPIPE, signal.SIGQUIT):
+                signal.signal(s, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            if stdio is not None:
+                for i, fd in enumerate(stdio):
+                    os.dup2(fd, i)
+            os.chdir(cwd)
+            os.execvpe(argv[0], argv, env)
+        except OSError as e:
+            code = 127 if e.errno == errno.ENOENT else 126
+            os.write(2, ("lxc-attach: %s: attach.c: lxc_attach_run_command: %s - Failed to exec \"%s\"\n"
+                         % (socket.gethostname(), os.strerror(e.errno), os.fsdecode(argv[0]))).encode())
+            os._exit(code)
+        os._exit(127)
+    return pid
+
+
+WATCHED = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP,
+           signal.SIGUSR1, signal.SIGUSR2, signal.SIGQUIT}
+
+
+def _block_watched():
+    # A handler as well as the block: a pid-namespace init drops signals
+    # whose disposition is the default.
+    for s in WATCHED:
+        signal.signal(s, lambda *_: None)
+    signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
+
+
+def _status_code(st):
+    """lxc-attach's rule: the exit code, or 128+signal."""
+    if os.WIFSIGNALED(st):
+        return 128 + os.WTERMSIG(st)
+    return os.WEXITSTATUS(st)
+
+
+def _reap(main_pid):
+    """Reaps every exited child; returns main_pid's wait status if it exited."""
+    found = None
+    while True:
+        try:
+            pid, st = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return found
+        if pid == 0:
+            return found
+        if pid == main_pid:
+            found = st
+
+
+def _outer(child):
+    """The process outside the pid namespace: waits for pid 1 and relays
+    SIGTERM/SIGINT/SIGHUP as SIGKILL (ending pid 1 ends the namespace)."""
+    def stop(*_):
+        try:
+            os.kill(child, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(s, stop)
+    while True:
+        try:
+            _, st = os.waitpid(child, 0)
+            return _status_code(st)
+        except ChildProcessError:
+            return 1
+
+
+def _fork_init():
+    """unshare + fork: returns 0 in pid 1 of the new namespace, else the
+    child's pid in the outer process."""
+    unshare_private()
+    pid = os.fork()
+    if pid == 0:
+        _pdeathsig(signal.SIGKILL)
+    return pid
+
+
+# --------------------------------------------------------------------------
+# one command in a fresh sandbox (pct exec)
+
+
+def attach(root, hostname, argv, env):
+    """Runs argv inside root like lxc-attach; returns the exit status to use."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    child = _fork_init()
+    if child:
+        return _outer(child)
+    code = 1
+    try:
+        _block_watched()
+        enter_root(root, hostname)
+        cmd = _spawn(argv, env)
+        while True:
+            sig = signal.sigwaitinfo(WATCHED).si_signo
+            if sig == signal.SIGCHLD:
+                st = _reap(cmd)
+                if st is not None:
+                    code = _status_code(st)
+                    break
+            else:
+                try:
+                    os.kill(cmd, sig)
+                except ProcessLookupError:
+                    pass
+    except Exception as e:  # the namespace set-up failed: lxc-attach fails with 1
+        sys.stderr.write("lxc-attach: %s: failed to attach: %s\n" % (hostname, e))
+        code = 1
+    sys.stderr.flush()
+    os._exit(code)
+
+
+# --------------------------------------------------------------------------
+# long-lived guests
+
+
+def _parse(argv):
+    opts = {"binds": []}
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            opts["cmd"] = argv[i + 1:]
+            break
+        if a == "--bind":
+            parts = argv[i + 1].split(":")
+            opts["binds"].append((parts[0], parts[1], len(parts) > 2 and parts[2] == "ro"))
+        else:
+            opts[a.lstrip("-")] = argv[i + 1]
+        i += 2
+    return opts
+
+
+def _write_state(path, state):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(state + "\n")
+    os.rename(tmp, path)
+
+
+def run_node(o):
+    child = _fork_init()
+    if child:
+        return _outer(child)
+    _block_watched()
+    enter_root(o["root"], o["hostname"], o["binds"])
+    env = {"PATH": GUEST_PATH, "LANG": "C.UTF-8"}
+    main = _spawn(o["cmd"], env)
+    while True:
+        sig = signal.sigwaitinfo(WATCHED).si_signo
+        if sig == signal.SIGCHLD:
+            st = _reap(main)
+            if st is not None:
+                os._exit(_status_code(st))
+        elif sig in (signal.SIGTERM, signal.SIGINT):
+            os._exit(0)  # pid 1 exits: the kernel kills the whole namespace
+
+
+class _Agent:
+    SOCK = "/run/qga/qga.sock"
+
+    def __init__(self):
+        self.pid = 0
+        self.stopped = False
+
+    def start(self):
+        if self.pid and self.stopped:
+            os.kill(self.pid, signal.SIGCONT)
+            self.stopped = False
+            return
+        if self.pid:
+            return
+        try:
+            os.unlink(self.SOCK)
+        except FileNotFoundError:
+            pass
+        os.makedirs("/var/lib/qemu-ga", exist_ok=True)
+        self.pid = _spawn(["qemu-ga", "-m", "unix-listen", "-p", self.SOCK, "-t", "/var/lib/qemu-ga"],
+                          {"PATH": GUEST_PATH})
+        # qemu-ga exits 0 when it fails to initialise: trust only a socket
+        # that accepts (proxmox.md 9.8).
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(self.SOCK)
+                return
+            except OSError:
+                time.sleep(0.02)
+            finally:
+                s.close()
+        raise RuntimeError("qemu-ga did not come up")
+
+    def kill(self):
+        if self.pid:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            self.pid = 0
+            self.stopped = False
+
+    def hang(self):
+        self.start()
+        os.kill(self.pid, signal.SIGSTOP)
+        self.stopped = True
+
+
+def run_vm(o):
+    child = _fork_init()
+    if child:
+        return _outer(child)
+    _block_watched()
+    state_fd = os.open(o["state"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+
+    def state(s):
+        os.ftruncate(state_fd, 0)
+        os.pwrite(state_fd, (s + "\n").encode(), 0)
+
+    enter_root(o["root"], o["hostname"], o["binds"])
+    agent = _Agent()
+    mode = o.get("agent", "on")
+    if mode in ("on", "hung"):
+        agent.start()
+        if mode == "hung":
+            agent.hang()
+    state({"on": "running", "hung": "hung"}.get(mode, "stopped"))
+    while True:
+        sig = signal.sigwaitinfo(WATCHED).si_signo
+        if sig == signal.SIGCHLD:
+            if agent.pid and _reap(agent.pid) is not None:
+                agent.pid = 0
+                state("stopped")
+        elif sig == signal.SIGUSR1:
+            agent.start()
+            state("running")
+        elif sig == signal.SIGUSR2:
+            agent.kill()
+            state("stopped")
+        elif sig == signal.SIGHUP:
+            agent.hang()
+            state("hung")
+        elif sig in (signal.SIGTERM, signal.SIGINT):
+            os._exit(0)
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1] not in ("node", "vm"):
+        sys.stderr.write(__doc__)
+        return 2
+    o = _parse(sys.argv[2:])
+    if sys.argv[1] == "node":
+        return run_node(o)
+    return run_vm(o)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
