@@ -78,6 +78,18 @@ $(B)/unit/%: tests/unit/%.c $(B)/libairlock-asan.a
 
 unit: $(UNITBINS)
 
+# Integration programs (tests/integration/<name>.c), built on demand by the
+# suite or benchmark that runs them: with ASan+UBSan for tests
+# (build/integration/<name>), optimized for benchmarks (build/bench/<name>).
+INTEGHDR  := $(wildcard tests/integration/*.h)
+$(B)/integration/%: tests/integration/%.c $(INTEGHDR) $(B)/libairlock-asan.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) -o $@ $< $(B)/libairlock-asan.a $(LDLIBS) -lcmocka
+
+$(B)/bench/%: tests/integration/%.c $(INTEGHDR) $(B)/libairlock.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(B)/libairlock.a $(LDLIBS) -lcmocka
+
 # libFuzzer targets: clang compiles the fuzzed modules itself with the fuzzer
 # instrumentation (FUZZ_SRC_<name> lists them; default: lib + classifier).
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -I. $(PKG_CFLAGS) \
@@ -89,7 +101,8 @@ $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_DEFAULT_SRC)
 
 fuzz: $(FUZZBINS)
 
-FORMAT_FILES = $(wildcard $(addsuffix /*.[ch],$(MODDIRS)) tests/unit/*.c tests/fuzz/*.c tests/bench/*.c)
+FORMAT_FILES = $(wildcard $(addsuffix /*.[ch],$(MODDIRS)) tests/unit/*.c tests/fuzz/*.c tests/bench/*.c \
+                 tests/integration/*.[ch])
 
 format:
 	clang-format -i $(FORMAT_FILES)
