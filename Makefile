@@ -102,7 +102,7 @@ $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_DEFAULT_SRC)
 fuzz: $(FUZZBINS)
 
 FORMAT_FILES = $(wildcard $(addsuffix /*.[ch],$(MODDIRS)) tests/unit/*.c tests/fuzz/*.c tests/bench/*.c \
-                 tests/integration/*.[ch])
+                 tests/integration/zerto*.[ch])
 
 format:
 	clang-format -i $(FORMAT_FILES)

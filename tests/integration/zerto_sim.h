@@ -16,7 +16,7 @@
 #include <string.h>
 
 /* A required environment variable (written by zvmsimctl); missing is fatal. */
-static const char *sim_env(const char *name)
+static inline const char *sim_env(const char *name)
 {
 	const char *v = getenv(name);
 
@@ -27,7 +27,7 @@ static const char *sim_env(const char *name)
 	return v;
 }
 
-static size_t sim_write(char *p, size_t size, size_t n, void *userp)
+static inline size_t sim_write(char *p, size_t size, size_t n, void *userp)
 {
 	buf_append(userp, p, size * n);
 	return size * n;
@@ -35,7 +35,7 @@ static size_t sim_write(char *p, size_t size, size_t n, void *userp)
 
 /* GET/POST/DELETE on the simulator's control plane; the parsed answer (caller
  * deletes) or NULL.  A non-2xx answer is fatal: the test rig is broken. */
-static cJSON *sim_call(const char *method, const char *path, const char *body)
+static inline cJSON *sim_call(const char *method, const char *path, const char *body)
 {
 	CURL *h = curl_easy_init();
 	struct buf b;
@@ -72,9 +72,10 @@ static cJSON *sim_call(const char *method, const char *path, const char *body)
 	return j;
 }
 
-static void sim_postf(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void sim_postf(const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
-static void sim_postf(const char *path, const char *fmt, ...)
+static inline void sim_postf(const char *path, const char *fmt, ...)
 {
 	va_list ap;
 	char *body = NULL;
@@ -88,7 +89,7 @@ static void sim_postf(const char *path, const char *fmt, ...)
 }
 
 /* Fresh estate, no faults, no tokens, empty request log, the given scale. */
-static void sim_reset(double scale)
+static inline void sim_reset(double scale)
 {
 	cJSON_Delete(sim_call("POST", "/_sim/reset", "{}"));
 	sim_postf("/_sim/clock", "{\"scale\": %g}", scale);
@@ -97,7 +98,7 @@ static void sim_reset(double scale)
 
 /* Requests in the log matching method and a path substring (NULL: any) and
  * status (0: any). */
-static int sim_count(const char *method, const char *path_part, long status)
+static inline int sim_count(const char *method, const char *path_part, long status)
 {
 	cJSON *log = sim_call("GET", "/_sim/requests", NULL);
 	const cJSON *r;
@@ -122,7 +123,7 @@ static int sim_count(const char *method, const char *path_part, long status)
 }
 
 /* A config for the simulator; secret from its file, CA verified. */
-static struct zerto_config sim_config(double scale)
+static inline struct zerto_config sim_config(double scale)
 {
 	struct zerto_config cfg = {0};
 

@@ -371,6 +371,9 @@ class Sim:
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "zvmsim/1"
+    # Headers and body go out in two writes; without TCP_NODELAY every answer
+    # on a kept-alive connection waits ~40 ms for a delayed ACK.
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt, *args):
         if self.server.sim.args.verbose:
