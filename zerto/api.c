@@ -3,6 +3,7 @@
 
 #include "zerto/policy.h"
 
+#include "lib/buf.h"
 #include "lib/xalloc.h"
 
 #include <curl/curl.h>
@@ -155,6 +156,25 @@ void zerto_vm_rows_free(struct zerto_vm_row *rows, size_t n)
 		free(rows[i].recovery_site);
 	}
 	free(rows);
+}
+
+/* Distinct VM identifiers among rows, as ", "-joined text; returns the count. */
+size_t zerto_vm_rows_distinct(const struct zerto_vm_row *rows, size_t n, struct buf *ids)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(rows[i].vm_id, rows[j].vm_id) == 0;
+		if (seen)
+			continue;
+		if (k++)
+			buf_puts(ids, ", ");
+		buf_puts(ids, rows[i].vm_id);
+	}
+	return k;
 }
 
 int zerto_server_time(struct zerto_client *c, int64_t *ms, struct zerto_err *e)

@@ -10,6 +10,8 @@
 
 #include "zerto/client.h"
 
+#include "lib/buf.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +46,8 @@ int zerto_local_site(struct zerto_client *c, char **site_id, struct zerto_err *e
 int zerto_list_vms(struct zerto_client *c, const char *vm_id, const char *vm_name,
                    struct zerto_vm_row **rows, size_t *n, struct zerto_err *e);
 void zerto_vm_rows_free(struct zerto_vm_row *rows, size_t n);
+/* How many different VmIdentifiers rows name; appends them to ids, ", "-joined. */
+size_t zerto_vm_rows_distinct(const struct zerto_vm_row *rows, size_t n, struct buf *ids);
 
 /* GET /v1/serverDateTime/serverDateTimeUtc, in milliseconds since the epoch. */
 int zerto_server_time(struct zerto_client *c, int64_t *ms, struct zerto_err *e);

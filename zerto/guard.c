@@ -90,21 +90,6 @@ const char *zerto_outcome_str(enum zerto_outcome o)
 	return "refused";
 }
 
-const char *zerto_protection_state_str(enum zerto_protection_state s)
-{
-	switch (s) {
-	case ZERTO_PROT_PROTECTED:
-		return "protected";
-	case ZERTO_PROT_NOT_PROTECTED:
-		return "not_protected";
-	case ZERTO_PROT_AMBIGUOUS:
-		return "ambiguous";
-	case ZERTO_PROT_UNREACHABLE:
-		return "unreachable";
-	}
-	return "unreachable";
-}
-
 /* Records an event (hook + log line) and deletes detail. */
 static void emit(struct guard *g, const char *name, cJSON *detail)
 {
@@ -210,25 +195,6 @@ static int find(struct guard *g, struct zerto_vm_row **rows, size_t *n)
 	}
 	emit(g, "guard.find", d);
 	return 0;
-}
-
-/* Distinct VM identifiers among rows, as ", "-joined text; returns the count. */
-static size_t distinct_vms(const struct zerto_vm_row *rows, size_t n, struct buf *ids)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		bool seen = false;
-
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = strcmp(rows[i].vm_id, rows[j].vm_id) == 0;
-		if (seen)
-			continue;
-		if (k++)
-			buf_puts(ids, ", ");
-		buf_puts(ids, rows[i].vm_id);
-	}
-	return k;
 }
 
 /* Step 2: every protecting VPG must be taggable now. */
@@ -631,7 +597,7 @@ static void classify(struct guard *g, struct zerto_vm_row *rows, size_t n)
 		    g->vm);
 		goto out;
 	}
-	size_t k = distinct_vms(rows, n, &ids);
+	size_t k = zerto_vm_rows_distinct(rows, n, &ids);
 	if (k > 1) {
 		set_message(
 		    g, ZERTO_GUARD_AMBIGUOUS,
@@ -770,52 +736,4 @@ long zerto_guard_worst_case_ms(const struct zerto_client *c)
 	 * requests outside the waits. */
 	return 2 * zerto_guard_budget_ms(c, -1) +
 	       REQUESTS_OUTSIDE_WAITS * zerto_client_request_ms(c);
-}
-
-int zerto_protection(struct zerto_client *c, const char *vm_id, const char *vm_name,
-                     struct zerto_protection *out)
-{
-	struct zerto_vm_row *rows = NULL;
-	struct zerto_err e = {0};
-	struct buf ids;
-	size_t n = 0;
-	const char *vm = vm_name ? vm_name : vm_id ? vm_id : "";
-
-	memset(out, 0, sizeof(*out));
-	buf_init(&ids, 0);
-	if (zerto_list_vms(c, vm_id, vm_id ? NULL : vm_name, &rows, &n, &e) < 0) {
-		out->state = ZERTO_PROT_UNREACHABLE;
-		snprintf(
-		    out->summary, sizeof(out->summary),
-		    "Zerto protection unknown: %.380s. A mutating change will be refused until "
-		    "the ZVM answers.",
-		    e.msg);
-		buf_free(&ids);
-		return -1;
-	}
-	size_t k = distinct_vms(rows, n, &ids);
-	if (n == 0) {
-		out->state = ZERTO_PROT_NOT_PROTECTED;
-		snprintf(out->summary, sizeof(out->summary),
-		         "not protected by Zerto: no rewind point is possible for %s", vm);
-	} else if (k > 1) {
-		out->state = ZERTO_PROT_AMBIGUOUS;
-		snprintf(out->summary, sizeof(out->summary),
-		         "ambiguous: '%s' matches %zu Zerto VMs (%s); set the Zerto VM identifier",
-		         vm, k, buf_str(&ids));
-	} else {
-		out->state = ZERTO_PROT_PROTECTED;
-		out->nvpgs = (int)n;
-		for (size_t i = 0; i < n; i++)
-			out->ntaggable += zerto_vpg_taggable(rows[i].status, rows[i].substatus);
-		snprintf(out->summary, sizeof(out->summary),
-		         "protected by %d VPG%s (%d taggable now)%s", out->nvpgs,
-		         out->nvpgs == 1 ? "" : "s", out->ntaggable,
-		         out->ntaggable < out->nvpgs
-		             ? ": a VPG is syncing or not protecting, so the guard will refuse"
-		             : ": a rewind point will be made before the change runs");
-	}
-	zerto_vm_rows_free(rows, n);
-	buf_free(&ids);
-	return 0;
 }

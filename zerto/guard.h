@@ -27,6 +27,7 @@
 #define AIRLOCK_ZERTO_GUARD_H
 
 #include "zerto/client.h"
+#include "zerto/protection.h"
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
@@ -112,26 +113,5 @@ cJSON *zerto_guard_result_json(const struct zerto_guard_result *r);
 long zerto_guard_worst_case_ms(const struct zerto_client *c);
 /* The same for one measured cadence (seconds; < 0 = unknown). */
 long zerto_guard_budget_ms(const struct zerto_client *c, double cadence_s);
-
-enum zerto_protection_state {
-	ZERTO_PROT_PROTECTED,     /* in n VPGs (ntaggable of which can be tagged now) */
-	ZERTO_PROT_NOT_PROTECTED, /* Zerto does not protect it: no rewind point possible */
-	ZERTO_PROT_AMBIGUOUS,     /* the name matches several Zerto VMs */
-	ZERTO_PROT_UNREACHABLE,   /* the ZVM did not answer (or refused us) */
-};
-
-struct zerto_protection {
-	enum zerto_protection_state state;
-	int nvpgs;
-	int ntaggable;
-	char summary[512]; /* one line for the approval screen */
-};
-
-/* The cheap question for the approval screen: one GET /v1/localsite and one
- * GET /v1/vms.  Returns 0, or -1 when state is UNREACHABLE. */
-int zerto_protection(struct zerto_client *c, const char *vm_id, const char *vm_name,
-                     struct zerto_protection *out);
-/* "protected", "not_protected", "ambiguous", "unreachable". */
-const char *zerto_protection_state_str(enum zerto_protection_state s);
 
 #endif

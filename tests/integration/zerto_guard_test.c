@@ -449,6 +449,75 @@ static void test_http_errors(void **state)
 	zerto_guard_result_clear(&r);
 }
 
+/* Lenient about case and unknown fields, strict about the ones it uses. */
+static void test_parsing(void **state)
+{
+	struct fixture *f = *state;
+	struct zerto_guard_result r;
+
+	/* The schema's camelCase spelling, every key: still understood. */
+	sim_postf("/_sim/fault", "{\"kind\":\"mangle\",\"case\":\"camel\"}");
+	assert_int_equal(guard(f, NULL, "zimaos", &r), ZERTO_GUARD_OK);
+	zerto_guard_result_clear(&r);
+	sim_postf("/_sim/fault", "{\"kind\":\"clear\"}");
+
+	/* A field it uses is missing: refused, naming endpoint and field. */
+	sim_postf("/_sim/fault",
+	          "{\"kind\":\"mangle\",\"path\":\"/v1/vms\",\"drop\":\"VpgIdentifier\"}");
+	assert_int_equal(guard(f, NULL, "zimaos", &r), ZERTO_GUARD_REFUSED);
+	assert_non_null(strstr(r.message, "GET /v1/vms: field VpgIdentifier missing"));
+	assert_non_null(strstr(r.message, "did not run"));
+	zerto_guard_result_clear(&r);
+	sim_postf("/_sim/fault", "{\"kind\":\"clear\"}");
+
+	sim_postf("/_sim/fault",
+	          "{\"kind\":\"mangle\",\"path\":\"/v1/tasks\",\"drop\":\"Status\"}");
+	assert_int_equal(guard(f, NULL, "zimaos", &r), ZERTO_GUARD_REFUSED);
+	assert_non_null(strstr(r.message, "GET /v1/tasks/{id}: field Status missing"));
+	zerto_guard_result_clear(&r);
+}
+
+/* Verification off is explicit (and logged); then the test CA is not needed. */
+static void test_insecure_explicit(void **state)
+{
+	struct zerto_config cfg = sim_config(SCALE);
+	struct zerto_protection p;
+	char err[256];
+
+	(void)state;
+	cfg.ca_file = NULL;
+	cfg.insecure_skip_verify = true;
+	struct zerto_client *c = zerto_client_new(&cfg, err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(zerto_protection(c, NULL, "zimaos", &p), 0);
+	assert_int_equal(p.state, ZERTO_PROT_PROTECTED);
+	zerto_client_free(c);
+}
+
+/* A secret that cannot be read is a config error at start-up, naming the
+ * file or variable and never the secret. */
+static void test_secret_sources(void **state)
+{
+	struct zerto_config cfg = sim_config(SCALE);
+	char err[256];
+
+	(void)state;
+	cfg.secret_file = "/nonexistent/zvm.secret";
+	assert_null(zerto_client_new(&cfg, err, sizeof(err)));
+	assert_non_null(strstr(err, "/nonexistent/zvm.secret"));
+	cfg.secret_file = NULL;
+	cfg.secret_env = "AIRLOCK_TEST_UNSET_SECRET";
+	unsetenv("AIRLOCK_TEST_UNSET_SECRET");
+	assert_null(zerto_client_new(&cfg, err, sizeof(err)));
+	assert_non_null(strstr(err, "AIRLOCK_TEST_UNSET_SECRET"));
+	cfg.secret_env = NULL;
+	assert_null(zerto_client_new(&cfg, err, sizeof(err)));
+	cfg.secret_file = sim_env("ZVMSIM_SECRET_FILE");
+	cfg.base_url = "http://127.0.0.1:1";
+	assert_null(zerto_client_new(&cfg, err, sizeof(err)));
+	assert_non_null(strstr(err, "https"));
+}
+
 /* The lock hook says no: refused before any insert. */
 static void test_lock_refused(void **state)
 {
@@ -635,11 +704,15 @@ static void test_token_expiry_refresh(void **state)
 	struct zerto_client_stats s;
 
 	sim_postf("/_sim/config", "{\"token_lifetime_s\": 2}");
-	/* Each guard waits at least 4 ZVM seconds (0.2 s here): 20 span > 2 lifetimes. */
-	for (int i = 0; i < 20; i++) {
+	/* Guards back to back for over 5 s of real time: at least three 2 s
+	 * tokens are needed, whatever the speed of one guard. */
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
 		assert_int_equal(guard(f, NULL, "zimaos", &r), ZERTO_GUARD_OK);
 		zerto_guard_result_clear(&r);
-	}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 6);
 	zerto_client_get_stats(f->c, &s);
 	assert_true(s.token_fetches >= 3);
 	assert_int_equal(s.unauthorized, 0);
@@ -663,6 +736,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_tls_verified, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_http_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_parsing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_insecure_explicit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_secret_sources, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_lock_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_back_to_back_without_lock, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_protection_status, setup, teardown),

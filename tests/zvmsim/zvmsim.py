@@ -144,6 +144,23 @@ DEFAULT_FIXTURE = {
 }
 
 
+def mangle(body, f):
+    """Fault "mangle": drop a field everywhere ("drop"), or send every key
+    camelCase ("case": "camel") as the published schema spells them."""
+    if isinstance(body, list):
+        return [mangle(b, f) for b in body]
+    if not isinstance(body, dict):
+        return body
+    out = {}
+    for k, v in body.items():
+        if f.get("drop") and k.lower() == f["drop"].lower():
+            continue
+        if f.get("case") == "camel":
+            k = k[:1].lower() + k[1:]
+        out[k] = mangle(v, f)
+    return out
+
+
 class SimError(Exception):
     def __init__(self, status, message):
         super().__init__(message)
@@ -412,6 +429,9 @@ class Handler(BaseHTTPRequestHandler):
                         raise SimError(f["status"], f.get("message", "Simulated failure"))
                     sim.tick()
                     status, body, extra = self.api(method, path, query, raw)
+                    f = sim.take_fault("mangle", method, path)
+                    if f and 200 <= status < 300:
+                        body = mangle(body, f)
         except SimError as e:
             status, body = e.status, ({"Message": e.message} if e.message is not None else None)
             extra = {}
@@ -559,7 +579,7 @@ class Handler(BaseHTTPRequestHandler):
             return {"ok": True}
         if kind not in ("http_status", "latency_ms", "task_stuck_state", "insert_task_fails",
                         "insert_http_400", "tag_never_listed", "require_openid_scope",
-                        "unlicensed"):
+                        "unlicensed", "mangle"):
             raise SimError(400, "unknown fault kind %r" % kind)
         if f.get("vpg"):
             sim.vpg_by_ref(f["vpg"])
