@@ -1,0 +1,217 @@
+/* entities.c -- inventory tools over the agent-callable SQL functions. */
+#include "mcp/entities.h"
+
+#include "mcp/db.h"
+#include "mcp/result.h"
+
+#include "lib/buf.h"
+#include "lib/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *str_field(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* Runs a function returning one jsonb; the parsed object, or NULL with
+ * call->result set to the error. */
+static cJSON *call_one(struct mcp_db *db, const char *sql, int n, const char *const *params,
+                       const char *what, struct mcp_call *call)
+{
+	PGresult *res = mcp_db_query(db, sql, n, params);
+	cJSON *obj = NULL;
+
+	if (res == NULL) {
+		call->result = mcp_result_db_error(db, what);
+		return NULL;
+	}
+	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+		obj = mcp_result_parse_db_json(PQgetvalue(res, 0, 0));
+	if (!cJSON_IsObject(obj)) {
+		cJSON_Delete(obj);
+		obj = NULL;
+		call->result = mcp_result_error("airlock returned no answer",
+		                                "Tell your operator; this is a fault in airlock.");
+	}
+	PQclear(res);
+	return obj;
+}
+
+/* Runs a function returning SETOF jsonb; the rows as an array, or NULL with
+ * call->result set to the error. */
+static cJSON *call_set(struct mcp_db *db, const char *sql, int n, const char *const *params,
+                       const char *what, struct mcp_call *call)
+{
+	PGresult *res = mcp_db_query(db, sql, n, params);
+	cJSON *list;
+
+	if (res == NULL) {
+		call->result = mcp_result_db_error(db, what);
+		return NULL;
+	}
+	list = cJSON_CreateArray();
+	for (int i = 0; i < PQntuples(res); i++) {
+		cJSON *row = mcp_result_parse_db_json(PQgetvalue(res, i, 0));
+		if (row != NULL)
+			cJSON_AddItemToArray(list, row);
+	}
+	PQclear(res);
+	return list;
+}
+
+void mcp_entity_update_attributes(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+{
+	char *attrs = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(args, "attributes"));
+	const char *params[2] = {mcp_arg_str(args, "slug"), attrs};
+	struct buf text = BUF_INIT;
+	const cJSON *k;
+	cJSON *obj;
+
+	obj = call_one(db, "SELECT airlock.update_entity_attributes($1::text, $2::jsonb)::text", 2,
+	               params, "update_entity_attributes", call);
+	free(attrs);
+	if (obj == NULL)
+		return;
+	buf_printf(&text, "%s: merged", str_field(obj, "slug"));
+	cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(obj, "merged"))
+	    buf_printf(&text, " %s", cJSON_IsString(k) ? k->valuestring : "?");
+	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(obj, "merged")) == 0)
+		buf_puts(&text, " nothing");
+	buf_puts(&text, ".");
+	cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(obj, "dropped")) buf_printf(
+	    &text, "\nWarning: dropped %s: %s", str_field(k, "key"), str_field(k, "reason"));
+	call->result = mcp_result_ok(obj, buf_str(&text));
+	buf_free(&text);
+}
+
+void mcp_entity_create_relationship(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+{
+	const char *params[3] = {mcp_arg_str(args, "source"), mcp_arg_str(args, "target"),
+	                         mcp_arg_str(args, "type")};
+	const cJSON *created;
+	cJSON *obj;
+	char *text;
+
+	obj = call_one(db, "SELECT airlock.create_relationship($1::text, $2::text, $3::text)::text",
+	               3, params, "create_relationship", call);
+	if (obj == NULL)
+		return;
+	created = cJSON_GetObjectItemCaseSensitive(obj, "created");
+	text = xasprintf("%s %s %s: %s", str_field(obj, "source"), str_field(obj, "type"),
+	                 str_field(obj, "target"),
+	                 cJSON_IsTrue(created) ? "recorded" : "already recorded; nothing changed");
+	call->result = mcp_result_ok(obj, text);
+	free(text);
+}
+
+/* Wraps rows under key and answers with one summary line per row. */
+static void answer_rows(struct mcp_call *call, cJSON *rows, const char *key, const char *noun,
+                        const char *const *fields)
+{
+	cJSON *s = cJSON_CreateObject();
+	struct buf text = BUF_INIT;
+	const cJSON *row;
+
+	buf_printf(&text, "%s: %d.", noun, cJSON_GetArraySize(rows));
+	cJSON_ArrayForEach(row, rows)
+	{
+		buf_puts(&text, "\n");
+		for (const char *const *f = fields; *f != NULL; f++) {
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, *f);
+			char *val = cJSON_IsString(v) ? xstrdup(v->valuestring)
+			            : v != NULL       ? cJSON_PrintUnformatted(v)
+			                              : xstrdup("-");
+			buf_printf(&text, "%s%s=%s", f == fields ? "" : " ", *f, val);
+			free(val);
+		}
+	}
+	cJSON_AddItemToObject(s, key, rows);
+	call->result = mcp_result_ok(s, buf_str(&text));
+	buf_free(&text);
+}
+
+void mcp_entity_get_relations(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+{
+	static const char *const fields[] = {"direction", "source", "type", "target", NULL};
+	const char *params[1] = {mcp_arg_str(args, "slug")};
+	cJSON *rows = call_set(db, "SELECT j::text FROM airlock.get_relations($1::text) AS j", 1,
+	                       params, "get_relations", call);
+
+	if (rows != NULL)
+		answer_rows(call, rows, "relations", "relationships", fields);
+}
+
+void mcp_entity_health_summary(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+{
+	static const char *const fields[] = {
+	    "slug",           "type",       "health", "status", "qemu_guest_agent",
+	    "checks_failing", "last_probe", NULL};
+	const char *params[1] = {mcp_arg_str(args, "slug")};
+	cJSON *rows = call_set(db, "SELECT j::text FROM airlock.get_health_summary($1::text) AS j",
+	                       1, params, "get_health_summary", call);
+
+	if (rows != NULL)
+		answer_rows(call, rows, "entities", "entities", fields);
+}
+
+void mcp_entity_list_checks(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+{
+	static const char *const fields[] = {"slug", "name", "status", "probed_at", "detail", NULL};
+	const char *params[1] = {mcp_arg_str(args, "slug")};
+	cJSON *rows = call_set(db, "SELECT j::text FROM airlock.list_checks($1::text) AS j", 1,
+	                       params, "list_checks", call);
+
+	if (rows != NULL)
+		answer_rows(call, rows, "checks", "checks", fields);
+}
+
+/* The origin's rule for each verdict (shared/origin/000). */
+static const char *verdict_rule(const char *verdict)
+{
+	if (strcmp(verdict, "read_only") == 0)
+		return "Known read-only: call it; no rewind point is needed.";
+	if (strcmp(verdict, "mutating") == 0)
+		return "Known to change the target: guard first. A confirmed rewind point must "
+		       "exist "
+		       "before it runs; if it cannot be guarded, do not call it and ask your "
+		       "operator.";
+	return "Nobody has classified this tool, and unknown does not mean safe. Ask your operator "
+	       "whether to take a rewind point first. If they say yes, guard, then call it; if "
+	       "they say no, call it and tell them plainly that it cannot be rewound.";
+}
+
+void mcp_entity_check_tool(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+{
+	const char *params[3] = {mcp_arg_str(args, "server"), mcp_arg_str(args, "tool"),
+	                         mcp_arg_str(args, "vm")};
+	const char *verdict;
+	cJSON *obj;
+	char *text;
+
+	obj = call_one(db, "SELECT airlock.check_tool($1::text, $2::text, $3::text)::text", 3,
+	               params, "check_tool", call);
+	if (obj == NULL)
+		return;
+	verdict = str_field(obj, "verdict");
+	if (strcmp(verdict, "read_only") != 0 && strcmp(verdict, "mutating") != 0 &&
+	    strcmp(verdict, "unknown") != 0) {
+		/* Anything else is treated as the cautious answer. */
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, "verdict");
+		cJSON_AddStringToObject(obj, "verdict", "unknown");
+		verdict = "unknown";
+	}
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(obj, "advice"))) {
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, "advice");
+		cJSON_AddStringToObject(obj, "advice", "");
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, "what_to_do");
+	cJSON_AddStringToObject(obj, "what_to_do", verdict_rule(verdict));
+	text = xasprintf("%s/%s: %s. %s %s", params[0], params[1], verdict,
+	                 str_field(obj, "advice"), verdict_rule(verdict));
+	call->result = mcp_result_ok(obj, text);
+	free(text);
+}

@@ -1,0 +1,424 @@
+/* executions.c -- run, get_execution, list_executions, cancel_execution. */
+#include "mcp/executions.h"
+
+#include "mcp/db.h"
+#include "mcp/result.h"
+
+#include "lib/buf.h"
+#include "lib/log.h"
+#include "lib/xalloc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const mcp_exec_states[] = {
+    "received", "queued",    "pending_approval", "approved", "rejected",
+    "expired",  "cancelled", "refused",          "running",  "succeeded",
+    "failed",   "timed_out", "outcome_unknown",  NULL,
+};
+
+/* What each state means for the agent, in the words it should act on. */
+static const struct {
+	const char *state;
+	bool final;
+	const char *now;
+} guides[] = {
+    {"received", false,
+     "airlock has the request and is classifying it. Wait: call get_execution with this id "
+     "and wait_seconds to wait without polling."},
+    {"queued", false,
+     "Classified; no approval is needed. A worker will take a rewind point where the class "
+     "requires one, then run it. Wait: call get_execution with wait_seconds."},
+    {"pending_approval", false,
+     "It needs a human operator's approval. Tell your operator now that this execution is "
+     "waiting (airlock show ID, then airlock approve ID or airlock reject ID), then wait with "
+     "get_execution and wait_seconds. If nobody decides before expires_at, it expires and "
+     "nothing runs."},
+    {"approved", false,
+     "Approved. The worker will take a rewind point and run it. Wait: call get_execution with "
+     "wait_seconds."},
+    {"running", false,
+     "It is running now. Wait for the result: call get_execution with "
+     "wait_seconds."},
+    {"succeeded", true, "Done: it ran and exited 0. The output is in stdout and stderr."},
+    {"failed", true,
+     "It ran and failed (see exit_code, stderr and error). Decide with your operator whether "
+     "to submit a corrected run."},
+    {"timed_out", true,
+     "It ran past its time limit and was stopped; its effect may be partial. Look at the "
+     "target with a read-only run and ask your operator before trying again."},
+    {"outcome_unknown", true,
+     "The worker or its link died while it ran: airlock does not know whether it took effect "
+     "and never re-runs it by itself. Look at the target with a read-only run and ask your "
+     "operator before submitting it again."},
+    {"rejected", true,
+     "An operator rejected it (the reason is in approvals); nothing ran. Do not resubmit it "
+     "unchanged: ask your operator what they want instead."},
+    {"expired", true,
+     "No operator decided before it expired; nothing ran. Ask your operator, "
+     "and submit it again only if they agree."},
+    {"cancelled", true, "Cancelled; nothing ran."},
+    {"refused", true,
+     "Refused before running: no confirmed rewind point could be made, or the target failed "
+     "its last transport check (see error). Nothing ran. Ask your operator."},
+};
+
+#define NGUIDES (sizeof(guides) / sizeof(guides[0]))
+
+static int guide_index(const char *state)
+{
+	for (size_t i = 0; i < NGUIDES; i++)
+		if (strcmp(guides[i].state, state) == 0)
+			return (int)i;
+	return -1;
+}
+
+bool mcp_exec_is_final(const char *state)
+{
+	int i = guide_index(state);
+
+	return i >= 0 && guides[i].final;
+}
+
+bool mcp_exec_settled(const char *state, bool until_final)
+{
+	return mcp_exec_is_final(state) || (!until_final && strcmp(state, "pending_approval") == 0);
+}
+
+static const char *str_field(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The row of execution id as the agent may see it, or NULL with *err set to
+ * an isError result. */
+static cJSON *fetch(struct mcp_db *db, int64_t id, cJSON **err)
+{
+	char idtext[24];
+	const char *params[1] = {idtext};
+	PGresult *res;
+	cJSON *row = NULL;
+
+	snprintf(idtext, sizeof(idtext), "%" PRId64, id);
+	res = mcp_db_query(db, "SELECT airlock.get_execution($1::bigint)::text", 1, params);
+	if (res == NULL) {
+		*err = mcp_result_db_error(db, "get_execution");
+		return NULL;
+	}
+	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0)) {
+		char *msg = xasprintf("execution %" PRId64 " not found, or not yours", id);
+		*err =
+		    mcp_result_error(msg, "Check the id: list_executions shows your executions.");
+		free(msg);
+		goto out;
+	}
+	row = mcp_result_parse_db_json(PQgetvalue(res, 0, 0));
+	if (!cJSON_IsObject(row) || str_field(row, "state") == NULL) {
+		cJSON_Delete(row);
+		row = NULL;
+		*err = mcp_result_error(
+		    "airlock returned an execution without a state",
+		    "Tell your operator; this is a fault in airlock. " MCP_NO_BYPASS);
+	}
+out:
+	PQclear(res);
+	return row;
+}
+
+int mcp_exec_state(struct mcp_db *db, int64_t id, char *state, size_t len)
+{
+	cJSON *err = NULL;
+	cJSON *row = fetch(db, id, &err);
+
+	cJSON_Delete(err);
+	if (row == NULL)
+		return -1;
+	snprintf(state, len, "%s", str_field(row, "state"));
+	cJSON_Delete(row);
+	return 0;
+}
+
+/* What to do now: the database's own next_step when it gives one, else the
+ * state's guide; every state short of success or cancellation adds the rule. */
+static char *next_step(const cJSON *row, const char *state, int64_t id)
+{
+	const char *db_next = str_field(row, "next_step");
+	int g = guide_index(state);
+	struct buf b = BUF_INIT;
+	bool rule = strcmp(state, "succeeded") != 0 && strcmp(state, "cancelled") != 0;
+
+	if (db_next != NULL && db_next[0] != '\0')
+		buf_puts(&b, db_next);
+	else if (g < 0)
+		buf_printf(&b,
+		           "State %s is not known to this server: wait with get_execution and "
+		           "ask your operator.",
+		           state);
+	else if (strcmp(state, "pending_approval") == 0)
+		buf_printf(&b,
+		           "It needs a human operator's approval. Tell your operator now that "
+		           "execution %" PRId64 " is waiting (airlock show %" PRId64
+		           ", then airlock approve %" PRId64 " or airlock reject %" PRId64
+		           "), then wait with get_execution and wait_seconds. If nobody decides "
+		           "before expires_at, it expires and nothing runs.",
+		           id, id, id, id);
+	else
+		buf_puts(&b, guides[g].now);
+	/* The rule is said once: the database's own text may already say it. */
+	if (rule && strstr(buf_str(&b), "go around airlock") == NULL) {
+		buf_puts(&b, " ");
+		buf_puts(&b, MCP_NO_BYPASS);
+	}
+	return buf_steal(&b);
+}
+
+/* Summary text and structured answer for one execution row (taken over). */
+static const char *const wait_end_names[] = {"settled", "timeout", "input_closed", "stopped",
+                                             "cancelled"};
+
+/* Summary and structured answer for one execution row (taken over); wait is
+ * how a wait ended, or NULL when there was none. */
+static cJSON *execution_result(cJSON *row, int wait_seconds, const enum mcp_wait_end *wait)
+{
+	const cJSON *idv = cJSON_GetObjectItemCaseSensitive(row, "id");
+	int64_t id = cJSON_IsNumber(idv) ? (int64_t)idv->valuedouble : 0;
+	const char *state = str_field(row, "state");
+	const char *cls = str_field(row, "class");
+	const char *target = str_field(row, "target");
+	const cJSON *exit_code = cJSON_GetObjectItemCaseSensitive(row, "exit_code");
+	const char *error = str_field(row, "error");
+	const char *expires = str_field(row, "expires_at");
+	cJSON *s = cJSON_CreateObject();
+	char *next = next_step(row, state, id);
+	struct buf text = BUF_INIT;
+	cJSON *r;
+
+	buf_printf(&text, "execution %" PRId64 " on %s: %s", id, target ? target : "?", state);
+	if (cls != NULL)
+		buf_printf(&text, ", class %s", cls);
+	if (strcmp(state, "pending_approval") == 0 && expires != NULL)
+		buf_printf(&text, ", expires %s", expires);
+	if (cJSON_IsNumber(exit_code))
+		buf_printf(&text, ", exit code %d", exit_code->valueint);
+	if (error != NULL && error[0] != '\0')
+		buf_printf(&text, ", error: %s", error);
+	buf_puts(&text, ".");
+	if (wait != NULL && *wait == MCP_WAIT_TIMEOUT)
+		buf_printf(&text, " Still not settled after waiting %d s.", wait_seconds);
+	else if (wait != NULL && *wait != MCP_WAIT_SETTLED)
+		buf_puts(&text, " The wait ended early (the client closed its input or the server "
+		                "is stopping).");
+	buf_printf(&text, "\nWhat to do now: %s", next);
+	cJSON_AddItemToObject(s, "execution", row);
+	cJSON_AddBoolToObject(s, "final", mcp_exec_is_final(state));
+	cJSON_AddStringToObject(s, "next_step", next);
+	if (wait != NULL) {
+		cJSON *w = cJSON_AddObjectToObject(s, "wait");
+		cJSON_AddNumberToObject(w, "seconds", wait_seconds);
+		cJSON_AddBoolToObject(w, "settled", *wait == MCP_WAIT_SETTLED);
+		cJSON_AddStringToObject(w, "ended", wait_end_names[*wait]);
+	}
+	r = mcp_result_ok(s, buf_str(&text));
+	buf_free(&text);
+	free(next);
+	return r;
+}
+
+/* Answers with execution id now, or arranges a wait (LISTEN already active
+ * when wait_seconds > 0). */
+static void respond(struct mcp_db *db, struct mcp_call *call, int64_t id, int wait_seconds,
+                    bool until_final)
+{
+	cJSON *err = NULL;
+	cJSON *row = fetch(db, id, &err);
+
+	if (row == NULL) {
+		if (wait_seconds > 0)
+			mcp_db_listen(db, false);
+		call->result = err;
+		return;
+	}
+	if (wait_seconds > 0 && !mcp_exec_settled(str_field(row, "state"), until_final)) {
+		call->wait_id = id;
+		call->wait_seconds = wait_seconds;
+		call->wait_until_final = until_final;
+		cJSON_Delete(row);
+		return;
+	}
+	if (wait_seconds > 0) {
+		enum mcp_wait_end settled = MCP_WAIT_SETTLED;
+		mcp_db_listen(db, false);
+		call->result = execution_result(row, wait_seconds, &settled);
+		return;
+	}
+	call->result = execution_result(row, 0, NULL);
+}
+
+void mcp_exec_end_wait(struct mcp_db *db, struct mcp_call *call, enum mcp_wait_end why)
+{
+	cJSON *err = NULL;
+	cJSON *row;
+
+	mcp_db_listen(db, false);
+	if (why == MCP_WAIT_CANCELLED)
+		return;
+	row = fetch(db, call->wait_id, &err);
+	call->result = row != NULL ? execution_result(row, call->wait_seconds, &why) : err;
+}
+
+void mcp_exec_run(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+{
+	const char *params[5] = {
+	    mcp_arg_str(args, "target"),        mcp_arg_str(args, "command"),
+	    mcp_arg_str(args, "declared_risk"), mcp_arg_str(args, "change_id"),
+	    mcp_arg_str(args, "action"),
+	};
+	int wait = (int)mcp_arg_int(args, "wait_seconds", 0);
+	PGresult *res;
+	int64_t id;
+	char q[256];
+
+	/* LISTEN before the row exists, so no transition can slip between
+	 * reading its state and starting to wait. */
+	if (wait > 0 && mcp_db_listen(db, true) < 0) {
+		call->result = mcp_result_db_error(db, "run");
+		return;
+	}
+	res = mcp_db_query(
+	    db, "SELECT airlock.run($1::text, $2::text, $3::text, $4::text, $5::text)", 5, params);
+	if (res == NULL || PQntuples(res) != 1 || PQgetisnull(res, 0, 0)) {
+		log_msg(LOG_INFO, "evt=mcp.run_refused target=%s sqlstate=%s",
+		        log_quote(params[0], q, sizeof(q)), mcp_db_sqlstate(db));
+		call->result = res == NULL ? mcp_result_db_error(db, "run")
+		                           : mcp_result_error("airlock.run returned no id",
+		                                              "Tell your operator. " MCP_NO_BYPASS);
+		PQclear(res);
+		if (wait > 0)
+			mcp_db_listen(db, false);
+		return;
+	}
+	id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	log_msg(LOG_INFO, "exec=%" PRId64 " evt=mcp.run_enqueued target=%s", id,
+	        log_quote(params[0], q, sizeof(q)));
+	respond(db, call, id, wait, false);
+}
+
+void mcp_exec_get(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+{
+	int wait = (int)mcp_arg_int(args, "wait_seconds", 0);
+
+	if (wait > 0 && mcp_db_listen(db, true) < 0) {
+		call->result = mcp_result_db_error(db, "get_execution");
+		return;
+	}
+	respond(db, call, mcp_arg_int(args, "id", 0), wait, true);
+}
+
+void mcp_exec_cancel(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+{
+	int64_t id = mcp_arg_int(args, "id", 0);
+	char idtext[24];
+	const char *params[1] = {idtext};
+	PGresult *res;
+
+	snprintf(idtext, sizeof(idtext), "%" PRId64, id);
+	res = mcp_db_query(db, "SELECT airlock.cancel($1::bigint)", 1, params);
+	if (res == NULL) {
+		call->result = mcp_result_db_error(db, "cancel_execution");
+		return;
+	}
+	PQclear(res);
+	log_msg(LOG_INFO, "exec=%" PRId64 " evt=mcp.cancelled", id);
+	respond(db, call, id, 0, true);
+}
+
+/* A cursor is the id of the last row of the previous page, as decimal text. */
+static bool parse_cursor(const char *cursor, int64_t *before)
+{
+	char *end = NULL;
+	long long v;
+
+	if (cursor[0] < '1' || cursor[0] > '9')
+		return false;
+	v = strtoll(cursor, &end, 10);
+	if (*end != '\0' || v <= 0)
+		return false;
+	*before = v;
+	return true;
+}
+
+static void list_summary(struct buf *text, const cJSON *list)
+{
+	const cJSON *row;
+
+	buf_printf(text, "executions: %d, newest first.", cJSON_GetArraySize(list));
+	cJSON_ArrayForEach(row, list)
+	{
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(row, "id");
+		const char *cls = str_field(row, "class");
+		buf_printf(text, "\n#%.0f %s %s%s%s", cJSON_IsNumber(id) ? id->valuedouble : 0.0,
+		           str_field(row, "state") ? str_field(row, "state") : "?",
+		           str_field(row, "target") ? str_field(row, "target") : "?",
+		           cls ? " class=" : "", cls ? cls : "");
+	}
+}
+
+void mcp_exec_list(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+{
+	int64_t limit = mcp_arg_int(args, "limit", 50), before = 0;
+	const char *cursor = mcp_arg_str(args, "cursor");
+	char lim[24], bid[24];
+	const char *params[4] = {mcp_arg_str(args, "state"), mcp_arg_str(args, "target"), lim,
+	                         NULL};
+	struct buf text = BUF_INIT;
+	cJSON *s = NULL, *list;
+	PGresult *res;
+	int n;
+
+	if (cursor != NULL && !parse_cursor(cursor, &before)) {
+		call->result =
+		    mcp_result_error("invalid cursor", "Pass nextCursor from the previous "
+		                                       "list_executions answer unchanged, or "
+		                                       "omit cursor for the first page.");
+		return;
+	}
+	/* One row more than asked tells whether another page exists. */
+	snprintf(lim, sizeof(lim), "%" PRId64, limit + 1);
+	if (cursor != NULL) {
+		snprintf(bid, sizeof(bid), "%" PRId64, before);
+		params[3] = bid;
+	}
+	res = mcp_db_query(db,
+	                   "SELECT j::text FROM airlock.list_executions($1::text, $2::text, "
+	                   "$3::int, $4::bigint) AS j",
+	                   4, params);
+	if (res == NULL) {
+		call->result = mcp_result_db_error(db, "list_executions");
+		return;
+	}
+	s = cJSON_CreateObject();
+	list = cJSON_AddArrayToObject(s, "executions");
+	n = PQntuples(res);
+	for (int i = 0; i < n && i < limit; i++) {
+		cJSON *row = mcp_result_parse_db_json(PQgetvalue(res, i, 0));
+		if (row != NULL)
+			cJSON_AddItemToArray(list, row);
+	}
+	list_summary(&text, list);
+	if (n > limit) {
+		const cJSON *last = cJSON_GetArrayItem(list, (int)limit - 1);
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(last, "id");
+		char next[24];
+		snprintf(next, sizeof(next), "%.0f", cJSON_IsNumber(id) ? id->valuedouble : 0.0);
+		cJSON_AddStringToObject(s, "nextCursor", next);
+		buf_printf(&text, "\nMore: call list_executions again with cursor \"%s\".", next);
+	}
+	call->result = mcp_result_ok(s, buf_str(&text));
+	buf_free(&text);
+	PQclear(res);
+}

@@ -1,0 +1,41 @@
+/* executions.h -- the execution tools: run, get_execution, list_executions, cancel_execution.
+ *
+ * Each answer carries the row as the agent may see it, whether it is final,
+ * and in plain words what the agent should do now; every answer short of
+ * success repeats that going around airlock is not an option. */
+#ifndef AIRLOCK_MCP_EXECUTIONS_H
+#define AIRLOCK_MCP_EXECUTIONS_H
+
+#include "mcp/tools.h"
+
+#include <stddef.h>
+
+void mcp_exec_run(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
+void mcp_exec_get(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
+void mcp_exec_list(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
+void mcp_exec_cancel(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
+
+/* The state names, lowest first as in the schema; NULL-terminated. */
+extern const char *const mcp_exec_states[];
+/* Final states never change again. */
+bool mcp_exec_is_final(const char *state);
+/* Whether a wait should stop at state: final, or (unless until_final) a
+ * state that needs a human (pending_approval). */
+bool mcp_exec_settled(const char *state, bool until_final);
+/* Reads execution id's current state into state.  0, or -1 when it cannot be
+ * read (the wait then ends and the answer reports why). */
+int mcp_exec_state(struct mcp_db *db, int64_t id, char *state, size_t len);
+/* Why a wait ended. */
+enum mcp_wait_end {
+	MCP_WAIT_SETTLED,   /* the execution reached a state the wait was for */
+	MCP_WAIT_TIMEOUT,   /* wait_seconds ran out */
+	MCP_WAIT_INPUT_END, /* the client closed its input: answer now, then exit */
+	MCP_WAIT_STOPPED,   /* the server was told to stop, or the database link broke */
+	MCP_WAIT_CANCELLED, /* notifications/cancelled named the request: no answer */
+};
+
+/* Ends call's wait: UNLISTEN, then (unless the client cancelled the request)
+ * sets call->result from the row as it now stands. */
+void mcp_exec_end_wait(struct mcp_db *db, struct mcp_call *call, enum mcp_wait_end why);
+
+#endif

@@ -1,0 +1,117 @@
+/* result.c -- CallToolResult builders and argument accessors. */
+#include "mcp/result.h"
+
+#include "mcp/db.h"
+
+#include "lib/buf.h"
+#include "lib/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void add_text(cJSON *content, const char *text)
+{
+	cJSON *block = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(block, "type", "text");
+	cJSON_AddStringToObject(block, "text", text);
+	cJSON_AddItemToArray(content, block);
+}
+
+cJSON *mcp_result_error(const char *message, const char *guidance)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON *content = cJSON_AddArrayToObject(r, "content");
+
+	add_text(content, message);
+	if (guidance != NULL)
+		add_text(content, guidance);
+	cJSON_AddTrueToObject(r, "isError");
+	return r;
+}
+
+cJSON *mcp_result_ok(cJSON *structured, const char *summary)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON *content = cJSON_AddArrayToObject(r, "content");
+	char *json = cJSON_PrintUnformatted(structured);
+
+	add_text(content, summary);
+	add_text(content, json);
+	free(json);
+	cJSON_AddItemToObject(r, "structuredContent", structured);
+	return r;
+}
+
+/* What an agent should do after each kind of database failure. */
+static const char *advice_for(const char *sqlstate)
+{
+	static const struct {
+		const char *sqlstate;
+		const char *advice;
+	} table[] = {
+	    {"AL001", "Nothing was done. Check the name: get_health_summary lists the entities "
+	              "airlock knows."},
+	    {"AL002", "Nothing was done. Fix the argument and call again."},
+	    {"AL003", "Nothing was queued. Ask your operator to start the guest agent, or use a "
+	              "different target. " MCP_NO_BYPASS},
+	    {"AL004", "Nothing was queued. Ask your operator to start the container, or use a "
+	              "different target. " MCP_NO_BYPASS},
+	    {"AL005", "The execution's state does not allow this; get_execution shows where it "
+	              "stands."},
+	    {"AL006", "An operator may not approve their own request; ask another operator."},
+	    {"AL007", "Check the id: list_executions shows your executions."},
+	    {"AL008", "The approval no longer applies; ask your operator. " MCP_NO_BYPASS},
+	    {"42501", "Your database login may not do this; ask your operator. " MCP_NO_BYPASS},
+	    {"57014", "The database did not answer in time; nothing is known to have changed. "
+	              "Try again shortly; if it persists, tell your operator. " MCP_NO_BYPASS},
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (strcmp(table[i].sqlstate, sqlstate) == 0)
+			return table[i].advice;
+	if (sqlstate[0] == '\0' || strncmp(sqlstate, "08", 2) == 0)
+		return "airlock's database is unreachable; nothing was done. Try again shortly; if "
+		       "it persists, tell your operator. " MCP_NO_BYPASS;
+	return "airlock could not do this; tell your operator what you tried and this "
+	       "message. " MCP_NO_BYPASS;
+}
+
+cJSON *mcp_result_db_error(const struct mcp_db *db, const char *what)
+{
+	const char *sqlstate = mcp_db_sqlstate(db);
+	struct buf guidance = BUF_INIT;
+	cJSON *r;
+
+	if (sqlstate[0] == '\0')
+		buf_printf(&guidance, "%s failed: airlock's database could not be reached. ", what);
+	else
+		buf_printf(&guidance, "%s refused (SQLSTATE %s). ", what, sqlstate);
+	if (mcp_db_detail(db)[0] != '\0')
+		buf_printf(&guidance, "Detail: %s ", mcp_db_detail(db));
+	if (mcp_db_hint(db)[0] != '\0')
+		buf_printf(&guidance, "Hint: %s ", mcp_db_hint(db));
+	buf_puts(&guidance, advice_for(sqlstate));
+	r = mcp_result_error(mcp_db_errmsg(db), buf_str(&guidance));
+	buf_free(&guidance);
+	return r;
+}
+
+cJSON *mcp_result_parse_db_json(const char *text)
+{
+	return cJSON_ParseWithOpts(text, NULL, 1);
+}
+
+const char *mcp_arg_str(const cJSON *args, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int64_t mcp_arg_int(const cJSON *args, const char *name, int64_t dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
+
+	return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
+}

@@ -1,0 +1,40 @@
+/* tools.h -- the catalogue of airlock-mcp's tools: schemas, argument validation, dispatch.
+ *
+ * One table describes each tool's arguments; the inputSchema that tools/list
+ * advertises and the validation tools/call applies are both generated from
+ * it, so they cannot disagree.  Arguments that fail validation never reach
+ * the database: the agent gets an isError result naming every problem. */
+#ifndef AIRLOCK_MCP_TOOLS_H
+#define AIRLOCK_MCP_TOOLS_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct mcp_db;
+
+/* Upper bound of a tool's wait_seconds argument. */
+#define MCP_WAIT_MAX_SECONDS 300
+
+/* One tools/call in progress. */
+struct mcp_call {
+	cJSON *result;         /* the CallToolResult once known (caller frees) */
+	int64_t wait_id;       /* nonzero: wait for this execution before answering */
+	int wait_seconds;      /* budget of that wait */
+	bool wait_until_final; /* false: pending_approval also ends the wait */
+};
+
+typedef void (*mcp_tool_fn)(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
+
+/* The tools/list result: a new object the caller owns. */
+cJSON *mcp_tools_list(void);
+bool mcp_tools_exists(const char *name);
+/* Validates args (an object) for tool name (which must exist) and runs it.
+ * On return call->result is set, or call->wait_id asks the caller to wait
+ * (LISTEN is then active) and to finish with mcp_exec_end_wait(). */
+void mcp_tools_call(struct mcp_db *db, const char *name, const cJSON *args, struct mcp_call *call);
+/* Validation alone: NULL when args fit the tool, else a message the caller
+ * frees.  Exposed for tests. */
+char *mcp_tools_validate(const char *name, const cJSON *args);
+
+#endif
