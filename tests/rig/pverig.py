@@ -17,6 +17,7 @@ Python standard library only.
 import base64
 import json
 import os
+import re
 import socket
 import sys
 import time
@@ -126,27 +127,19 @@ def log_command(where, command):
 # value is a Perl byte string: each byte becomes one code point U+0000..U+00FF
 # before UTF-8 encoding -- the "double encoding" of out-data (section 0.2).
 
-_ESC = {0x22: b'\\"', 0x5C: b"\\\\", 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t", 0x0C: b"\\f", 0x08: b"\\b"}
+_ESC = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\f": "\\f", "\b": "\\b"}
+_ESC_RE = re.compile('[\x00-\x1f"\\\\]')
+
+
+def _esc(m):
+    c = m.group(0)
+    return _ESC.get(c) or "\\u%04x" % ord(c)
 
 
 def _pp_string(s):
     if isinstance(s, bytes):
-        cps = s  # iterating bytes yields ints 0..255
-    else:
-        cps = (ord(c) for c in s)
-    out = bytearray(b'"')
-    for cp in cps:
-        e = _ESC.get(cp)
-        if e is not None:
-            out += e
-        elif cp < 0x20:
-            out += b"\\u%04x" % cp
-        elif cp < 0x80:
-            out.append(cp)
-        else:
-            out += chr(cp).encode("utf-8")
-    out += b'"'
-    return bytes(out)
+        s = s.decode("latin-1")  # one code point per byte: Perl's byte string
+    return b'"' + _ESC_RE.sub(_esc, s).encode("utf-8", "surrogateescape") + b'"'
 
 
 def _pp_value(v, level):

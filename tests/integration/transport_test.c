@@ -1,0 +1,692 @@
+/* transport_test.c -- the transport against the real rig (tests/rig): real sshd,
+ * real qemu-ga, qm/pct shims.  Run by tests/suites/40-transport.sh, which brings
+ * the rig up and exports its env file (AIRLOCK_RIG_*).
+ *
+ *   transport_test [SCENARIO...]     default: all, in order
+ *
+ * No timed assertions: deadlines are set and the outcome is checked, never how
+ * long it took. */
+#include "transport/transport.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/buf.h"
+#include "lib/log.h"
+#include "lib/shellquote.h"
+#include "lib/xalloc.h"
+
+static int failures;
+static int checks;
+
+#define CHECK(cond, ...) check_((cond), #cond, __FILE__, __LINE__, __VA_ARGS__)
+
+static void check_(int ok, const char *expr, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	checks++;
+	printf("%s - ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (!ok) {
+		failures++;
+		printf("  [%s:%d: %s]", file, line, expr);
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+	if (v == NULL || v[0] == '\0') {
+		fprintf(stderr, "transport_test: %s is not set (run under tests/rig)\n", name);
+		exit(2);
+	}
+	return v;
+}
+
+static struct transport_node node;
+static struct transport *T;
+
+static struct transport *new_transport(const char *known_hosts, int qm_timeout_s)
+{
+	struct transport_config cfg = {
+	    .private_key = env("AIRLOCK_RIG_SSH_KEY"),
+	    .known_hosts = known_hosts,
+	    .keepalive_s = 2,
+	    .qm_timeout_s = qm_timeout_s,
+	    .poll_interval_ms = 200,
+	};
+	char err[256];
+	struct transport *t = transport_new(&cfg, err, sizeof(err));
+	if (t == NULL) {
+		fprintf(stderr, "transport_test: %s\n", err);
+		exit(2);
+	}
+	return t;
+}
+
+static void rigctl(const char *args)
+{
+	char *cmd =
+	    xasprintf("'%s' --root '%s' %s", env("AIRLOCK_RIG_CTL"), env("AIRLOCK_RIG_ROOT"), args);
+	int rc = system(cmd);
+	CHECK(rc == 0, "rigctl %s", args);
+	free(cmd);
+}
+
+static int run(enum target_type type, int vmid, const char *command, int timeout_ms, size_t cap,
+               struct transport_result *r)
+{
+	struct transport_limits lim = {.timeout_ms = timeout_ms, .output_cap = cap};
+	return transport_exec(T, &node, type, vmid, command, &lim, r);
+}
+
+static const char *tname(enum target_type t, int id)
+{
+	static char s[3][32];
+	snprintf(s[t], sizeof(s[t]), "%s%s%d", target_type_name(t), id ? ":" : "", id);
+	if (!id)
+		snprintf(s[t], sizeof(s[t]), "%s", target_type_name(t));
+	return s[t];
+}
+
+static const struct {
+	enum target_type type;
+	int id;
+} targets[] = {{TARGET_PROXMOX_HOST, 0}, {TARGET_VM, 101}, {TARGET_LXC, 201}};
+
+/* ---- scenarios ------------------------------------------------------------- */
+
+static void t_basic(void)
+{
+	for (size_t i = 0; i < 3; i++) {
+		struct transport_result r;
+		const char *w = tname(targets[i].type, targets[i].id);
+		int rc = run(targets[i].type, targets[i].id,
+		             "echo out; echo err >&2; hostname >&2; exit 3", 60000, 0, &r);
+		CHECK(rc == 0 && r.status == TRANSPORT_EXITED && r.exit_code == 3,
+		      "%s: exit code 3 is a result (status=%s exit=%d %s)", w,
+		      transport_status_name(r.status), r.exit_code, r.errmsg);
+		CHECK(r.out_len == 4 && memcmp(r.out, "out\n", 4) == 0, "%s: stdout", w);
+		const char *host = targets[i].type == TARGET_VM    ? "vm101"
+		                   : targets[i].type == TARGET_LXC ? "ct201"
+		                                                   : "pverig";
+		char want[64];
+		snprintf(want, sizeof(want), "err\n%s\n", host);
+		CHECK(strcmp(r.err, want) == 0, "%s: stderr is separate and ran on %s ('%s')", w,
+		      host, r.err);
+		transport_result_free(&r);
+	}
+	struct transport_result r;
+	run(TARGET_PROXMOX_HOST, 0, "kill -TERM $$", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_SIGNALED && r.signal == SIGTERM,
+	      "host: killed by SIGTERM (%s %d)", transport_status_name(r.status), r.signal);
+	transport_result_free(&r);
+	run(TARGET_VM, 101, "kill -KILL $$", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_SIGNALED && r.signal == SIGKILL,
+	      "vm: killed by SIGKILL (%s %d)", transport_status_name(r.status), r.signal);
+	transport_result_free(&r);
+	run(TARGET_LXC, 201, "kill -KILL $$", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 137,
+	      "ct: pct reports a killed command as 128+9 (%s %d)", transport_status_name(r.status),
+	      r.exit_code);
+	transport_result_free(&r);
+	run(TARGET_LXC, 201, "echo mine >&2; exit 255", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 255,
+	      "ct: the command's own exit 255 is a result, not a pct refusal");
+	transport_result_free(&r);
+	run(TARGET_VM, 101, "/no/such/program", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 127, "vm: sh's 127 is a result");
+	transport_result_free(&r);
+}
+
+/* How many command log lines for where hold cmd: exactly, or (suffix) as
+ * their end after a space (host commands carry an AIRLOCK_EXEC_ID= prefix). */
+static int log_count_(const char *where, const char *cmd, size_t cmdlen, bool suffix)
+{
+	struct buf want = BUF_INIT;
+	FILE *f = fopen(env("AIRLOCK_RIG_LOG"), "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int count = 0;
+
+	if (!suffix)
+		buf_printf(&want, "\t%s\t", where);
+	else
+		buf_putc(&want, ' ');
+	for (size_t i = 0; i < cmdlen; i++) {
+		char c = cmd[i];
+		if (c == '\\')
+			buf_puts(&want, "\\\\");
+		else if (c == '\n')
+			buf_puts(&want, "\\n");
+		else if (c == '\t')
+			buf_puts(&want, "\\t");
+		else if (c == '\r')
+			buf_puts(&want, "\\r");
+		else
+			buf_putc(&want, c);
+	}
+	buf_putc(&want, '\n');
+	while (f && (n = getline(&line, &cap, f)) > 0) {
+		char *tab = memchr(line, '\t', (size_t)n);
+		if (suffix) {
+			char *w = tab ? memchr(tab + 1, '\t', (size_t)(line + n - tab - 1)) : NULL;
+			if (w && (size_t)(w - tab - 1) == strlen(where) &&
+			    memcmp(tab + 1, where, strlen(where)) == 0 && (size_t)n >= want.len &&
+			    memcmp(line + n - want.len, want.data, want.len) == 0)
+				count++;
+		} else if (tab && (size_t)(line + n - tab) == want.len &&
+		           memcmp(tab, want.data, want.len) == 0) {
+			count++;
+		}
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	buf_free(&want);
+	return count;
+}
+
+static int log_count(const char *where, const char *cmd, size_t cmdlen)
+{
+	return log_count_(where, cmd, cmdlen, false);
+}
+
+static int log_count_end(const char *where, const char *cmd)
+{
+	return log_count_(where, cmd, strlen(cmd), true);
+}
+
+/* Any file whose name starts with "airlock-pwned" under dir? */
+static int pwned_in(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	while (d && (e = readdir(d)))
+		found |= strncmp(e->d_name, "airlock-pwned", 13) == 0;
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static void t_quoting(void)
+{
+	static const char *payloads[] = {
+	    "plain words",
+	    "it's 'single' and \"double\" quotes '\\''",
+	    "$(touch /tmp/airlock-pwned-subst) ${HOME} $HOME $$ $0",
+	    "`touch /tmp/airlock-pwned-backtick`",
+	    "; touch /tmp/airlock-pwned-semi ; && || | & > /tmp/airlock-pwned-redir <",
+	    "' ; touch /tmp/airlock-pwned-break ; '",
+	    "line one\nline two\n\ttabbed\r\n",
+	    "* ? [a-z]* ~ ~root {a,b} /*",
+	    "\\ \\\\ \\' \\\" \\n \\$HOME",
+	    "-x -- --timeout 1 -la",
+	    "gr\xc3\xbcn \xe2\x82\xac \xf0\x9f\x94\x92 utf-8",
+	    "\xff\xfe\x80 not utf-8 \xc3",
+	    "",
+	};
+	char tmp[3][256];
+	const char *root = env("AIRLOCK_RIG_ROOT");
+
+	snprintf(tmp[0], sizeof(tmp[0]), "%s/node/tmp", root);
+	snprintf(tmp[1], sizeof(tmp[1]), "%s/guests/vm101/root/tmp", root);
+	snprintf(tmp[2], sizeof(tmp[2]), "%s/guests/ct201/root/tmp", root);
+	for (size_t p = 0; p < sizeof(payloads) / sizeof(payloads[0]) + 1; p++) {
+		struct buf cmd = BUF_INIT;
+		bool longone = p == sizeof(payloads) / sizeof(payloads[0]);
+
+		/* The guest's shell prints its own argv, then stops reading: what
+		 * follows `exit 0` is never parsed, so any bytes may follow. */
+		buf_puts(&cmd, "cat /proc/$$/cmdline; exit 0\n");
+		if (longone) {
+			for (int i = 0; i < 1800; i++) /* ~30 KB once quoted */
+				buf_puts(&cmd, "'$(x)`y`\"; *\n");
+		} else {
+			buf_puts(&cmd, payloads[p]);
+		}
+		for (size_t i = 0; i < 3; i++) {
+			struct transport_result r;
+			const char *w = tname(targets[i].type, targets[i].id);
+			bool utf8_bad = !longone && strchr(payloads[p], '\xff') != NULL;
+
+			run(targets[i].type, targets[i].id, buf_str(&cmd), 60000, 0, &r);
+			if (targets[i].type == TARGET_VM && utf8_bad) {
+				CHECK(r.status == TRANSPORT_FAILED &&
+				          r.error == TRANSPORT_ERR_INVALID,
+				      "vm: non-UTF-8 command refused before sending (%s)",
+				      r.errmsg);
+				transport_result_free(&r);
+				continue;
+			}
+			struct buf want = BUF_INIT;
+			buf_append(&want, "/bin/sh\0-c\0", 11);
+			buf_append(&want, cmd.data, cmd.len);
+			buf_append(&want, "\0", 1);
+			CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 0 &&
+			          r.out_len == want.len && memcmp(r.out, want.data, want.len) == 0,
+			      "%s: payload %zu%s arrives byte for byte (%zu bytes; got %zu, %s %s)",
+			      w, p, longone ? " (long)" : "", want.len, r.out_len,
+			      transport_status_name(r.status), r.errmsg);
+			if (targets[i].type == TARGET_PROXMOX_HOST) {
+				struct buf line = BUF_INIT;
+				buf_puts(&line, "/bin/sh -c ");
+				shellquote_append(&line, cmd.data, cmd.len);
+				CHECK(log_count_("node", line.data, line.len, true) >= 1,
+				      "host: the node's login shell got exactly /bin/sh -c "
+				      "'<quoted>'");
+				buf_free(&line);
+			}
+			buf_free(&want);
+			transport_result_free(&r);
+		}
+		buf_free(&cmd);
+	}
+	for (int i = 0; i < 3; i++)
+		CHECK(!pwned_in(tmp[i]), "no side effect of the payloads in %s", tmp[i]);
+	CHECK(!pwned_in("/tmp"), "no side effect of the payloads in the machine's /tmp");
+
+	/* Longer than one argv element may be: refused, nothing sent. */
+	struct buf huge = BUF_INIT;
+	for (int i = 0; i < 200000; i++)
+		buf_putc(&huge, 'a' + i % 26);
+	struct transport_result r;
+	for (size_t i = 0; i < 3; i++) {
+		run(targets[i].type, targets[i].id, huge.data, 60000, 0, &r);
+		CHECK(r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_INVALID,
+		      "%s: a 200000-byte command is refused before sending (%s)",
+		      tname(targets[i].type, targets[i].id), r.errmsg);
+		transport_result_free(&r);
+	}
+	run(TARGET_PROXMOX_HOST, 0, "echo still-fine", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_EXITED, "the session is unharmed by the refusals");
+	transport_result_free(&r);
+	buf_free(&huge);
+}
+
+static void t_big_output(void)
+{
+	const char *cmd = "head -c 20971520 /dev/zero | tr '\\0' x; echo done >&2";
+	for (size_t i = 0; i < 3; i++) {
+		struct transport_result r;
+		const char *w = tname(targets[i].type, targets[i].id);
+		run(targets[i].type, targets[i].id, cmd, 120000, 1024 * 1024, &r);
+		CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 0 &&
+		          r.out_len == 1024 * 1024 && r.out_truncated && !r.err_truncated &&
+		          strcmp(r.err, "done\n") == 0,
+		      "%s: 20 MiB of stdout capped at 1 MiB and flagged (%zu bytes, %s %s)", w,
+		      r.out_len, transport_status_name(r.status), r.errmsg);
+		int allx = 1;
+		for (size_t k = 0; k < r.out_len; k++)
+			allx &= r.out[k] == 'x';
+		CHECK(allx, "%s: the kept bytes are the command's", w);
+		transport_result_free(&r);
+	}
+	/* With a cap above the agent's: the agent's own 16 MiB limit and flag. */
+	struct transport_result r;
+	run(TARGET_VM, 101, cmd, 120000, 32 * 1024 * 1024, &r);
+	CHECK(r.status == TRANSPORT_EXITED && r.out_len == 16 * 1024 * 1024 && r.out_truncated,
+	      "vm: qemu-ga's out-truncated is honoured (%zu bytes)", r.out_len);
+	transport_result_free(&r);
+}
+
+static void t_vm_timeout(void)
+{
+	struct transport *saved = T;
+	struct transport_result r;
+
+	/* qm's --timeout 1 runs out; the transport polls exec-status. */
+	T = new_transport(env("AIRLOCK_RIG_KNOWN_HOSTS"), 1);
+	run(TARGET_VM, 101, "sleep 3; echo done; exit 4", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 4 && strcmp(r.out, "done\n") == 0 &&
+	          r.guest_pid > 0,
+	      "vm: a command outliving --timeout is polled to its end (pid %lld, %s %d %s)",
+	      (long long)r.guest_pid, transport_status_name(r.status), r.exit_code, r.errmsg);
+	transport_result_free(&r);
+
+	/* airlock's deadline: the guest pid is killed with qm guest exec ... kill. */
+	run(TARGET_VM, 101, "sleep 41", 2500, 0, &r);
+	CHECK(r.status == TRANSPORT_TIMED_OUT && r.guest_pid > 0,
+	      "vm: deadline passed -> timed_out (%s %s)", transport_status_name(r.status),
+	      r.errmsg);
+	char kill[64];
+	snprintf(kill, sizeof(kill), "kill -TERM $(k %lld)'", (long long)r.guest_pid);
+	CHECK(log_count_end("vm:101", kill) == 1, "vm: killed pid %lld and its descendants once",
+	      (long long)r.guest_pid);
+	CHECK(r.signal == SIGTERM, "vm: the guest process ended by SIGTERM (%d)", r.signal);
+	transport_result_free(&r);
+	run(TARGET_VM, 101, "ps -eo args | grep -c '^sleep 41' || true", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "0\n") == 0,
+	      "vm: no 'sleep 41' left in the guest (%s)", r.out);
+	transport_result_free(&r);
+	transport_free(T);
+	T = saved;
+}
+
+struct canceller {
+	atomic_int flag;
+};
+
+static void *cancel_later(void *arg)
+{
+	struct canceller *c = arg;
+	usleep(500000);
+	atomic_store(&c->flag, 1);
+	return NULL;
+}
+
+static void t_timeout_cancel(void)
+{
+	static const char *cmds[] = {"sleep 42.5", "sleep 43.5"};
+	for (int k = 0; k < 2; k++) {
+		enum target_type ty = k == 0 ? TARGET_PROXMOX_HOST : TARGET_LXC;
+		int id = k == 0 ? 0 : 201;
+		struct transport_result r;
+		run(ty, id, cmds[k], 1500, 0, &r);
+		CHECK(r.status == TRANSPORT_TIMED_OUT && r.signal == SIGTERM,
+		      "%s: deadline -> timed_out, SIGTERM sent (%s)", tname(ty, id),
+		      transport_status_name(r.status));
+		transport_result_free(&r);
+	}
+	/* The remote processes are gone (the node's ps sees the CTs' too). */
+	struct transport_result r;
+	int gone = 0;
+	for (int i = 0; i < 50 && !gone; i++) {
+		run(TARGET_PROXMOX_HOST, 0, "ps -eo args | grep -c '^sleep 4[23].5' || true", 60000,
+		    0, &r);
+		gone = strcmp(r.out, "0\n") == 0;
+		transport_result_free(&r);
+		if (!gone)
+			usleep(100000);
+	}
+	CHECK(gone, "host, ct: the timed-out commands were killed");
+
+	struct canceller c = {0};
+	struct transport_limits lim = {.timeout_ms = 60000, .cancel = &c.flag};
+	pthread_t th;
+	pthread_create(&th, NULL, cancel_later, &c);
+	transport_exec(T, &node, TARGET_PROXMOX_HOST, 0, "sleep 44", &lim, &r);
+	pthread_join(th, NULL);
+	CHECK(r.status == TRANSPORT_CANCELLED, "host: cancel flag -> cancelled (%s)",
+	      transport_status_name(r.status));
+	transport_result_free(&r);
+}
+
+static void expect_refusal(enum target_type ty, int id, const char *text)
+{
+	struct transport_result r;
+	int rc = run(ty, id, "echo should-not-run", 60000, 0, &r);
+	CHECK(rc == -1 && r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_PVE &&
+	          strstr(r.errmsg, text) != NULL && r.out_len == 0,
+	      "%s: refused, nothing ran: '%s' (%s)", tname(ty, id), text, r.errmsg);
+	transport_result_free(&r);
+}
+
+static void probe_expect(struct transport_probe *p, size_t n,
+                         const enum transport_probe_state *want)
+{
+	int rc = transport_probe(T, &node, p, n, 30000);
+	CHECK(rc == 0, "probe: the node answered");
+	for (size_t i = 0; i < n; i++)
+		CHECK(p[i].state == want[i], "probe %s %d: %s (want %s; %s)",
+		      p[i].kind == TRANSPORT_PROBE_AGENT ? "agent"
+		      : p[i].kind == TRANSPORT_PROBE_CT  ? "ct"
+		                                         : "host",
+		      p[i].vmid, transport_probe_state_name(p[i].state),
+		      transport_probe_state_name(want[i]), p[i].detail);
+}
+
+static void t_agents_and_probes(void)
+{
+	struct transport_stats before, after;
+
+	expect_refusal(TARGET_VM, 102, "No QEMU guest agent configured");
+	expect_refusal(TARGET_VM, 103, "QEMU guest agent is not running");
+	expect_refusal(TARGET_VM, 999, "does not exist");
+	expect_refusal(TARGET_LXC, 202, "container '202' not running!");
+	expect_refusal(TARGET_LXC, 999, "does not exist");
+	rigctl("vm 101 agent-stop");
+	expect_refusal(TARGET_VM, 101, "QEMU guest agent is not running");
+	CHECK(log_count("vm:101", "'/bin/sh' '-c' 'echo should-not-run'", 37) == 0,
+	      "vm: nothing reached a guest");
+
+	transport_stats(T, node.name, &before);
+	struct transport_probe p[] = {
+	    {TRANSPORT_PROBE_HOST, 0},    {TRANSPORT_PROBE_AGENT, 101},
+	    {TRANSPORT_PROBE_AGENT, 102}, {TRANSPORT_PROBE_AGENT, 103},
+	    {TRANSPORT_PROBE_AGENT, 999}, {TRANSPORT_PROBE_CT, 201},
+	    {TRANSPORT_PROBE_CT, 202},    {TRANSPORT_PROBE_CT, 999},
+	};
+	enum transport_probe_state want[] = {
+	    TRANSPORT_PROBE_OK,
+	    TRANSPORT_PROBE_NOT_RUNNING,
+	    TRANSPORT_PROBE_NOT_CONFIGURED,
+	    TRANSPORT_PROBE_NOT_RUNNING,
+	    TRANSPORT_PROBE_NO_SUCH_GUEST,
+	    TRANSPORT_PROBE_OK,
+	    TRANSPORT_PROBE_NOT_RUNNING,
+	    TRANSPORT_PROBE_NO_SUCH_GUEST,
+	};
+	probe_expect(p, 8, want);
+	CHECK(strcmp(transport_agent_attr(p[1].state), "not_running") == 0 &&
+	          strcmp(transport_agent_attr(p[2].state), "not_configured") == 0,
+	      "probe: qemu_guest_agent attribute values");
+	rigctl("vm 101 agent-start");
+	rigctl("vm 103 agent-start");
+	rigctl("ct 202 start");
+	want[1] = want[3] = want[6] = TRANSPORT_PROBE_OK;
+	probe_expect(p, 8, want);
+	CHECK(strcmp(transport_agent_attr(p[1].state), "running") == 0, "probe: running");
+	transport_stats(T, node.name, &after);
+	CHECK(after.sessions_opened == before.sessions_opened,
+	      "probe: 16 targets probed without a new SSH session (%ld -> %ld)",
+	      before.sessions_opened, after.sessions_opened);
+	rigctl("vm 101 stop");
+	struct transport_probe q = {TRANSPORT_PROBE_AGENT, 101};
+	enum transport_probe_state w = TRANSPORT_PROBE_VM_STOPPED;
+	probe_expect(&q, 1, &w);
+	expect_refusal(TARGET_VM, 101, "VM 101 is not running");
+	rigctl("vm 101 start");
+	rigctl("vm 103 agent-hang");
+	rigctl("ct 202 stop");
+}
+
+struct worker {
+	pthread_t th;
+	int i;
+	struct transport_result r;
+	enum target_type type;
+	int id;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	char cmd[64];
+	snprintf(cmd, sizeof(cmd), "sleep 0.3; echo %d", w->i);
+	run(w->type, w->id, cmd, 120000, 0, &w->r);
+	return NULL;
+}
+
+static void t_concurrent(void)
+{
+	enum { N = 50 };
+	struct worker w[N];
+	struct transport_stats before, after;
+	int good = 0;
+
+	transport_stats(T, node.name, &before);
+	for (int i = 0; i < N; i++) {
+		w[i].i = i;
+		w[i].type = i % 5 == 4 ? TARGET_LXC : i % 10 == 3 ? TARGET_VM : TARGET_PROXMOX_HOST;
+		w[i].id = w[i].type == TARGET_LXC ? 201 : w[i].type == TARGET_VM ? 101 : 0;
+		pthread_create(&w[i].th, NULL, work, &w[i]);
+	}
+	for (int i = 0; i < N; i++) {
+		char want[16];
+		pthread_join(w[i].th, NULL);
+		snprintf(want, sizeof(want), "%d\n", i);
+		if (w[i].r.status == TRANSPORT_EXITED && w[i].r.exit_code == 0 &&
+		    strcmp(w[i].r.out, want) == 0)
+			good++;
+		else
+			printf("# worker %d: %s %d %s\n", i, transport_status_name(w[i].r.status),
+			       w[i].r.exit_code, w[i].r.errmsg);
+		transport_result_free(&w[i].r);
+	}
+	transport_stats(T, node.name, &after);
+	CHECK(good == N, "50 concurrent commands (host, CT, VM) from 50 threads: %d right", good);
+	CHECK(after.sessions_opened == before.sessions_opened,
+	      "one SSH session carried them all (%ld new)",
+	      after.sessions_opened - before.sessions_opened);
+	CHECK(after.peak_channels > 1 && after.peak_channels <= 8,
+	      "channels ran concurrently, bounded by 8 (peak %d)", after.peak_channels);
+}
+
+struct bg {
+	pthread_t th;
+	struct transport_result r;
+	int rc;
+};
+
+static void *bg_run(void *arg)
+{
+	struct bg *b = arg;
+	b->rc =
+	    run(TARGET_PROXMOX_HOST, 0, "echo started; sleep 45; echo finished", 60000, 0, &b->r);
+	return NULL;
+}
+
+static void t_sshd_killed(void)
+{
+	struct bg b;
+	struct transport_stats before, after;
+	const char *marker = "/bin/sh -c 'echo started; sleep 45; echo finished'";
+
+	transport_stats(T, node.name, &before);
+	pthread_create(&b.th, NULL, bg_run, &b);
+	for (int i = 0; i < 200 && log_count_end("node", marker) == 0; i++)
+		usleep(50000);
+	CHECK(log_count_end("node", marker) == 1, "the long command started");
+	rigctl("node stop");
+	pthread_join(b.th, NULL);
+	CHECK(b.rc == -1 && b.r.status == TRANSPORT_UNKNOWN && b.r.error == TRANSPORT_ERR_LOST,
+	      "sshd killed mid-command: unknown outcome, not a result (%s/%s: %s)",
+	      transport_status_name(b.r.status), transport_error_name(b.r.error), b.r.errmsg);
+	transport_result_free(&b.r);
+
+	struct transport_result r;
+	run(TARGET_PROXMOX_HOST, 0, "echo x", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_CONNECT,
+	      "node down: failed to connect, nothing ran (%s)", r.errmsg);
+	transport_result_free(&r);
+	rigctl("node start");
+	run(TARGET_PROXMOX_HOST, 0, "echo back", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "back\n") == 0,
+	      "node back: the next command reconnects transparently (%s)", r.errmsg);
+	transport_result_free(&r);
+	transport_stats(T, node.name, &after);
+	CHECK(after.sessions_opened == before.sessions_opened + 1, "exactly one reconnect (%ld)",
+	      after.sessions_opened - before.sessions_opened);
+}
+
+static void hostkey_case(const char *known_hosts, const char *pin, const char *want)
+{
+	struct transport *t = new_transport(known_hosts, 0);
+	struct transport_node n = node;
+	struct transport_result r;
+	const char *fp = env("AIRLOCK_RIG_HOSTKEY_SHA256");
+
+	n.host_key_sha256 = pin;
+	transport_exec(t, &n, TARGET_PROXMOX_HOST, 0, "echo trusted", NULL, &r);
+	if (want == NULL) {
+		CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "trusted\n") == 0,
+		      "host key accepted (%s)", r.errmsg);
+	} else {
+		CHECK(r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_HOSTKEY &&
+		          strstr(r.errmsg, want) && strstr(r.errmsg, fp) &&
+		          strstr(r.errmsg, "127.0.0.1"),
+		      "refused, naming host and the offered fingerprint: %s", r.errmsg);
+	}
+	transport_result_free(&r);
+	transport_free(t);
+}
+
+static void t_hostkey(void)
+{
+	const char *root = env("AIRLOCK_RIG_ROOT");
+	char *empty = xasprintf("%s/client/kh-empty", root);
+	char *other = xasprintf("%s/client/kh-other", root);
+	char *cmd;
+	FILE *f = fopen(empty, "w");
+	fclose(f);
+	cmd = xasprintf(
+	    "rm -f %s/client/other && ssh-keygen -q -t ed25519 -N '' -f %s/client/other "
+	    "&& printf '[127.0.0.1]:%s %%s\\n' \"$(cut -d' ' -f1,2 %s/client/other.pub)\" "
+	    "> %s",
+	    root, root, env("AIRLOCK_RIG_SSH_PORT"), root, other);
+	CHECK(system(cmd) == 0, "made a known_hosts with another key for the node");
+	free(cmd);
+	hostkey_case(env("AIRLOCK_RIG_KNOWN_HOSTS"), NULL, NULL);
+	hostkey_case(NULL, env("AIRLOCK_RIG_HOSTKEY_SHA256"), NULL);
+	hostkey_case(other, NULL, "HOST KEY CHANGED");
+	hostkey_case(empty, NULL, "UNKNOWN HOST KEY");
+	hostkey_case(env("AIRLOCK_RIG_KNOWN_HOSTS"),
+	             "SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "HOST KEY MISMATCH");
+	free(empty);
+	free(other);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(void);
+	} all[] = {
+	    {"basic", t_basic},
+	    {"quoting", t_quoting},
+	    {"big_output", t_big_output},
+	    {"vm_timeout", t_vm_timeout},
+	    {"timeout_cancel", t_timeout_cancel},
+	    {"agents", t_agents_and_probes},
+	    {"concurrent", t_concurrent},
+	    {"sshd_killed", t_sshd_killed},
+	    {"hostkey", t_hostkey},
+	};
+
+	log_set_level(LOG_WARN);
+	node.name = env("AIRLOCK_RIG_NODE");
+	node.address = env("AIRLOCK_RIG_SSH_HOST");
+	node.port = atoi(env("AIRLOCK_RIG_SSH_PORT"));
+	node.user = env("AIRLOCK_RIG_SSH_USER");
+	T = new_transport(env("AIRLOCK_RIG_KNOWN_HOSTS"), 0);
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		bool want = argc < 2;
+		for (int a = 1; a < argc; a++)
+			want |= strcmp(argv[a], all[i].name) == 0;
+		if (!want)
+			continue;
+		printf("# %s\n", all[i].name);
+		all[i].fn();
+	}
+	transport_free(T);
+	printf("# %d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,743 @@
+/* sshnode.c -- one node's SSH session and its channel multiplexer (see sshnode.h). */
+#include "transport/sshnode.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libssh2.h>
+
+#include "lib/buf.h"
+#include "lib/log.h"
+#include "lib/xalloc.h"
+#include "transport/hostkey.h"
+
+enum phase {
+	PH_QUEUED,    /* waiting for a session and a free channel slot */
+	PH_OPEN,      /* channel open requested */
+	PH_EXEC,      /* exec request sent: from here the command may have started */
+	PH_EOF,       /* sending EOF on its stdin */
+	PH_READ,      /* draining stdout and stderr */
+	PH_WAITCLOSE, /* EOF seen: wait for the exit status and the server's close */
+	PH_KILL,      /* deadline or cancel: SIGTERM request */
+	PH_CLOSE,
+	PH_FREE,
+	PH_DONE,
+};
+
+struct sshnode {
+	char *name, *address, *user, *pinned, *private_key, *public_key, *known_hosts;
+	int port, connect_timeout_ms, keepalive_s, max_channels;
+
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct sshop *queue;     /* handed over, not yet taken by the thread (under mu) */
+	bool stopping;           /* under mu */
+	int wake[2];             /* a byte here wakes the thread */
+	struct sshnode_stats st; /* under mu */
+
+	/* owned by the thread */
+	LIBSSH2_SESSION *s;
+	int fd;
+	int64_t last_rx_ms;
+	struct sshop *active;
+	int nchannels;
+	bool fatal; /* the session failed during this pass */
+	char fatal_msg[256];
+};
+
+int64_t sshnode_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s && s[0] ? xstrdup(s) : NULL;
+}
+
+static const struct {
+	const char *name;
+	int sig;
+} signals[] = {
+    {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ILL", SIGILL},
+    {"ABRT", SIGABRT}, {"FPE", SIGFPE},   {"KILL", SIGKILL}, {"SEGV", SIGSEGV},
+    {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"TERM", SIGTERM}, {"USR1", SIGUSR1},
+    {"USR2", SIGUSR2}, {"BUS", SIGBUS},   {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
+};
+
+static int signal_number(const char *name)
+{
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		if (strcmp(name, signals[i].name) == 0)
+			return signals[i].sig;
+	return -1;
+}
+
+/* libssh2's own recv, plus: remember when the peer last sent anything. */
+static LIBSSH2_RECV_FUNC(recv_cb)
+{
+	struct sshnode *n = *abstract;
+	ssize_t rc = recv(socket, buffer, length, flags);
+
+	if (rc < 0)
+		return -errno;
+	if (rc > 0)
+		n->last_rx_ms = sshnode_now_ms();
+	return rc;
+}
+
+/* The libssh2 error of the session as text. */
+static const char *ssh_error(LIBSSH2_SESSION *s)
+{
+	char *msg = NULL;
+
+	libssh2_session_last_error(s, &msg, NULL, 0);
+	return msg && msg[0] ? msg : "unknown libssh2 error";
+}
+
+/* Errors that end only one channel, not the session. */
+static bool channel_level(int e)
+{
+	return e == LIBSSH2_ERROR_CHANNEL_FAILURE || e == LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED ||
+	       e == LIBSSH2_ERROR_CHANNEL_UNKNOWN || e == LIBSSH2_ERROR_CHANNEL_CLOSED ||
+	       e == LIBSSH2_ERROR_CHANNEL_EOF_SENT;
+}
+
+static void op_fail(struct sshop *op, enum sshop_outcome outcome, enum sshop_error err,
+                    const char *fmt, const char *arg)
+{
+	op->outcome = outcome;
+	op->error = err;
+	snprintf(op->errmsg, sizeof(op->errmsg), fmt, arg);
+}
+
+/* ---- connecting ---------------------------------------------------------- */
+
+static int tcp_connect(struct sshnode *n, char *err, size_t errlen)
+{
+	struct addrinfo hints = {0}, *res = NULL, *ai;
+	char port[16];
+	int fd = -1, gai, saved = 0;
+	int64_t deadline = sshnode_now_ms() + n->connect_timeout_ms;
+
+	hints.ai_socktype = SOCK_STREAM;
+	snprintf(port, sizeof(port), "%d", n->port);
+	gai = getaddrinfo(n->address, port, &hints, &res);
+	if (gai != 0) {
+		snprintf(err, errlen, "cannot resolve %s: %s", n->address, gai_strerror(gai));
+		return -1;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		            ai->ai_protocol);
+		if (fd < 0) {
+			saved = errno;
+			continue;
+		}
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+			break;
+		if (errno == EINPROGRESS) {
+			struct pollfd pfd = {fd, POLLOUT, 0};
+			int left = (int)(deadline - sshnode_now_ms());
+			socklen_t sl = sizeof(saved);
+
+			if (left > 0 && poll(&pfd, 1, left) == 1 &&
+			    getsockopt(fd, SOL_SOCKET, SO_ERROR, &saved, &sl) == 0 && saved == 0)
+				break;
+			if (left <= 0 || saved == 0)
+				saved = ETIMEDOUT;
+		} else {
+			saved = errno;
+		}
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot connect to %s port %d: %s", n->address, n->port,
+		         strerror(saved));
+		return -1;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	return fd;
+}
+
+static void session_drop(struct sshnode *n)
+{
+	if (n->s) {
+		/* Blocking, briefly: a non-blocking free may stop half way (EAGAIN)
+		 * and leak the session; a dead socket fails at once. */
+		libssh2_session_set_blocking(n->s, 1);
+		libssh2_session_set_timeout(n->s, 2000);
+		libssh2_session_disconnect(n->s, "airlock: closing");
+		libssh2_session_free(n->s);
+		n->s = NULL;
+	}
+	if (n->fd >= 0)
+		close(n->fd);
+	n->fd = -1;
+	n->nchannels = 0;
+}
+
+/* Opens, verifies and authenticates a session; -1 with *kind and err set. */
+static int node_connect(struct sshnode *n, enum sshop_error *kind, char *err, size_t errlen)
+{
+	char why[400];
+	const char *list;
+	int64_t t0 = sshnode_now_ms();
+
+	*kind = SSHOP_ERR_CONNECT;
+	n->fd = tcp_connect(n, err, errlen);
+	if (n->fd < 0)
+		return -1;
+	n->s = libssh2_session_init_ex(NULL, NULL, NULL, n);
+	if (n->s == NULL) {
+		snprintf(err, errlen, "cannot create an SSH session");
+		goto fail;
+	}
+	libssh2_session_callback_set(n->s, LIBSSH2_CALLBACK_RECV, (void *)recv_cb);
+	libssh2_session_set_blocking(n->s, 1);
+	libssh2_session_set_timeout(n->s, n->connect_timeout_ms);
+	if (libssh2_session_handshake(n->s, n->fd) != 0) {
+		snprintf(err, errlen, "SSH handshake with %s port %d failed: %s", n->address,
+		         n->port, ssh_error(n->s));
+		goto fail;
+	}
+	if (hostkey_verify(n->s, n->name, n->address, n->port, n->pinned, n->known_hosts, why,
+	                   sizeof(why)) < 0) {
+		*kind = SSHOP_ERR_HOSTKEY;
+		snprintf(err, errlen, "%s", why);
+		goto fail;
+	}
+	*kind = SSHOP_ERR_AUTH;
+	list = libssh2_userauth_list(n->s, n->user, (unsigned)strlen(n->user));
+	if (list == NULL && !libssh2_userauth_authenticated(n->s)) {
+		snprintf(err, errlen, "SSH server %s refused to list authentication methods: %s",
+		         n->address, ssh_error(n->s));
+		goto fail;
+	}
+	if (list && strstr(list, "publickey") == NULL) {
+		snprintf(err, errlen,
+		         "SSH server %s does not offer public key authentication (offers: %s)",
+		         n->address, list);
+		goto fail;
+	}
+	if (list &&
+	    libssh2_userauth_publickey_fromfile_ex(n->s, n->user, (unsigned)strlen(n->user),
+	                                           n->public_key, n->private_key, NULL) != 0) {
+		snprintf(err, errlen, "public key authentication as %s on %s with %s failed: %s",
+		         n->user, n->address, n->private_key, ssh_error(n->s));
+		goto fail;
+	}
+	libssh2_keepalive_config(n->s, 1, (unsigned)n->keepalive_s);
+	libssh2_session_set_blocking(n->s, 0);
+	n->last_rx_ms = sshnode_now_ms();
+	pthread_mutex_lock(&n->mu);
+	n->st.sessions_opened++;
+	pthread_mutex_unlock(&n->mu);
+	log_msg(LOG_INFO, "node=%s evt=ssh.connected addr=%s port=%d ms=%lld", n->name, n->address,
+	        n->port, (long long)(sshnode_now_ms() - t0));
+	return 0;
+fail:
+	session_drop(n);
+	return -1;
+}
+
+/* The session died: started operations are LOST, the others wait for a new one. */
+static void session_lost(struct sshnode *n, const char *why)
+{
+	log_msg(LOG_WARN, "node=%s evt=ssh.lost reason=\"%s\"", n->name, why);
+	for (struct sshop *op = n->active; op; op = op->next) {
+		if (op->phase == PH_DONE)
+			continue;
+		if (op->phase >= PH_EXEC && op->phase < PH_CLOSE && op->outcome == SSHOP_EXITED) {
+			op_fail(
+			    op, SSHOP_LOST, SSHOP_ERR_LOST,
+			    "connection to the node was lost after the command was sent (it may "
+			    "have run): %s",
+			    why);
+			op->phase = PH_DONE;
+		} else if (op->phase >= PH_EXEC) {
+			op->phase = PH_DONE; /* timed out, cancelled or exited: that stays */
+		} else {
+			op->phase = PH_QUEUED;
+		}
+		op->ch = NULL;
+	}
+	session_drop(n);
+}
+
+/* ---- one operation ------------------------------------------------------- */
+
+static void sink_out(struct sshop *op, const char *p, size_t len)
+{
+	if (op->out_sink)
+		op->out_sink(op->sink_ctx, p, len);
+	else
+		buf_append(&op->out, p, len);
+}
+
+/* A libssh2 call returned rc < 0 (not EAGAIN) for op: end op or the session. */
+static int op_error(struct sshnode *n, struct sshop *op, int rc, const char *what)
+{
+	if (!channel_level(rc)) {
+		n->fatal = true;
+		snprintf(n->fatal_msg, sizeof(n->fatal_msg), "%s: %s", what, ssh_error(n->s));
+		return 1;
+	}
+	if (op->phase <= PH_EXEC) {
+		char msg[300];
+
+		snprintf(msg, sizeof(msg), "%s: %s", what, ssh_error(n->s));
+		op_fail(op, SSHOP_FAILED, SSHOP_ERR_SSH, "%s", msg);
+	} else if (op->outcome == SSHOP_EXITED) {
+		op_fail(op, SSHOP_LOST, SSHOP_ERR_SSH,
+		        "the channel failed after the command was sent (it may have run): %s",
+		        ssh_error(n->s));
+	}
+	op->phase = op->ch ? PH_FREE : PH_DONE;
+	if (op->phase == PH_DONE && n->nchannels > 0)
+		n->nchannels--;
+	return 1;
+}
+
+static bool expired(struct sshop *op, int64_t now)
+{
+	if (op->cancel && atomic_load(op->cancel)) {
+		op->outcome = SSHOP_CANCELLED;
+		return true;
+	}
+	if (now >= op->deadline_ms) {
+		op->outcome = SSHOP_TIMED_OUT;
+		return true;
+	}
+	return false;
+}
+
+static int drain(struct sshnode *n, struct sshop *op)
+{
+	char chunk[32768];
+	int progress = 0;
+
+	for (int stream = 0; stream < 2; stream++) {
+		for (;;) {
+			ssize_t r = libssh2_channel_read_ex(op->ch, stream, chunk, sizeof(chunk));
+			if (r == LIBSSH2_ERROR_EAGAIN || r == 0)
+				break;
+			if (r < 0)
+				return op_error(n, op, (int)r, "reading the command's output");
+			progress = 1;
+			if (stream == 0)
+				sink_out(op, chunk, (size_t)r);
+			else
+				buf_append(&op->err, chunk, (size_t)r);
+		}
+	}
+	if (libssh2_channel_eof(op->ch)) {
+		op->phase = PH_WAITCLOSE;
+		progress = 1;
+	}
+	return progress;
+}
+
+static void collect_status(struct sshnode *n, struct sshop *op)
+{
+	char *sig = NULL;
+	size_t siglen = 0;
+
+	op->exit_status = libssh2_channel_get_exit_status(op->ch);
+	op->exit_signal = 0;
+	if (libssh2_channel_get_exit_signal(op->ch, &sig, &siglen, NULL, NULL, NULL, NULL) == 0 &&
+	    sig != NULL) {
+		snprintf(op->signame, sizeof(op->signame), "%.*s", (int)siglen, sig);
+		op->exit_signal = signal_number(op->signame);
+		op->exit_status = -1;
+		libssh2_free(n->s, sig);
+	}
+}
+
+/* Advances op as far as it goes without blocking; 1 if anything happened. */
+static int advance(struct sshnode *n, struct sshop *op, int64_t now)
+{
+	int rc;
+
+	switch (op->phase) {
+	case PH_QUEUED:
+		if (expired(op, now)) {
+			op_fail(op, op->outcome, SSHOP_ERR_SSH, "%s",
+			        op->outcome == SSHOP_CANCELLED
+			            ? "cancelled before the command was sent"
+			            : "the deadline passed before the command could be sent");
+			op->phase = PH_DONE;
+			return 1;
+		}
+		if (n->s == NULL || n->nchannels >= n->max_channels)
+			return 0;
+		n->nchannels++;
+		pthread_mutex_lock(&n->mu);
+		n->st.channels_opened++;
+		if (n->nchannels > n->st.peak_channels)
+			n->st.peak_channels = n->nchannels;
+		pthread_mutex_unlock(&n->mu);
+		op->phase = PH_OPEN;
+		return 1;
+	case PH_OPEN:
+		op->ch = libssh2_channel_open_session(n->s);
+		if (op->ch == NULL) {
+			rc = libssh2_session_last_errno(n->s);
+			if (rc == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			return op_error(n, op, rc, "opening a channel");
+		}
+		op->phase = PH_EXEC;
+		return 1;
+	case PH_EXEC:
+		rc = libssh2_channel_exec((LIBSSH2_CHANNEL *)op->ch, op->cmdline);
+		if (rc == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		if (rc < 0)
+			return op_error(n, op, rc, "the exec request");
+		op->phase = PH_EOF;
+		return 1;
+	case PH_EOF:
+		rc = libssh2_channel_send_eof(op->ch);
+		if (rc == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		if (rc < 0 && !channel_level(rc))
+			return op_error(n, op, rc, "sending EOF");
+		op->phase = PH_READ;
+		return 1;
+	case PH_READ:
+		if (expired(op, now)) {
+			op->phase = PH_KILL;
+			op->kill_ms = now;
+			return 1;
+		}
+		return drain(n, op);
+	case PH_WAITCLOSE:
+		if (expired(op, now)) {
+			op->phase = PH_KILL;
+			op->kill_ms = now;
+			return 1;
+		}
+		rc = libssh2_channel_wait_closed(op->ch);
+		if (rc == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		if (rc < 0)
+			return op_error(n, op, rc, "waiting for the exit status");
+		collect_status(n, op);
+		op->phase = PH_CLOSE;
+		return 1;
+	case PH_KILL:
+		if (op->kill_cmdline) {
+			struct sshop *k = xcalloc(1, sizeof(*k));
+			k->cmdline = xstrdup(op->kill_cmdline);
+			k->deadline_ms = now + 10000;
+			k->internal = true;
+			k->exit_status = -1;
+			k->outcome = SSHOP_EXITED;
+			k->start_ms = now;
+			buf_init(&k->out, 4096);
+			buf_init(&k->err, 4096);
+			k->next = op->next; /* runs in this very pass, after op */
+			op->next = k;
+			log_msg(LOG_INFO, "node=%s evt=ssh.kill", n->name);
+		}
+		op->phase = PH_CLOSE;
+		return 1;
+	case PH_CLOSE:
+		rc = libssh2_channel_close(op->ch);
+		if (rc == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		if (rc < 0 && !channel_level(rc))
+			return op_error(n, op, rc, "closing the channel");
+		op->phase = PH_FREE;
+		return 1;
+	case PH_FREE:
+		rc = libssh2_channel_free(op->ch);
+		if (rc == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		op->ch = NULL;
+		n->nchannels--;
+		op->phase = PH_DONE;
+		return 1;
+	case PH_DONE:
+		return 0;
+	}
+	return 0;
+}
+
+/* ---- the thread ---------------------------------------------------------- */
+
+static void take_queue(struct sshnode *n, bool *stopping)
+{
+	struct sshop **tail = &n->active;
+
+	while (*tail)
+		tail = &(*tail)->next;
+	pthread_mutex_lock(&n->mu);
+	*tail = n->queue; /* in the order they were handed over */
+	n->queue = NULL;
+	*stopping = n->stopping;
+	pthread_mutex_unlock(&n->mu);
+}
+
+static void report_done(struct sshnode *n)
+{
+	struct sshop **pp = &n->active;
+	bool any = false;
+
+	pthread_mutex_lock(&n->mu);
+	while (*pp) {
+		struct sshop *op = *pp;
+		if (op->phase == PH_DONE && op->internal) {
+			*pp = op->next;
+			if (op->outcome != SSHOP_EXITED || op->exit_status != 0)
+				log_msg(LOG_WARN, "node=%s evt=ssh.kill_failed exit=%d", n->name,
+				        op->exit_status);
+			sshop_clear(op);
+			free((char *)op->cmdline);
+			free(op);
+		} else if (op->phase == PH_DONE) {
+			*pp = op->next;
+			op->next = NULL;
+			op->end_ms = sshnode_now_ms();
+			op->done = true;
+			any = true;
+		} else {
+			pp = &op->next;
+		}
+	}
+	if (any)
+		pthread_cond_broadcast(&n->cv);
+	pthread_mutex_unlock(&n->mu);
+}
+
+static void connect_if_needed(struct sshnode *n)
+{
+	enum sshop_error kind;
+	char err[512];
+	bool waiting = false;
+
+	if (n->s)
+		return;
+	for (struct sshop *op = n->active; op; op = op->next)
+		waiting |= op->phase == PH_QUEUED;
+	if (!waiting || node_connect(n, &kind, err, sizeof(err)) == 0)
+		return;
+	log_msg(LOG_WARN, "node=%s evt=ssh.connect_failed reason=\"%s\"", n->name, err);
+	for (struct sshop *op = n->active; op; op = op->next) {
+		if (op->phase == PH_QUEUED) {
+			op_fail(op, SSHOP_FAILED, kind, "%s", err);
+			op->phase = PH_DONE;
+		}
+	}
+}
+
+/* Blocks until the socket or the wake pipe is ready, or about 100 ms. */
+static void wait_io(struct sshnode *n)
+{
+	struct pollfd pfd[2] = {{n->wake[0], POLLIN, 0}, {-1, 0, 0}};
+	int timeout = 100;
+
+	if (n->s && n->active) {
+		int dir = libssh2_session_block_directions(n->s);
+		pfd[1].fd = n->fd;
+		pfd[1].events = POLLIN;
+		if (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+			pfd[1].events |= POLLOUT;
+	}
+	if (n->active == NULL)
+		timeout = 1000;
+	if (poll(pfd, 2, timeout) > 0 && (pfd[0].revents & POLLIN)) {
+		char drainbuf[64];
+		while (read(n->wake[0], drainbuf, sizeof(drainbuf)) > 0)
+			;
+	}
+}
+
+static void keepalive(struct sshnode *n, int64_t now)
+{
+	int next = 0;
+
+	if (n->s == NULL)
+		return;
+	if (libssh2_keepalive_send(n->s, &next) < 0 &&
+	    libssh2_session_last_errno(n->s) != LIBSSH2_ERROR_EAGAIN) {
+		session_lost(n, "sending a keepalive failed");
+		return;
+	}
+	/* Keepalives ask for a reply: a peer silent for three intervals while
+	 * channels are open is gone. */
+	if (n->active && now - n->last_rx_ms > 3000LL * n->keepalive_s + 1000)
+		session_lost(n, "no reply to keepalives");
+}
+
+static void *node_main(void *arg)
+{
+	struct sshnode *n = arg;
+	bool stopping = false;
+
+	for (;;) {
+		take_queue(n, &stopping);
+		if (stopping) {
+			for (struct sshop *op = n->active; op; op = op->next)
+				if (op->phase != PH_DONE) {
+					op_fail(
+					    op, op->phase >= PH_EXEC ? SSHOP_LOST : SSHOP_FAILED,
+					    SSHOP_ERR_LOST, "%s", "the transport was shut down");
+					op->phase = PH_DONE;
+				}
+			report_done(n);
+			break;
+		}
+		connect_if_needed(n);
+		int progress;
+		do {
+			int64_t now = sshnode_now_ms();
+			progress = 0;
+			n->fatal = false;
+			for (struct sshop *op = n->active; op && !n->fatal; op = op->next)
+				progress |= advance(n, op, now);
+			if (n->fatal)
+				session_lost(n, n->fatal_msg);
+		} while (progress && n->s);
+		report_done(n);
+		keepalive(n, sshnode_now_ms());
+		report_done(n);
+		wait_io(n);
+	}
+	session_drop(n);
+	return NULL;
+}
+
+/* ---- the API --------------------------------------------------------------- */
+
+struct sshnode *sshnode_new(const struct sshnode_params *p)
+{
+	struct sshnode *n = xcalloc(1, sizeof(*n));
+
+	n->name = xstrdup(p->name);
+	n->address = xstrdup(p->address);
+	n->user = xstrdup(p->user);
+	n->pinned = dup_or_null(p->pinned);
+	n->private_key = xstrdup(p->private_key);
+	n->public_key = dup_or_null(p->public_key);
+	n->known_hosts = dup_or_null(p->known_hosts);
+	n->port = p->port > 0 ? p->port : 22;
+	n->connect_timeout_ms = p->connect_timeout_ms;
+	n->keepalive_s = p->keepalive_s;
+	n->max_channels = p->max_channels;
+	n->fd = -1;
+	pthread_mutex_init(&n->mu, NULL);
+	pthread_cond_init(&n->cv, NULL);
+	if (pipe2(n->wake, O_CLOEXEC | O_NONBLOCK) != 0)
+		fatal("pipe2: %s", strerror(errno));
+	if (pthread_create(&n->thread, NULL, node_main, n) != 0)
+		fatal("pthread_create: %s", strerror(errno));
+	return n;
+}
+
+void sshnode_run(struct sshnode *n, struct sshop **ops, size_t count)
+{
+	int64_t now = sshnode_now_ms();
+	size_t left;
+
+	struct sshop **tail;
+
+	pthread_mutex_lock(&n->mu);
+	tail = &n->queue;
+	while (*tail)
+		tail = &(*tail)->next;
+	for (size_t i = 0; i < count; i++) {
+		struct sshop *op = ops[i];
+		op->phase = PH_QUEUED;
+		op->done = false;
+		op->outcome = SSHOP_EXITED;
+		op->exit_status = -1;
+		op->exit_signal = 0;
+		op->signame[0] = '\0';
+		op->error = SSHOP_ERR_NONE;
+		op->errmsg[0] = '\0';
+		op->ch = NULL;
+		op->start_ms = now;
+		buf_init(&op->out, op->out_cap);
+		buf_init(&op->err, op->err_cap);
+		op->next = NULL;
+		*tail = op;
+		tail = &op->next;
+	}
+	pthread_mutex_unlock(&n->mu);
+	if (write(n->wake[1], "x", 1) < 0 && errno != EAGAIN)
+		log_msg(LOG_WARN, "node=%s evt=ssh.wake_failed err=%d", n->name, errno);
+	pthread_mutex_lock(&n->mu);
+	for (;;) {
+		left = 0;
+		for (size_t i = 0; i < count; i++)
+			left += !ops[i]->done;
+		if (left == 0)
+			break;
+		/* The thread bounds every operation by its deadline; the timed
+		 * wait only keeps this loop honest. */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&n->cv, &n->mu, &ts);
+	}
+	pthread_mutex_unlock(&n->mu);
+}
+
+void sshnode_stats(struct sshnode *n, struct sshnode_stats *out)
+{
+	pthread_mutex_lock(&n->mu);
+	*out = n->st;
+	pthread_mutex_unlock(&n->mu);
+}
+
+void sshnode_free(struct sshnode *n)
+{
+	if (n == NULL)
+		return;
+	pthread_mutex_lock(&n->mu);
+	n->stopping = true;
+	pthread_mutex_unlock(&n->mu);
+	if (write(n->wake[1], "x", 1) < 0 && errno != EAGAIN)
+		log_msg(LOG_WARN, "node=%s evt=ssh.wake_failed err=%d", n->name, errno);
+	pthread_join(n->thread, NULL);
+	close(n->wake[0]);
+	close(n->wake[1]);
+	pthread_mutex_destroy(&n->mu);
+	pthread_cond_destroy(&n->cv);
+	free(n->name);
+	free(n->address);
+	free(n->user);
+	free(n->pinned);
+	free(n->private_key);
+	free(n->public_key);
+	free(n->known_hosts);
+	free(n);
+}
+
+void sshop_clear(struct sshop *op)
+{
+	buf_free(&op->out);
+	buf_free(&op->err);
+}

@@ -1,0 +1,161 @@
+/* transport.h -- run a command on a Proxmox node, in a VM or in a container.
+ *
+ * Everything goes over SSH to the node that hosts the target: one long-lived
+ * libssh2 session per node, a new channel per command (see docs/transport.md).
+ *
+ *   host: /bin/sh -c '<command>'
+ *   VM:   qm guest exec <vmid> --timeout <n> -- /bin/sh -c '<command>'
+ *   CT:   pct exec <ctid> -- /bin/sh -c '<command>'
+ *
+ * The node's login shell parses that line once more, so the command is one
+ * single-quoted word (lib/shellquote): the guest's /bin/sh receives exactly the
+ * bytes given here, and the login shell interprets none of them.
+ *
+ * Thread safety: one struct transport serves any number of threads at once;
+ * calls for the same node share its session (each node's session is owned by
+ * one internal thread).  Results are per call; nothing is kept on the handle
+ * but configuration and sessions. */
+#ifndef AIRLOCK_TRANSPORT_H
+#define AIRLOCK_TRANSPORT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "classifier/classes.h"
+
+struct transport_config {
+	const char *private_key; /* OpenSSH private key file; public key auth only */
+	const char *public_key;  /* NULL: derived from the private key */
+	const char *known_hosts; /* OpenSSH known_hosts; may be NULL if every node pins */
+	int connect_timeout_ms;  /* TCP connect, handshake, auth; 0 = 10000 */
+	int keepalive_s;         /* 0 = 15; a peer silent for 3 intervals is dropped */
+	int max_channels;        /* concurrent channels per node; 0 = 8 (sshd's
+	                            MaxSessions defaults to 10); more wait their turn */
+	size_t output_cap;       /* bytes kept per stream; 0 = 1 MiB */
+	int qm_timeout_s;        /* largest --timeout per `qm guest exec`; 0 = 30 */
+	int poll_interval_ms;    /* `qm guest exec-status` polling; 0 = 1000 */
+};
+
+/* Connection facts of one node, from its entity row.  Borrowed for the call. */
+struct transport_node {
+	const char *name;            /* entity name: the session pool's key, logs */
+	const char *address;         /* host name or IP */
+	int port;                    /* 0 = 22 */
+	const char *user;            /* NULL = "root" */
+	const char *host_key_sha256; /* pinned "SHA256:..." or NULL: known_hosts */
+};
+
+enum transport_status {
+	TRANSPORT_EXITED,    /* the command ran and exited: exit_code */
+	TRANSPORT_SIGNALED,  /* the command was killed by a signal: signal */
+	TRANSPORT_TIMED_OUT, /* the deadline passed; the command was killed */
+	TRANSPORT_CANCELLED, /* *cancel was set; the command was killed */
+	TRANSPORT_FAILED,    /* transport or Proxmox refused: the command never started */
+	TRANSPORT_UNKNOWN,   /* the transport failed after the command may have started */
+};
+
+enum transport_error {
+	TRANSPORT_ERR_NONE,
+	TRANSPORT_ERR_CONNECT,  /* TCP, handshake, keepalive */
+	TRANSPORT_ERR_HOSTKEY,  /* unknown or changed host key: refused */
+	TRANSPORT_ERR_AUTH,     /* public key authentication failed */
+	TRANSPORT_ERR_SSH,      /* a channel failed; deadline passed before a channel was free */
+	TRANSPORT_ERR_LOST,     /* the session died mid-command */
+	TRANSPORT_ERR_PVE,      /* qm/pct refused: errmsg is their stderr line */
+	TRANSPORT_ERR_PROTOCOL, /* qm printed something that is not its JSON */
+	TRANSPORT_ERR_INVALID,  /* the request cannot be sent (bad target, too long, ...) */
+};
+
+struct transport_limits {
+	int timeout_ms;           /* airlock's deadline for the whole command; 0 = 600000 */
+	size_t output_cap;        /* 0 = the config's */
+	const atomic_int *cancel; /* optional: set non-zero from any thread to cancel */
+	bool no_agent_check;      /* VM: skip the `qm agent <vmid> ping` right before */
+};
+
+struct transport_result {
+	enum transport_status status;
+	int exit_code;   /* EXITED; -1 otherwise.  A CT command killed by signal N
+	                    exits 128+N (pct/lxc-attach rule) */
+	int signal;      /* SIGNALED, or the signal that ended a killed command; else 0 */
+	char *out, *err; /* NUL-terminated for convenience; may hold NULs: use *_len */
+	size_t out_len, err_len;
+	bool out_truncated, err_truncated; /* past the cap, or the agent's *-truncated */
+	int64_t started_at_ms;             /* wall clock, when the call began */
+	int64_t duration_ms;
+	int64_t guest_pid;          /* VM: the guest pid qm reported, else 0 */
+	enum transport_error error; /* FAILED / UNKNOWN, and TIMED_OUT that could not kill */
+	char errmsg[512];
+};
+
+struct transport;
+
+/* NULL with the reason in err when cfg is unusable (e.g. no key file). */
+struct transport *transport_new(const struct transport_config *cfg, char *err, size_t errlen);
+
+/* Runs command (a shell string) on the target.  type: TARGET_PROXMOX_HOST (vmid
+ * ignored), TARGET_VM or TARGET_LXC.  Fills *out in every case (free it with
+ * transport_result_free).  Returns 0 when *out is an outcome of the command
+ * (EXITED, SIGNALED, TIMED_OUT, CANCELLED), -1 when it is FAILED or UNKNOWN. */
+int transport_exec(struct transport *t, const struct transport_node *node, enum target_type type,
+                   int vmid, const char *command, const struct transport_limits *lim,
+                   struct transport_result *out);
+void transport_result_free(struct transport_result *r);
+
+enum transport_probe_kind {
+	TRANSPORT_PROBE_HOST,  /* can we log in and run a command on the node? */
+	TRANSPORT_PROBE_AGENT, /* qm agent <vmid> ping, then qm guest cmd <vmid> info */
+	TRANSPORT_PROBE_CT,    /* pct status <ctid> */
+};
+
+enum transport_probe_state {
+	TRANSPORT_PROBE_OK,             /* reachable / agent running with guest-exec / CT running */
+	TRANSPORT_PROBE_NOT_RUNNING,    /* agent not answering / CT stopped */
+	TRANSPORT_PROBE_NOT_CONFIGURED, /* VM has no agent: line */
+	TRANSPORT_PROBE_EXEC_DISABLED,  /* agent answers, guest-exec is disabled */
+	TRANSPORT_PROBE_VM_STOPPED,     /* the VM itself is not running */
+	TRANSPORT_PROBE_NO_SUCH_GUEST,  /* no such VM/CT config on this node */
+	TRANSPORT_PROBE_UNREACHABLE,    /* the node could not be asked (detail says why) */
+	TRANSPORT_PROBE_ERROR,          /* an answer we do not understand (detail) */
+};
+
+struct transport_probe {
+	enum transport_probe_kind kind;   /* in */
+	int vmid;                         /* in: VM or CT id */
+	enum transport_probe_state state; /* out */
+	char detail[256];                 /* out: qm/pct's line, or the SSH error */
+	int64_t duration_ms;              /* out */
+};
+
+/* Probes n targets of one node over its one session, concurrently (channels
+ * up to the bound).  Always fills every probe's state; returns 0, or -1 when
+ * the node itself was unreachable. */
+int transport_probe(struct transport *t, const struct transport_node *node,
+                    struct transport_probe *probes, size_t n, int timeout_ms);
+
+/* "ok", "not_running", "not_configured", "exec_disabled", "vm_stopped",
+ * "no_such_guest", "unreachable", "error". */
+const char *transport_probe_state_name(enum transport_probe_state s);
+/* The qemu_guest_agent attribute for an agent probe: "running" (OK),
+ * "not_running" (NOT_RUNNING, VM_STOPPED), "not_configured", "exec_disabled";
+ * NULL when the probe could not tell (UNREACHABLE, ERROR, NO_SUCH_GUEST). */
+const char *transport_agent_attr(enum transport_probe_state s);
+/* "exited", "signaled", "timed_out", "cancelled", "failed", "unknown". */
+const char *transport_status_name(enum transport_status s);
+/* "none", "connect", "hostkey", "auth", "ssh", "lost", "pve", "protocol", "invalid". */
+const char *transport_error_name(enum transport_error e);
+
+struct transport_stats {
+	long sessions_opened; /* connects to this node (1 + reconnects) */
+	long channels_opened;
+	int peak_channels;
+};
+/* Counters for one node (by name); zeros if it was never used. */
+void transport_stats(struct transport *t, const char *node_name, struct transport_stats *out);
+
+/* Ends every session; calls still running are reported UNKNOWN/FAILED. */
+void transport_free(struct transport *t); /* NULL is a no-op */
+
+#endif
