@@ -34,6 +34,8 @@ import uuid
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from zvmsim_ops import OpsMixin, RawBody
+
 TOKEN_PATH = "/auth/realms/zerto/protocol/openid-connect/token"
 
 VPG_STATUSES = ["Initializing", "MeetingSLA", "NotMeetingSLA", "HistoryNotMeetingSLA",
@@ -209,6 +211,9 @@ class Sim:
         self.username = args.username
         self.password = args.password
         self.public_client = "zerto-client"
+        self.legacy = args.legacy          # Windows ZVM: x-zerto-session, no Keycloak
+        self.flr_object = False            # GET /v1/flrs/{id}: array (SW) or object (DOC7)
+        self.sessions = {}
         self.tokens = {}                  # access token -> {expires (mono), scope}
         self.refresh_tokens = {}
         self.faults = []
@@ -242,7 +247,7 @@ class Sim:
                 "recovery": v.get("recovery", self.local_site["name"]),
                 "tag_support": v.get("tag_support", "ok"),
                 "checkpoints": [], "next_cp_id": 1000 + self.rng.randint(0, 8000),
-                "sync_until": None, "on_insert": None,
+                "sync_until": None, "on_insert": None, "test": None, "clone": None,
             }
             # History so the client can measure the cadence: at least 12 gaps.
             span = max(7200.0, 12 * vpg["cadence_s"])
@@ -262,6 +267,8 @@ class Sim:
                              "vpgs": [det_guid("vpg", n) for n in m["vpgs"]]})
         self.tasks = {}
         self.tagged = []
+        self.flrs = {}
+        self.downloads = {}
 
     def _gap(self, vpg):
         return vpg["cadence_s"] * (1.0 + self.rng.uniform(-0.02, 0.02))
@@ -316,6 +323,8 @@ class Sim:
         task["state"] = task["final_state"]
         task["progress"] = 100 if task["final_state"] == 6 else task["progress"]
         task["completed"] = done
+        if task.get("on_done"):
+            task["on_done"](task, task["final_state"] == 6)
         if task["final_state"] == 6 and task.get("cp"):
             vpg = self.vpgs[task["vpg"]]
             cp = task["cp"]
@@ -385,12 +394,19 @@ class Sim:
         return True
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(OpsMixin, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "zvmsim/1"
     # Headers and body go out in two writes; without TCP_NODELAY every answer
     # on a kept-alive connection waits ~40 ms for a delayed ACK.
     disable_nagle_algorithm = True
+
+    fmt_time = staticmethod(fmt_time)
+    parse_time = staticmethod(parse_time)
+
+    @staticmethod
+    def sim_error(status, message):
+        return SimError(status, message)
 
     def log_message(self, fmt, *args):
         if self.server.sim.args.verbose:
@@ -447,10 +463,14 @@ class Handler(BaseHTTPRequestHandler):
     def reply(self, status, body, extra):
         if body is None:
             data = b""
+        elif isinstance(body, RawBody):
+            data = body.data
         else:
             data = json.dumps(body).encode()
         self.send_response(status)
-        if body is not None:
+        if isinstance(body, RawBody):
+            self.send_header("Content-Type", body.ctype)
+        elif body is not None:
             self.send_header("Content-Type", "application/json; charset=utf-8")
         for k, v in extra.items():
             self.send_header(k, v)
@@ -528,6 +548,8 @@ class Handler(BaseHTTPRequestHandler):
                 sim.tokens = {}
                 sim.busy_until = "task"
                 sim.token_lifetime = sim.args.token_lifetime
+                sim.flr_object = False
+                sim.sessions = {}
                 sim.load_fixture(DEFAULT_FIXTURE)
                 return 200, {"ok": True}
             if path == "/_sim/clock":
@@ -544,6 +566,8 @@ class Handler(BaseHTTPRequestHandler):
                     sim.busy_until = body["busy_until"]
                 if "task_s" in body:
                     sim.task_s = float(body["task_s"])
+                if "flr_object" in body:
+                    sim.flr_object = bool(body["flr_object"])
                 for ref, kv in (body.get("vpgs") or {}).items():
                     vpg = sim.vpg_by_ref(ref)
                     for k in ("cadence_s", "visibility_s"):
@@ -579,7 +603,8 @@ class Handler(BaseHTTPRequestHandler):
             return {"ok": True}
         if kind not in ("http_status", "latency_ms", "task_stuck_state", "insert_task_fails",
                         "insert_http_400", "tag_never_listed", "require_openid_scope",
-                        "unlicensed", "mangle"):
+                        "unlicensed", "mangle", "flr_mount_fails", "flr_unmount_fails",
+                        "flr_role_403"):
             raise SimError(400, "unknown fault kind %r" % kind)
         if f.get("vpg"):
             sim.vpg_by_ref(f["vpg"])
@@ -595,20 +620,31 @@ class Handler(BaseHTTPRequestHandler):
     def api(self, method, path, query, raw):
         sim = self.server.sim
         lpath = path.lower().rstrip("/")
-        if lpath == TOKEN_PATH:
+        if sim.legacy:
+            if lpath == TOKEN_PATH:
+                raise SimError(404, "No HTTP resource was found")
+            answer = self.legacy_login(method, lpath, raw)
+            if answer is not None:
+                return answer
+        elif lpath == TOKEN_PATH:
             if method != "POST":
                 raise SimError(405, "Method not allowed")
             return self.token(raw)
-        if lpath == "/v1/session/add":
+        elif lpath == "/v1/session/add":
             raise SimError(404, "No HTTP resource was found that matches the request URI")
         if not lpath.startswith("/v1/"):
             raise SimError(404, "No HTTP resource was found")
-        if not sim.check_bearer(self.headers.get("Authorization")):
+        if sim.legacy and not self.legacy_session_ok():
+            return 401, {"Message": "Authorization has been denied for this request."}, {}
+        if not sim.legacy and not sim.check_bearer(self.headers.get("Authorization")):
             return 401, None, {"WWW-Authenticate": 'Bearer error="invalid_token"'}
         if sim.take_fault("unlicensed"):
             raise SimError(400, "Valid License is not provided ")
         seg = path.strip("/").split("/")[1:]
         lseg = [s.lower() for s in seg]
+        handled, body = self.ops_route(method, lseg, seg, query, raw)
+        if handled:
+            return 200, body, {}
         if method == "GET":
             return 200, self.api_get(lseg, seg, query), {}
         if method == "POST" and len(lseg) == 3 and lseg[0] == "vpgs" and lseg[2] == "checkpoints":
@@ -679,7 +715,7 @@ class Handler(BaseHTTPRequestHandler):
             "ProtectedSiteName": sim.local_site["name"],
             "RecoverySite": self.site_link(vpg["recovery"]), "RecoverySiteName": vpg["recovery"],
             "Entities": {"Protected": 0, "Recovery": vpg["entity"]},
-            "ActiveProcessesApi": {"RunningFailOverTestApi": None},
+            "ActiveProcessesApi": {"RunningFailOverTestApi": vpg["test"]},
             "HistoryStatusApi": {"ActualHistoryInMinutes": 92, "ConfiguredHistoryInMinutes": 1440,
                                  "EarliestCheckpoint": self.cp_json(cps[0]) if cps else None},
             "FailSafeHistory": {"ActualFailSafeHistory": 60, "ConfiguredFailSafeHistory": 240,
@@ -925,6 +961,8 @@ def main():
     ap.add_argument("--username", default="airlock-op")
     ap.add_argument("--password-file", required=True)
     ap.add_argument("--ready-file", required=True, help="written with the port once listening")
+    ap.add_argument("--legacy", action="store_true",
+                    help="Windows ZVM mode: /v1/session/add login, no Keycloak")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     with open(args.client_secret_file) as f:
