@@ -1,0 +1,38 @@
+/* classifier.h -- how risky is a shell command?  No I/O after load.
+ *
+ * The classifier parses the command as the shell would (see shparse.h),
+ * looks through wrappers (sudo, env, xargs, bash -c, pct exec, ...) to what
+ * really runs, and gives every command, write target and piece of code the
+ * class the policy assigns.  The verdict is the highest of them, never lower
+ * than the declared risk.  What it cannot understand is at least
+ * config_mutation. */
+#ifndef AIRLOCK_CLASSIFIER_H
+#define AIRLOCK_CLASSIFIER_H
+
+#include "classifier/classes.h"
+#include "classifier/policy.h"
+#include "classifier/verdict.h"
+
+#include <stddef.h>
+
+/* Recorded with each verdict; bump when the same policy could classify a
+ * command differently. */
+#define CLASSIFIER_VERSION "airlock-classifier/1"
+
+/* Commands longer than this are not parsed: they get config_mutation. */
+#define CLASSIFIER_MAX_COMMAND ((size_t)4 << 20)
+
+struct classifier; /* opaque, immutable after classifier_new(); may be shared by threads */
+
+/* p is borrowed and must outlive the classifier.  NULL on failure with the
+ * reason in err. */
+struct classifier *classifier_new(const struct policy *p, char *err, size_t errlen);
+/* Classifies command[0..len) for a target of type t; declared is the agent's
+ * declared risk (RISK_READ_ONLY when none: it can only raise the class).
+ * Fills *out (initialise it with VERDICT_INIT once, reuse it, verdict_free()
+ * it).  Always gives a verdict; returns 0, or -1 only for invalid arguments. */
+int classifier_classify(const struct classifier *c, enum target_type t, const char *command,
+                        size_t len, enum risk_class declared, struct verdict *out);
+void classifier_free(struct classifier *c); /* NULL is a no-op */
+
+#endif

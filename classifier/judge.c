@@ -1,0 +1,608 @@
+/* judge.c -- the policy applied to one program's arguments, to a write
+ * target, and to code the classifier cannot parse.
+ *
+ * Arguments the shell computes at run time ($X, $(...)) make a condition
+ * "maybe": a rule that maybe matches contributes its class and the chain goes
+ * on, so a computed argument can only raise the class. */
+#include "classifier/judge.h"
+
+#include "classifier/arena.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+enum tri { NO, MAYBE, YES };
+
+#define SEG_TEXT_MAX 160
+
+const char *judge_fmt(struct judge *j, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	const char *s;
+
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	s = arena_strndup(j->a, tmp, strlen(tmp));
+	return s ? s : "";
+}
+
+const char *judge_seg_text(struct judge *j, struct judge_seg *s)
+{
+	char tmp[SEG_TEXT_MAX + 8];
+	size_t n = 0;
+
+	if (s->text != NULL)
+		return s->text;
+	for (size_t i = 0; i < s->nwords && n < SEG_TEXT_MAX; i++) {
+		const struct sh_word *w = &s->words[i];
+		const char *t = (w->flags & SHW_COMPUTED) ? w->raw : w->text;
+		size_t l = (w->flags & SHW_COMPUTED) ? w->raw_len : w->len;
+
+		if (i > 0)
+			tmp[n++] = ' ';
+		if (l > SEG_TEXT_MAX - n)
+			l = SEG_TEXT_MAX - n;
+		memcpy(tmp + n, t, l);
+		n += l;
+	}
+	if (n >= SEG_TEXT_MAX) {
+		memcpy(tmp + n, "...", 3);
+		n += 3;
+	}
+	s->text = arena_strndup(j->a, tmp, n);
+	if (s->text == NULL)
+		s->text = "";
+	return s->text;
+}
+
+void judge_reason(struct judge *j, struct judge_seg *s, const char *rule, const char *words,
+                  enum risk_class cls, enum target_type t)
+{
+	verdict_add(j->v, s ? s->num : 0, s ? judge_seg_text(j, s) : "", rule, words, cls, t);
+}
+
+static bool lit(const struct sh_word *w)
+{
+	return !(w->flags & SHW_COMPUTED);
+}
+
+static bool word_eq(const struct sh_word *w, const char *s)
+{
+	return lit(w) && strlen(s) == w->len && memcmp(w->text, s, w->len) == 0;
+}
+
+/* Could a computed word turn out to be s?  Only its literal prefix is known. */
+static bool could_be(const struct sh_word *w, const char *s)
+{
+	if (w->flags & SHW_SPLIT)
+		return true;
+	return strncmp(s, w->text, w->prefix) == 0 || strlen(s) < w->prefix;
+}
+
+static bool is_value_option(const struct policy_program *pr, const struct sh_word *w)
+{
+	if (pr == NULL || !lit(w) || w->len < 2 || w->text[0] != '-')
+		return false;
+	if (policy_strlist_has(&pr->value_options, w->text, w->len))
+		return true;
+	if (w->text[1] != '-') {
+		char opt[3] = {'-', w->text[w->len - 1], '\0'};
+
+		return policy_strlist_has(&pr->value_options, opt, 2);
+	}
+	return false;
+}
+
+/* Up to want operands (words that are not options or option values).
+ * *unsure: a computed word or unseen words make later operands unknown. */
+static size_t operands(const struct policy_program *pr, const struct judge_argv *av,
+                       const struct sh_word **ops, size_t want, bool *unsure)
+{
+	size_t count = 0;
+	bool dd = false;
+
+	*unsure = false;
+	for (size_t i = 0; i < av->n && count < want; i++) {
+		const struct sh_word *w = &av->w[i];
+
+		if (!lit(w)) {
+			*unsure = true;
+			return count;
+		}
+		if (!dd && w->len == 2 && memcmp(w->text, "--", 2) == 0) {
+			dd = true;
+			continue;
+		}
+		if (!dd && w->len > 1 && w->text[0] == '-') {
+			if (is_value_option(pr, w))
+				i++;
+			continue;
+		}
+		ops[count++] = w;
+	}
+	if (count < want && av->extra_unknown)
+		*unsure = true;
+	return count;
+}
+
+struct matchbuf {
+	char s[160];
+	size_t n;
+};
+
+static void mb_add(struct matchbuf *m, const char *s, size_t len)
+{
+	if (m->n + len + 2 >= sizeof(m->s))
+		return;
+	if (m->n > 0)
+		m->s[m->n++] = ' ';
+	memcpy(m->s + m->n, s, len);
+	m->n += len;
+	m->s[m->n] = '\0';
+}
+
+static enum tri cond_subcommand(const struct policy_program *pr, const struct strlist *l,
+                                const struct judge_argv *av, struct matchbuf *mb)
+{
+	enum tri best = NO;
+
+	for (size_t e = 0; e < l->n && best != YES; e++) {
+		const char *seq = l->v[e];
+		const struct sh_word *ops[4];
+		const char *tok[4];
+		size_t tl[4], nt = 0, got;
+		bool unsure;
+		enum tri r = YES;
+
+		for (const char *q = seq; *q && nt < 4;) {
+			while (*q == ' ')
+				q++;
+			if (!*q)
+				break;
+			tok[nt] = q;
+			while (*q && *q != ' ')
+				q++;
+			tl[nt] = (size_t)(q - tok[nt]);
+			nt++;
+		}
+		got = operands(pr, av, ops, nt, &unsure);
+		for (size_t k = 0; k < nt && r != NO; k++) {
+			if (k >= got)
+				r = unsure ? MAYBE : NO;
+			else if (tl[k] == 1 && tok[k][0] == '*')
+				r = ops[k]->len > 0 && ops[k]->text[0] == '+' ? NO : r;
+			else if (ops[k]->len != tl[k] || memcmp(ops[k]->text, tok[k], tl[k]) != 0)
+				r = NO;
+		}
+		if (r == YES)
+			for (size_t k = 0; k < nt; k++)
+				mb_add(mb, ops[k]->text, ops[k]->len);
+		if (r > best)
+			best = r;
+	}
+	return best;
+}
+
+enum argmode { ARG_EXACT, ARG_PREFIX, ARG_CONTAINS };
+
+static bool arg_hit(const struct sh_word *w, const char *e, enum argmode mode)
+{
+	size_t el = strlen(e);
+
+	switch (mode) {
+	case ARG_EXACT:
+		return w->len == el && memcmp(w->text, e, el) == 0;
+	case ARG_PREFIX:
+		return w->len >= el && memcmp(w->text, e, el) == 0;
+	case ARG_CONTAINS:
+		return memmem(w->text, w->len, e, el) != NULL;
+	}
+	return false;
+}
+
+static enum tri cond_args(const struct strlist *l, const struct judge_argv *av, enum argmode mode,
+                          struct matchbuf *mb)
+{
+	enum tri best = av->extra_unknown ? MAYBE : NO;
+
+	for (size_t i = 0; i < av->n; i++) {
+		const struct sh_word *w = &av->w[i];
+
+		for (size_t e = 0; e < l->n; e++) {
+			if (lit(w)) {
+				if (arg_hit(w, l->v[e], mode)) {
+					mb_add(mb, w->text, w->len);
+					return YES;
+				}
+			} else if (mode == ARG_CONTAINS || could_be(w, l->v[e])) {
+				best = MAYBE;
+			}
+		}
+	}
+	return best;
+}
+
+/* Does option word w set flag f?  Loose on purpose: rules with flags raise
+ * the class, so -rf matches -f, --in-pl matches --in-place, --output=x
+ * matches --output. */
+static bool flag_hits(const char *w, size_t wl, const char *f)
+{
+	size_t fl = strlen(f);
+
+	if (wl < 2 || w[0] != '-' || fl < 2 || f[0] != '-')
+		return false;
+	if (f[1] == '-') {
+		size_t nl = 0;
+
+		if (wl < 3 || w[1] != '-')
+			return false;
+		while (nl < wl && w[nl] != '=')
+			nl++;
+		return nl > 2 && nl <= fl && memcmp(w, f, nl) == 0;
+	}
+	if (fl == 2) {
+		if (w[1] == '-')
+			return false;
+		return memchr(w + 1, f[1], wl - 1) != NULL;
+	}
+	/* -exec, -delete: single-dash long options match exactly. */
+	return wl == fl && memcmp(w, f, fl) == 0;
+}
+
+static enum tri cond_flags(const struct strlist *l, const struct judge_argv *av,
+                           struct matchbuf *mb)
+{
+	enum tri best = av->extra_unknown ? MAYBE : NO;
+
+	for (size_t i = 0; i < av->n; i++) {
+		const struct sh_word *w = &av->w[i];
+
+		if (lit(w) && w->len == 2 && memcmp(w->text, "--", 2) == 0)
+			break;
+		if (!lit(w)) {
+			if ((w->flags & SHW_SPLIT) || w->prefix == 0 || w->text[0] == '-')
+				best = MAYBE;
+			continue;
+		}
+		for (size_t e = 0; e < l->n; e++) {
+			if (flag_hits(w->text, w->len, l->v[e])) {
+				mb_add(mb, w->text, w->len);
+				return YES;
+			}
+		}
+	}
+	return best;
+}
+
+static enum tri rule_matches(const struct policy_program *pr, const struct policy_rule *r,
+                             const struct judge_argv *av, struct matchbuf *mb)
+{
+	enum tri res = YES, c;
+
+	if (r->no_operands) {
+		const struct sh_word *op;
+		bool unsure;
+
+		if (operands(pr, av, &op, 1, &unsure) > 0)
+			return NO;
+		res = unsure ? MAYBE : YES;
+	}
+	if (r->subcommand.n) {
+		c = cond_subcommand(pr, &r->subcommand, av, mb);
+		res = c < res ? c : res;
+	}
+	if (res != NO && r->args.n) {
+		c = cond_args(&r->args, av, ARG_EXACT, mb);
+		res = c < res ? c : res;
+	}
+	if (res != NO && r->arg_prefix.n) {
+		c = cond_args(&r->arg_prefix, av, ARG_PREFIX, mb);
+		res = c < res ? c : res;
+	}
+	if (res != NO && r->arg_contains.n) {
+		c = cond_args(&r->arg_contains, av, ARG_CONTAINS, mb);
+		res = c < res ? c : res;
+	}
+	if (res != NO && r->flags.n) {
+		c = cond_flags(&r->flags, av, mb);
+		res = c < res ? c : res;
+	}
+	return res;
+}
+
+static void judge_rule_writes(struct judge *j, struct judge_seg *s, const struct policy_program *pr,
+                              const struct policy_rule *r, const struct judge_argv *av,
+                              enum target_type t)
+{
+	const struct sh_word *ops[64];
+	bool unsure, all = r->writes == WRITES_ALL;
+	size_t n = operands(pr, av, ops, 64, &unsure);
+
+	if (!all) {
+		for (size_t i = 0; i < av->n; i++)
+			if (lit(&av->w[i]) &&
+			    (word_eq(&av->w[i], "-t") ||
+			     (av->w[i].len >= 8 && memcmp(av->w[i].text, "--target", 8) == 0)))
+				all = true;
+	}
+	if (unsure || n == 64) {
+		judge_reason(j, s, "write-unknown-path",
+		             judge_fmt(j, "%s writes files named at run time", pr->name),
+		             j->p->write_unknown, t);
+	}
+	if (n == 0)
+		return;
+	if (all) {
+		for (size_t i = 0; i < n; i++)
+			judge_write(j, s, ops[i], t);
+	} else {
+		judge_write(j, s, ops[n - 1], t);
+	}
+}
+
+void judge_command(struct judge *j, struct judge_seg *s, const char *name,
+                   const struct judge_argv *av, enum target_type t)
+{
+	const struct policy_program *pr = policy_program_find(j->p, name, strlen(name));
+	enum risk_class got = RISK_READ_ONLY;
+	bool any = false;
+
+	if (pr == NULL) {
+		judge_reason(j, s, "unknown-program",
+		             judge_fmt(j, "%s (a program the policy does not know)", name),
+		             j->p->unknown_program, t);
+		for (size_t i = 0; i < av->n; i++)
+			if (lit(&av->w[i]))
+				judge_scan_words(j, s, av->w[i].text, av->w[i].len, t);
+		return;
+	}
+	for (size_t k = 0; k < pr->nrules; k++) {
+		const struct policy_rule *r = &j->p->rules[pr->rules[k]];
+		struct matchbuf mb = {.n = 0};
+		enum tri m;
+
+		if (!(r->targets & (1u << t)))
+			continue;
+		mb_add(&mb, name, strlen(name));
+		m = rule_matches(pr, r, av, &mb);
+		if (m == NO)
+			continue;
+		if (m == YES || r->cls > got || !any) {
+			const char *words = m == YES ? judge_fmt(j, "%s", mb.s)
+			                             : judge_fmt(j,
+			                                         "%s (arguments known only at run "
+			                                         "time)",
+			                                         name);
+
+			judge_reason(j, s, r->id, words, r->cls, t);
+		}
+		any = true;
+		if (r->cls > got)
+			got = r->cls;
+		if (r->writes != WRITES_NONE)
+			judge_rule_writes(j, s, pr, r, av, t);
+		if (r->scan_args)
+			for (size_t i = 0; i < av->n; i++)
+				if (lit(&av->w[i]))
+					judge_scan_words(j, s, av->w[i].text, av->w[i].len, t);
+		if (m == YES)
+			return;
+	}
+	judge_reason(j, s, "no-rule-matched",
+	             judge_fmt(j, "%s (no rule of the policy covers this use)", name),
+	             j->p->unknown_program, t);
+}
+
+const char *judge_normpath(struct judge *j, const char *path, size_t len)
+{
+	char *out = arena_alloc(j->a, len + 2);
+	size_t n = 0, i = 0;
+
+	if (out == NULL)
+		return NULL;
+	out[n++] = '/';
+	while (i < len) {
+		size_t st, cl;
+
+		while (i < len && path[i] == '/')
+			i++;
+		st = i;
+		while (i < len && path[i] != '/')
+			i++;
+		cl = i - st;
+		if (cl == 0 || (cl == 1 && path[st] == '.'))
+			continue;
+		if (cl == 2 && path[st] == '.' && path[st + 1] == '.') {
+			while (n > 1 && out[n - 1] != '/')
+				n--;
+			if (n > 1)
+				n--;
+			continue;
+		}
+		if (n > 1)
+			out[n++] = '/';
+		memcpy(out + n, path + st, cl);
+		n += cl;
+	}
+	if (len > 0 && path[len - 1] == '/' && n > 1)
+		out[n++] = '/';
+	out[n] = '\0';
+	return out;
+}
+
+const char *judge_joinpath(struct judge *j, const char *dir, const char *rel, size_t len)
+{
+	size_t dl = strlen(dir);
+	char *tmp = arena_alloc(j->a, dl + len + 2);
+
+	if (tmp == NULL)
+		return NULL;
+	memcpy(tmp, dir, dl);
+	tmp[dl] = '/';
+	memcpy(tmp + dl + 1, rel, len);
+	return judge_normpath(j, tmp, dl + 1 + len);
+}
+
+static void judge_abs_path(struct judge *j, struct judge_seg *s, const char *path,
+                           enum target_type t)
+{
+	size_t pl = strlen(path);
+
+	for (size_t i = 0; i < j->p->nrules; i++) {
+		const struct policy_rule *r = &j->p->rules[i];
+
+		if (r->kind != POLICY_RULE_PATH || !(r->targets & (1u << t)))
+			continue;
+		for (size_t k = 0; k < r->words.n; k++) {
+			const char *pre = r->words.v[k];
+			size_t l = strlen(pre);
+			bool hit;
+
+			if (pre[l - 1] == '*')
+				hit = pl >= l - 1 && memcmp(path, pre, l - 1) == 0;
+			else if (pre[l - 1] == '/')
+				hit = (pl >= l && memcmp(path, pre, l) == 0) ||
+				      (pl == l - 1 && memcmp(path, pre, pl) == 0);
+			else
+				hit = pl == l && memcmp(path, pre, l) == 0;
+
+			if (hit) {
+				judge_reason(j, s, r->id, judge_fmt(j, "writes %s", path), r->cls,
+				             t);
+				return;
+			}
+		}
+	}
+	judge_reason(j, s, "write-unlisted-path", judge_fmt(j, "writes %s", path),
+	             j->p->write_unlisted, t);
+}
+
+void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, enum target_type t)
+{
+	const char *text = w->text;
+	size_t len = w->len;
+
+	if (!lit(w) || (w->flags & (SHW_BRACE | SHW_GLOB))) {
+		judge_reason(j, s, "write-unknown-path",
+		             judge_fmt(j, "writes %.*s (a path known only at run time)",
+		                       (int)(w->raw_len > 100 ? 100 : w->raw_len), w->raw),
+		             j->p->write_unknown, t);
+		return;
+	}
+	if (len == 0) {
+		judge_reason(j, s, "write-unknown-path", "writes an empty path",
+		             j->p->write_unknown, t);
+		return;
+	}
+	if ((w->flags & SHW_TILDE) && len >= 1 && (len == 1 || text[1] == '/')) {
+		const char *p = judge_joinpath(j, j->p->home, text + 1, len - 1);
+
+		if (p != NULL)
+			judge_abs_path(j, s, p, t);
+		return;
+	}
+	if (w->flags & SHW_TILDE) {
+		judge_reason(j, s, "write-unknown-path",
+		             judge_fmt(j, "writes %.*s (another user's home)", (int)len, text),
+		             j->p->write_unknown, t);
+		return;
+	}
+	if (text[0] == '/') {
+		const char *p = judge_normpath(j, text, len);
+
+		if (p != NULL)
+			judge_abs_path(j, s, p, t);
+		return;
+	}
+	if (j->cwd_unknown) {
+		judge_reason(j, s, "write-unknown-path",
+		             judge_fmt(j,
+		                       "writes %.*s relative to a directory known only at "
+		                       "run time",
+		                       (int)(len > 100 ? 100 : len), text),
+		             j->p->write_unknown, t);
+		return;
+	}
+	for (size_t i = 0; i < j->ncwd; i++) {
+		const char *p = judge_joinpath(j, j->cwd[i], text, len);
+
+		if (p != NULL)
+			judge_abs_path(j, s, p, t);
+	}
+}
+
+static bool word_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '-' || c == '.' || c == '+';
+}
+
+/* One token of code: a code word of the policy or a program it knows. */
+static void scan_token(struct judge *j, struct judge_seg *s, const char *tok, size_t n,
+                       enum target_type t)
+{
+	const struct policy_program *pr;
+
+	while (n > 0 && (tok[n - 1] == '.' || tok[n - 1] == '-'))
+		n--;
+	while (n > 0 && (*tok == '.' || *tok == '-')) {
+		tok++;
+		n--;
+	}
+	if (n == 0)
+		return;
+	for (size_t i = 0; i < j->p->nrules; i++) {
+		const struct policy_rule *r = &j->p->rules[i];
+
+		if (r->kind == POLICY_RULE_CODE && (r->targets & (1u << t)) &&
+		    policy_strlist_has(&r->words, tok, n)) {
+			judge_reason(j, s, r->id, judge_fmt(j, "code mentions %.*s", (int)n, tok),
+			             r->cls, t);
+			break;
+		}
+	}
+	pr = policy_program_find(j->p, tok, n);
+	if (pr != NULL && pr->worst[t] > RISK_READ_ONLY)
+		judge_reason(j, s, "code-mentions-program",
+		             judge_fmt(j, "code mentions %s, which can be %s", pr->name,
+		                       risk_class_name(pr->worst[t])),
+		             pr->worst[t], t);
+}
+
+void judge_scan_words(struct judge *j, struct judge_seg *s, const char *text, size_t len,
+                      enum target_type t)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		size_t st;
+
+		while (i < len && !word_char((unsigned char)text[i]))
+			i++;
+		st = i;
+		while (i < len && word_char((unsigned char)text[i]))
+			i++;
+		if (i > st && i - st <= 64) {
+			/* mkfs.ext4 and shutil.rmtree: judge the whole and the parts. */
+			scan_token(j, s, text + st, i - st, t);
+			for (size_t k = st, ps = st; k <= i; k++) {
+				if (k == i || text[k] == '.') {
+					if (ps > st || k < i)
+						scan_token(j, s, text + ps, k - ps, t);
+					ps = k + 1;
+				}
+			}
+		}
+	}
+}
+
+void judge_opaque(struct judge *j, struct judge_seg *s, const char *what, const char *text,
+                  size_t len, enum target_type t)
+{
+	judge_reason(j, s, "opaque-code", what, j->p->opaque_code, t);
+	if (text != NULL)
+		judge_scan_words(j, s, text, len, t);
+}

@@ -1,0 +1,77 @@
+/* judge.h -- the classifier's internals shared by classifier.c and judge.c:
+ * one classification's context, and the judgements that consult the policy
+ * (command rule chains, write targets, words in opaque code). */
+#ifndef AIRLOCK_JUDGE_H
+#define AIRLOCK_JUDGE_H
+
+#include "classifier/classes.h"
+#include "classifier/policy_int.h"
+#include "classifier/shparse.h"
+#include "classifier/verdict.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define JUDGE_MAX_CWD   8
+#define JUDGE_MAX_FUNCS 64
+
+struct judge {
+	const struct policy *p;
+	struct verdict *v;
+	struct arena *a;
+	int nseg;    /* segments numbered so far */
+	int reparse; /* strings re-parsed as shell, nested (bash -c 'bash -c ...') */
+	int unwrap;  /* wrappers looked through, nested */
+	const char *cwd[JUDGE_MAX_CWD]; /* every directory a cd may have reached */
+	size_t ncwd;
+	bool cwd_unknown;
+	const char *funcs[JUDGE_MAX_FUNCS]; /* functions defined so far */
+	size_t nfuncs;
+	const char *infunc[JUDGE_MAX_FUNCS]; /* bodies being judged */
+	size_t ninfunc;
+};
+
+/* One command in reading order. */
+struct judge_seg {
+	int num;
+	const struct sh_word *words;
+	size_t nwords;
+	const char *text; /* built on first use */
+};
+
+/* The arguments a program gets; extra_unknown: more words nobody can see
+ * are appended (xargs). */
+struct judge_argv {
+	const struct sh_word *w;
+	size_t n;
+	bool extra_unknown;
+};
+
+/* The segment's words as the operator should read them (shortened). */
+const char *judge_seg_text(struct judge *j, struct judge_seg *s);
+/* Records a reason for segment s. */
+void judge_reason(struct judge *j, struct judge_seg *s, const char *rule, const char *words,
+                  enum risk_class cls, enum target_type t);
+/* printf into the scratch arena; "" when it is full. */
+const char *judge_fmt(struct judge *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Applies the policy's rules for program name to its arguments. */
+void judge_command(struct judge *j, struct judge_seg *s, const char *name,
+                   const struct judge_argv *av, enum target_type t);
+/* Judges a file the command writes (a redirection target, tee's operand...). */
+void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, enum target_type t);
+/* Judges code that cannot be parsed (python -c, a parse failure): at least
+ * the policy's opaque_code class, raised by any code word or program name in
+ * it.  what says what the code is ("python3 -c"). */
+void judge_opaque(struct judge *j, struct judge_seg *s, const char *what, const char *text,
+                  size_t len, enum target_type t);
+/* Raises by code words and program names found in text, without the
+ * opaque_code floor. */
+void judge_scan_words(struct judge *j, struct judge_seg *s, const char *text, size_t len,
+                      enum target_type t);
+/* Normalises an absolute path (., .., //) into the arena. */
+const char *judge_normpath(struct judge *j, const char *path, size_t len);
+/* Joins a relative path to dir and normalises it. */
+const char *judge_joinpath(struct judge *j, const char *dir, const char *rel, size_t len);
+
+#endif

@@ -1,0 +1,498 @@
+/* policy.c -- seeds/policy.yaml into struct policy, refusing anything unclear.
+ *
+ * Every key is checked: an unknown key, a wrong type, an unknown class or
+ * target type, a duplicate id or a default that would call the unknown safe
+ * is an error naming the line and column, so a typo cannot silently widen
+ * what passes without approval. */
+#include "classifier/policy.h"
+
+#include "classifier/arena.h"
+#include "classifier/policy_int.h"
+#include "lib/xalloc.h"
+#include "lib/yamltree.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POLICY_ARENA_LIMIT ((size_t)64 << 20)
+
+struct pctx {
+	struct policy *p;
+	const char *origin;
+	char *err;
+	size_t errlen;
+	bool failed;
+};
+
+__attribute__((format(printf, 3, 4))) static void perr(struct pctx *c, const struct yt_node *at,
+                                                       const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (c->failed)
+		return;
+	c->failed = true;
+	if (c->errlen == 0)
+		return;
+	n = snprintf(c->err, c->errlen, "%s:%d:%d: ", c->origin, at ? at->line : 1,
+	             at ? at->col : 1);
+	if (n < 0 || (size_t)n >= c->errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+static void *palloc(struct pctx *c, size_t n)
+{
+	void *v = arena_alloc(c->p->a, n);
+
+	if (v == NULL) {
+		perr(c, NULL, "policy too large");
+		return NULL;
+	}
+	memset(v, 0, n);
+	return v;
+}
+
+static const char *pstr(struct pctx *c, const char *s)
+{
+	char *d = arena_strndup(c->p->a, s, strlen(s));
+
+	if (d == NULL)
+		perr(c, NULL, "policy too large");
+	return d;
+}
+
+/* A scalar, or a list of non-empty scalars, into l. */
+static void get_strlist(struct pctx *c, const struct yt_node *n, const char *key, struct strlist *l)
+{
+	if (n->kind == YT_SCALAR) {
+		if (n->scalar[0] == '\0') {
+			perr(c, n, "%s: empty value", key);
+			return;
+		}
+		l->v = palloc(c, sizeof(char *));
+		if (l->v == NULL)
+			return;
+		l->v[0] = pstr(c, n->scalar);
+		l->n = 1;
+		return;
+	}
+	if (n->kind != YT_SEQ) {
+		perr(c, n, "%s: expected a list, got a %s", key, yt_kind_name(n->kind));
+		return;
+	}
+	if (n->n == 0) {
+		perr(c, n, "%s: empty list", key);
+		return;
+	}
+	l->v = palloc(c, n->n * sizeof(char *));
+	if (l->v == NULL)
+		return;
+	for (size_t i = 0; i < n->n && !c->failed; i++) {
+		const struct yt_node *it = n->items[i];
+
+		if (it->kind != YT_SCALAR || it->scalar[0] == '\0') {
+			perr(c, it, "%s: items must be non-empty text", key);
+			return;
+		}
+		l->v[i] = pstr(c, it->scalar);
+	}
+	l->n = n->n;
+}
+
+static void get_class(struct pctx *c, const struct yt_node *n, enum risk_class *out)
+{
+	if (n->kind != YT_SCALAR || risk_class_parse(n->scalar, out) != 0)
+		perr(c, n,
+		     "unknown class (expected read_only, reversible_low, config_mutation or "
+		     "destructive)");
+}
+
+static void get_targets(struct pctx *c, const struct yt_node *n, unsigned *out)
+{
+	struct strlist l = {0};
+
+	get_strlist(c, n, "targets", &l);
+	*out = 0;
+	for (size_t i = 0; i < l.n && !c->failed; i++) {
+		enum target_type t;
+
+		if (target_type_parse(l.v[i], &t) != 0) {
+			perr(c, n, "unknown target type '%s' (expected proxmox-host, vm or lxc)",
+			     l.v[i]);
+			return;
+		}
+		*out |= 1u << t;
+	}
+}
+
+static bool key_is(const struct yt_node *k, const char *s)
+{
+	return k->kind == YT_SCALAR && strcmp(k->scalar, s) == 0;
+}
+
+static void parse_rule(struct pctx *c, const struct yt_node *m, enum policy_rule_kind kind,
+                       struct policy_rule *r)
+{
+	bool have_class = false;
+
+	r->kind = kind;
+	r->line = m->line;
+	r->targets = (1u << TARGET_TYPE_COUNT) - 1;
+	r->description = "";
+	if (m->kind != YT_MAP) {
+		perr(c, m, "a rule must be a mapping");
+		return;
+	}
+	for (size_t i = 0; i < m->n && !c->failed; i++) {
+		const struct yt_node *k = m->items[2 * i], *v = m->items[2 * i + 1];
+
+		if (key_is(k, "id") && v->kind == YT_SCALAR && v->scalar[0] != '\0') {
+			r->id = pstr(c, v->scalar);
+		} else if (key_is(k, "description") && v->kind == YT_SCALAR) {
+			if (strchr(v->scalar, '\n') != NULL)
+				perr(c, v, "description must be one line");
+			r->description = pstr(c, v->scalar);
+		} else if (key_is(k, "class")) {
+			get_class(c, v, &r->cls);
+			have_class = true;
+		} else if (key_is(k, "targets")) {
+			get_targets(c, v, &r->targets);
+		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "programs")) {
+			get_strlist(c, v, "programs", &r->programs);
+		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "subcommand")) {
+			get_strlist(c, v, "subcommand", &r->subcommand);
+		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "args")) {
+			get_strlist(c, v, "args", &r->args);
+		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "flags")) {
+			get_strlist(c, v, "flags", &r->flags);
+		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "arg_prefix")) {
+			get_strlist(c, v, "arg_prefix", &r->arg_prefix);
+		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "arg_contains")) {
+			get_strlist(c, v, "arg_contains", &r->arg_contains);
+		} else if (kind == POLICY_RULE_COMMAND &&
+		           (key_is(k, "no_operands") || key_is(k, "scan_args"))) {
+			bool *flag = key_is(k, "no_operands") ? &r->no_operands : &r->scan_args;
+
+			if (v->kind == YT_SCALAR && strcmp(v->scalar, "true") == 0)
+				*flag = true;
+			else if (!(v->kind == YT_SCALAR && strcmp(v->scalar, "false") == 0))
+				perr(c, v, "%s: expected true or false", k->scalar);
+		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "writes")) {
+			if (v->kind == YT_SCALAR && strcmp(v->scalar, "all") == 0)
+				r->writes = WRITES_ALL;
+			else if (v->kind == YT_SCALAR && strcmp(v->scalar, "last") == 0)
+				r->writes = WRITES_LAST;
+			else
+				perr(c, v, "writes: expected all or last");
+		} else if (kind == POLICY_RULE_PATH && key_is(k, "prefixes")) {
+			get_strlist(c, v, "prefixes", &r->words);
+			for (size_t j = 0; j < r->words.n && !c->failed; j++)
+				if (r->words.v[j][0] != '/')
+					perr(c, v, "prefixes must be absolute paths");
+		} else if (kind == POLICY_RULE_CODE && key_is(k, "words")) {
+			get_strlist(c, v, "words", &r->words);
+		} else {
+			perr(c, k, "unknown or invalid key '%s' in a rule",
+			     k->kind == YT_SCALAR ? k->scalar : "?");
+		}
+	}
+	if (c->failed)
+		return;
+	if (r->id == NULL)
+		perr(c, m, "rule without an id");
+	else if (!have_class)
+		perr(c, m, "rule '%s' has no class", r->id);
+	else if (kind == POLICY_RULE_COMMAND && r->programs.n == 0)
+		perr(c, m, "rule '%s' names no programs", r->id);
+	else if (kind != POLICY_RULE_COMMAND && r->words.n == 0)
+		perr(c, m, "rule '%s' has no %s", r->id,
+		     kind == POLICY_RULE_PATH ? "prefixes" : "words");
+}
+
+static size_t hash_name(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+const struct policy_program *policy_program_find(const struct policy *p, const char *name,
+                                                 size_t len)
+{
+	size_t i;
+
+	if (p->nslots == 0)
+		return NULL;
+	for (i = hash_name(name, len) & (p->nslots - 1); p->slots[i] != 0;
+	     i = (i + 1) & (p->nslots - 1)) {
+		const struct policy_program *pr = &p->progs[p->slots[i] - 1];
+
+		if (strlen(pr->name) == len && memcmp(pr->name, name, len) == 0)
+			return pr;
+	}
+	return NULL;
+}
+
+bool policy_strlist_has(const struct strlist *l, const char *s, size_t len)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strlen(l->v[i]) == len && memcmp(l->v[i], s, len) == 0)
+			return true;
+	return false;
+}
+
+/* Builds the program index: each program's command rules in file order. */
+static void build_index(struct pctx *c, const struct yt_node *value_options)
+{
+	struct policy *p = c->p;
+	size_t total = 0, np = 0;
+
+	for (size_t i = 0; i < p->nrules; i++)
+		total += p->rules[i].programs.n;
+	p->nslots = 16;
+	while (p->nslots < total * 2)
+		p->nslots *= 2;
+	p->slots = palloc(c, p->nslots * sizeof(size_t));
+	p->progs = palloc(c, (total ? total : 1) * sizeof(*p->progs));
+	if (c->failed)
+		return;
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct policy_rule *r = &p->rules[i];
+
+		for (size_t j = 0; j < r->programs.n; j++) {
+			const char *name = r->programs.v[j];
+			struct policy_program *pr =
+			    (struct policy_program *)policy_program_find(p, name, strlen(name));
+
+			if (pr == NULL) {
+				size_t s = hash_name(name, strlen(name)) & (p->nslots - 1);
+
+				while (p->slots[s] != 0)
+					s = (s + 1) & (p->nslots - 1);
+				pr = &p->progs[np++];
+				pr->name = name;
+				pr->rules = palloc(c, p->nrules * sizeof(size_t));
+				if (c->failed)
+					return;
+				p->slots[s] = np;
+				p->nprogs = np;
+			}
+			pr->rules[pr->nrules++] = i;
+			for (int t = 0; t < TARGET_TYPE_COUNT; t++)
+				if ((r->targets & (1u << t)) && r->cls > pr->worst[t])
+					pr->worst[t] = r->cls;
+		}
+	}
+	if (value_options == NULL)
+		return;
+	if (value_options->kind != YT_MAP) {
+		perr(c, value_options, "value_options: expected a mapping of program to options");
+		return;
+	}
+	for (size_t i = 0; i < value_options->n && !c->failed; i++) {
+		const struct yt_node *k = value_options->items[2 * i];
+		struct policy_program *pr;
+
+		if (k->kind != YT_SCALAR) {
+			perr(c, k, "value_options: keys must be program names");
+			return;
+		}
+		pr = (struct policy_program *)policy_program_find(p, k->scalar, strlen(k->scalar));
+		if (pr == NULL) {
+			perr(c, k, "value_options: no rule names program '%s'", k->scalar);
+			return;
+		}
+		get_strlist(c, value_options->items[2 * i + 1], "value_options",
+		            &pr->value_options);
+	}
+}
+
+static void parse_rules(struct pctx *c, const struct yt_node *seq, enum policy_rule_kind kind,
+                        const char *key)
+{
+	struct policy *p = c->p;
+
+	if (seq == NULL)
+		return;
+	if (seq->kind != YT_SEQ) {
+		perr(c, seq, "%s: expected a list of rules", key);
+		return;
+	}
+	for (size_t i = 0; i < seq->n && !c->failed; i++) {
+		struct policy_rule *r = &p->rules[p->nrules];
+
+		parse_rule(c, seq->items[i], kind, r);
+		if (c->failed)
+			return;
+		for (size_t j = 0; j < p->nrules; j++) {
+			if (strcmp(p->rules[j].id, r->id) == 0) {
+				perr(c, seq->items[i], "duplicate rule id '%s' (first on line %d)",
+				     r->id, p->rules[j].line);
+				return;
+			}
+		}
+		p->nrules++;
+	}
+}
+
+static void parse_defaults(struct pctx *c, const struct yt_node *m)
+{
+	struct policy *p = c->p;
+
+	if (m == NULL) {
+		perr(c, NULL, "missing 'defaults'");
+		return;
+	}
+	if (m->kind != YT_MAP) {
+		perr(c, m, "defaults: expected a mapping");
+		return;
+	}
+	for (size_t i = 0; i < m->n && !c->failed; i++) {
+		const struct yt_node *k = m->items[2 * i], *v = m->items[2 * i + 1];
+
+		if (key_is(k, "unknown_program") || key_is(k, "opaque_code")) {
+			enum risk_class cls = RISK_DESTRUCTIVE;
+
+			get_class(c, v, &cls);
+			if (!c->failed && cls < RISK_CONFIG_MUTATION)
+				perr(c, v,
+				     "%s must be at least config_mutation: what cannot be "
+				     "understood is not safe",
+				     k->scalar);
+			if (key_is(k, "unknown_program"))
+				p->unknown_program = cls;
+			else
+				p->opaque_code = cls;
+		} else if (key_is(k, "write_unlisted")) {
+			get_class(c, v, &p->write_unlisted);
+		} else if (key_is(k, "write_unknown")) {
+			get_class(c, v, &p->write_unknown);
+			if (!c->failed && p->write_unknown < RISK_CONFIG_MUTATION)
+				perr(c, v, "write_unknown must be at least config_mutation");
+		} else if (key_is(k, "home") && v->kind == YT_SCALAR && v->scalar[0] == '/') {
+			p->home = pstr(c, v->scalar);
+		} else if (key_is(k, "standard_dirs")) {
+			get_strlist(c, v, "standard_dirs", &p->standard_dirs);
+		} else if (key_is(k, "shells")) {
+			get_strlist(c, v, "shells", &p->shells);
+		} else if (key_is(k, "interpreters")) {
+			get_strlist(c, v, "interpreters", &p->interpreters);
+		} else {
+			perr(c, k, "unknown or invalid key '%s' in defaults",
+			     k->kind == YT_SCALAR ? k->scalar : "?");
+		}
+	}
+}
+
+struct policy *policy_parse(const char *yaml, size_t len, const char *origin, char *err,
+                            size_t errlen)
+{
+	struct yt_node *root = NULL;
+	struct policy *p = NULL;
+	struct pctx c = {.origin = origin ? origin : "policy", .err = err, .errlen = errlen};
+	static const char *const top_keys[] = {"version", "description", "defaults",     "rules",
+	                                       "paths",   "code_words",  "value_options"};
+	size_t nrules = 0;
+
+	if (errlen > 0)
+		err[0] = '\0';
+	root = yt_parse(yaml, len, c.origin, err, errlen);
+	if (root == NULL)
+		return NULL;
+	if (root->kind != YT_MAP) {
+		perr(&c, root, "the policy must be a mapping");
+		goto out;
+	}
+	for (size_t i = 0; i < root->n && !c.failed; i++) {
+		const struct yt_node *k = root->items[2 * i];
+		bool known = false;
+
+		for (size_t j = 0; j < sizeof(top_keys) / sizeof(top_keys[0]); j++)
+			known = known || key_is(k, top_keys[j]);
+		if (!known)
+			perr(&c, k, "unknown top-level key '%s'",
+			     k->kind == YT_SCALAR ? k->scalar : "?");
+	}
+	if (c.failed)
+		goto out;
+	p = xcalloc(1, sizeof(*p));
+	c.p = p;
+	p->a = arena_new(POLICY_ARENA_LIMIT);
+	p->unknown_program = RISK_CONFIG_MUTATION;
+	p->opaque_code = RISK_CONFIG_MUTATION;
+	p->write_unlisted = RISK_REVERSIBLE_LOW;
+	p->write_unknown = RISK_CONFIG_MUTATION;
+	p->home = "/root";
+	parse_defaults(&c, yt_get(root, "defaults"));
+	{
+		const char *keys[] = {"rules", "paths", "code_words"};
+
+		for (int i = 0; i < 3; i++) {
+			const struct yt_node *s = yt_get(root, keys[i]);
+
+			if (s != NULL && s->kind == YT_SEQ)
+				nrules += s->n;
+		}
+	}
+	if (yt_get(root, "rules") == NULL)
+		perr(&c, root, "missing 'rules'");
+	if (c.failed)
+		goto out;
+	p->rules = palloc(&c, (nrules ? nrules : 1) * sizeof(*p->rules));
+	if (c.failed)
+		goto out;
+	parse_rules(&c, yt_get(root, "rules"), POLICY_RULE_COMMAND, "rules");
+	parse_rules(&c, yt_get(root, "paths"), POLICY_RULE_PATH, "paths");
+	parse_rules(&c, yt_get(root, "code_words"), POLICY_RULE_CODE, "code_words");
+	if (!c.failed)
+		build_index(&c, yt_get(root, "value_options"));
+out:
+	yt_free(root);
+	if (c.failed) {
+		policy_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void policy_free(struct policy *p)
+{
+	if (p == NULL)
+		return;
+	arena_free(p->a);
+	free(p);
+}
+
+size_t policy_rule_count(const struct policy *p)
+{
+	return p->nrules;
+}
+
+const char *policy_rule_id(const struct policy *p, size_t i)
+{
+	return i < p->nrules ? p->rules[i].id : NULL;
+}
+
+enum policy_rule_kind policy_rule_kind(const struct policy *p, size_t i)
+{
+	return i < p->nrules ? p->rules[i].kind : POLICY_RULE_COMMAND;
+}
+
+enum risk_class policy_rule_class(const struct policy *p, size_t i)
+{
+	return i < p->nrules ? p->rules[i].cls : RISK_DESTRUCTIVE;
+}
+
+const char *policy_rule_description(const struct policy *p, size_t i)
+{
+	return i < p->nrules ? p->rules[i].description : "";
+}

@@ -1,0 +1,72 @@
+/* policy_int.h -- the parsed policy's layout, shared by policy.c and the
+ * classifier only.  Everything is allocated from the policy's arena. */
+#ifndef AIRLOCK_POLICY_INT_H
+#define AIRLOCK_POLICY_INT_H
+
+#include "classifier/classes.h"
+#include "classifier/policy.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct arena;
+
+struct strlist {
+	const char **v;
+	size_t n;
+};
+
+enum policy_writes { WRITES_NONE, WRITES_ALL, WRITES_LAST };
+
+struct policy_rule {
+	enum policy_rule_kind kind;
+	const char *id;
+	const char *description;
+	enum risk_class cls;
+	unsigned targets; /* bit (1 << target_type); all bits when not restricted */
+	int line;
+	struct strlist programs;   /* COMMAND */
+	struct strlist subcommand; /* COMMAND: each entry is one or more words */
+	struct strlist args;
+	struct strlist flags;
+	struct strlist arg_prefix;
+	struct strlist arg_contains;
+	enum policy_writes writes;
+	bool no_operands;     /* COMMAND: holds only when there is no operand */
+	bool scan_args;       /* COMMAND: the arguments may run: scan them for code words */
+	struct strlist words; /* PATH: prefixes; CODE: words */
+};
+
+/* One program named by some command rule: its rules in file order. */
+struct policy_program {
+	const char *name;
+	size_t *rules;
+	size_t nrules;
+	struct strlist value_options; /* options that take the next word as their value */
+	enum risk_class worst[TARGET_TYPE_COUNT]; /* highest class any of its rules gives */
+};
+
+struct policy {
+	struct arena *a;
+	struct policy_rule *rules;
+	size_t nrules;
+	struct policy_program *progs;
+	size_t nprogs;
+	size_t *slots; /* open addressing: index + 1 into progs, 0 = empty */
+	size_t nslots;
+	enum risk_class unknown_program; /* >= config_mutation */
+	enum risk_class opaque_code;     /* >= config_mutation */
+	enum risk_class write_unlisted;  /* an absolute path no path rule names */
+	enum risk_class write_unknown;   /* a computed path, or relative after an unknown cd */
+	const char *home;
+	struct strlist standard_dirs;
+	struct strlist shells;
+	struct strlist interpreters;
+};
+
+/* The program's entry, or NULL when no command rule names it. */
+const struct policy_program *policy_program_find(const struct policy *p, const char *name,
+                                                 size_t len);
+bool policy_strlist_has(const struct strlist *l, const char *s, size_t len);
+
+#endif

@@ -1,0 +1,141 @@
+/* verdict.c -- reason bookkeeping and rendering for struct verdict. */
+#include "classifier/verdict.h"
+
+#include "classifier/arena.h"
+#include "lib/buf.h"
+#include "lib/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Scratch for one classification: enough for a 1 MiB command many times over. */
+#define VERDICT_ARENA_LIMIT ((size_t)96 << 20)
+
+struct verdict_mem {
+	struct arena *a;
+	struct verdict_reason reasons[VERDICT_MAX_REASONS];
+};
+
+struct arena *verdict_begin(struct verdict *v)
+{
+	if (v->mem == NULL) {
+		v->mem = xcalloc(1, sizeof(*v->mem));
+		v->mem->a = arena_new(VERDICT_ARENA_LIMIT);
+	}
+	arena_reset(v->mem->a);
+	v->cls = RISK_READ_ONLY;
+	v->reasons = v->mem->reasons;
+	v->nreasons = 0;
+	v->nomitted = 0;
+	return v->mem->a;
+}
+
+void verdict_add(struct verdict *v, int segment, const char *segment_text, const char *rule_id,
+                 const char *words, enum risk_class cls, enum target_type target)
+{
+	struct verdict_reason *r;
+
+	if (cls > v->cls)
+		v->cls = cls;
+	if (v->nreasons < VERDICT_MAX_REASONS) {
+		r = &v->mem->reasons[v->nreasons++];
+	} else {
+		/* Full: keep the reasons that explain the highest classes. */
+		size_t low = 0;
+
+		for (size_t i = 1; i < v->nreasons; i++)
+			if (v->mem->reasons[i].cls < v->mem->reasons[low].cls)
+				low = i;
+		v->nomitted++;
+		if (v->mem->reasons[low].cls >= cls)
+			return;
+		r = &v->mem->reasons[low];
+	}
+	r->segment = segment;
+	r->segment_text = segment_text ? segment_text : "";
+	r->rule_id = rule_id;
+	r->words = words ? words : "";
+	r->cls = cls;
+	r->target = target;
+}
+
+void verdict_finish(struct verdict *v)
+{
+	struct verdict_reason *r = v->mem->reasons;
+
+	for (size_t i = 1; i < v->nreasons; i++) {
+		struct verdict_reason t = r[i];
+		size_t j = i;
+
+		while (j > 0 && r[j - 1].segment > t.segment) {
+			r[j] = r[j - 1];
+			j--;
+		}
+		r[j] = t;
+	}
+}
+
+void verdict_free(struct verdict *v)
+{
+	if (v == NULL || v->mem == NULL)
+		return;
+	arena_free(v->mem->a);
+	free(v->mem);
+	v->mem = NULL;
+	v->reasons = NULL;
+	v->nreasons = 0;
+}
+
+cJSON *verdict_reasons_json(const struct verdict *v)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; i < v->nreasons; i++) {
+		const struct verdict_reason *r = &v->reasons[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(o, "segment", r->segment);
+		cJSON_AddStringToObject(o, "text", r->segment_text);
+		cJSON_AddStringToObject(o, "rule", r->rule_id);
+		cJSON_AddStringToObject(o, "words", r->words);
+		cJSON_AddStringToObject(o, "class", risk_class_name(r->cls));
+		cJSON_AddStringToObject(o, "target", target_type_name(r->target));
+		cJSON_AddItemToArray(arr, o);
+	}
+	if (v->nomitted > 0) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(o, "omitted", (double)v->nomitted);
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
+/* Appends s with tabs, newlines and other control bytes shown as spaces. */
+static void put_flat(struct buf *b, const char *s)
+{
+	for (; *s; s++)
+		buf_putc(b, (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s);
+}
+
+char *verdict_reasons_text(const struct verdict *v)
+{
+	struct buf b = BUF_INIT;
+
+	for (size_t i = 0; i < v->nreasons; i++) {
+		const struct verdict_reason *r = &v->reasons[i];
+
+		if (i > 0)
+			buf_puts(&b, "; ");
+		if (r->segment > 0)
+			buf_printf(&b, "segment %d: ", r->segment);
+		put_flat(&b, r->words);
+		buf_puts(&b, " (rule ");
+		put_flat(&b, r->rule_id);
+		buf_printf(&b, ") on %s => %s", target_type_name(r->target),
+		           risk_class_name(r->cls));
+	}
+	if (v->nomitted > 0)
+		buf_printf(&b, "; %zu more reasons omitted", v->nomitted);
+	return buf_steal(&b);
+}
