@@ -1,0 +1,234 @@
+/* transport_bench.c -- commands/s and median latency of a trivial command on
+ * the rig's host, VM and CT, side by side:
+ *
+ *   pooled   transport_exec over the one long-lived libssh2 session
+ *   fresh    a new `ssh` process (new connection) per command
+ *   mux      `ssh` through an OpenSSH ControlMaster (ControlPath given)
+ *
+ * The remote command line is the same for all three (what the transport
+ * sends).  Run by tests/bench/40-transport.sh with the rig's env exported.
+ *
+ *   transport_bench N CONTROL_PATH */
+#include "transport/transport.h"
+
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/log.h"
+#include "lib/xalloc.h"
+
+extern char **environ;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+	if (v == NULL) {
+		fprintf(stderr, "transport_bench: %s not set\n", name);
+		exit(2);
+	}
+	return v;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct stat_row {
+	double per_s, median, p90;
+};
+
+static struct stat_row summarize(double *ms, int n, double total)
+{
+	struct stat_row r;
+	qsort(ms, (size_t)n, sizeof(double), cmp);
+	r.per_s = n / (total / 1000.0);
+	r.median = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+	r.p90 = ms[(int)(n * 0.9)];
+	return r;
+}
+
+/* One `ssh` run of cmdline; extra: NULL (fresh) or a ControlPath. */
+static int ssh_once(const char *cmdline, const char *control)
+{
+	char cp[512];
+	const char *argv[12];
+	int i = 0, st;
+	pid_t pid;
+
+	argv[i++] = "ssh";
+	argv[i++] = "-F";
+	argv[i++] = env("AIRLOCK_RIG_SSH_CONFIG");
+	if (control) {
+		snprintf(cp, sizeof(cp), "ControlPath=%s", control);
+		argv[i++] = "-o";
+		argv[i++] = "ControlMaster=no";
+		argv[i++] = "-o";
+		argv[i++] = cp;
+	}
+	argv[i++] = env("AIRLOCK_RIG_NODE");
+	argv[i++] = cmdline;
+	argv[i] = NULL;
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", 0, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
+	if (posix_spawnp(&pid, "ssh", &fa, NULL, (char **)argv, environ) != 0)
+		return -1;
+	posix_spawn_file_actions_destroy(&fa);
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return -1;
+	return 0;
+}
+
+static struct transport *T;
+static struct transport_node node;
+
+static int pooled_once(enum target_type ty, int id, bool agent_check)
+{
+	struct transport_limits lim = {.timeout_ms = 60000, .no_agent_check = !agent_check};
+	struct transport_result r;
+	int ok = transport_exec(T, &node, ty, id, "true", &lim, &r) == 0 &&
+	         r.status == TRANSPORT_EXITED && r.exit_code == 0;
+	transport_result_free(&r);
+	return ok ? 0 : -1;
+}
+
+enum method { POOLED, POOLED_CHECKED, FRESH, MUX };
+
+static struct stat_row measure(enum method m, enum target_type ty, int id, const char *cmdline,
+                               const char *control, int n, int *errors)
+{
+	double *ms = xcalloc((size_t)n, sizeof(double));
+	double t0 = now_ms();
+	for (int i = 0; i < n; i++) {
+		double a = now_ms();
+		int rc = m == POOLED           ? pooled_once(ty, id, false)
+		         : m == POOLED_CHECKED ? pooled_once(ty, id, true)
+		         : m == FRESH          ? ssh_once(cmdline, NULL)
+		                               : ssh_once(cmdline, control);
+		ms[i] = now_ms() - a;
+		*errors += rc != 0;
+	}
+	struct stat_row r = summarize(ms, n, now_ms() - t0);
+	free(ms);
+	return r;
+}
+
+struct par {
+	int n;
+	int errors;
+};
+
+static void *par_worker(void *arg)
+{
+	struct par *p = arg;
+	for (int i = 0; i < p->n; i++)
+		p->errors += pooled_once(TARGET_PROXMOX_HOST, 0, false) != 0;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct transport_config cfg = {0};
+	char err[256];
+	int n = argc > 1 ? atoi(argv[1]) : 30;
+	const char *control = argc > 2 ? argv[2] : NULL;
+	static const struct {
+		const char *name;
+		enum target_type ty;
+		int id;
+		const char *cmdline;
+	} targets[] = {
+	    {"host", TARGET_PROXMOX_HOST, 0, "/bin/sh -c 'true'"},
+	    {"vm101", TARGET_VM, 101, "qm guest exec 101 --timeout 30 -- /bin/sh -c 'true'"},
+	    {"ct201", TARGET_LXC, 201, "pct exec 201 -- /bin/sh -c 'true'"},
+	};
+	int errors = 0;
+
+	if (control == NULL) {
+		fprintf(stderr, "usage: transport_bench N CONTROL_PATH\n");
+		return 2;
+	}
+	log_set_level(LOG_ERROR);
+	cfg.private_key = env("AIRLOCK_RIG_SSH_KEY");
+	cfg.known_hosts = env("AIRLOCK_RIG_KNOWN_HOSTS");
+	T = transport_new(&cfg, err, sizeof(err));
+	if (T == NULL) {
+		fprintf(stderr, "transport_bench: %s\n", err);
+		return 2;
+	}
+	node.name = env("AIRLOCK_RIG_NODE");
+	node.address = env("AIRLOCK_RIG_SSH_HOST");
+	node.port = atoi(env("AIRLOCK_RIG_SSH_PORT"));
+	node.user = env("AIRLOCK_RIG_SSH_USER");
+	pooled_once(TARGET_PROXMOX_HOST, 0, false); /* the session's one handshake */
+
+	printf("%-6s %-22s %10s %11s %9s\n", "target", "method", "cmds/s", "median ms", "p90 ms");
+	for (size_t t = 0; t < 3; t++) {
+		struct stat_row p =
+		    measure(POOLED, targets[t].ty, targets[t].id, NULL, NULL, n, &errors);
+		struct stat_row f = measure(FRESH, targets[t].ty, targets[t].id, targets[t].cmdline,
+		                            NULL, n, &errors);
+		struct stat_row x = measure(MUX, targets[t].ty, targets[t].id, targets[t].cmdline,
+		                            control, n, &errors);
+		printf("%-6s %-22s %10.1f %11.1f %9.1f\n", targets[t].name, "pooled (libssh2)",
+		       p.per_s, p.median, p.p90);
+		printf("%-6s %-22s %10.1f %11.1f %9.1f\n", targets[t].name, "fresh ssh per command",
+		       f.per_s, f.median, f.p90);
+		printf("%-6s %-22s %10.1f %11.1f %9.1f\n", targets[t].name, "ssh ControlMaster",
+		       x.per_s, x.median, x.p90);
+		if (targets[t].ty == TARGET_VM) {
+			struct stat_row c = measure(POOLED_CHECKED, targets[t].ty, targets[t].id,
+			                            NULL, NULL, n, &errors);
+			printf("%-6s %-22s %10.1f %11.1f %9.1f\n", targets[t].name,
+			       "pooled + agent ping", c.per_s, c.median, c.p90);
+		}
+		printf("%-6s ratio cmds/s: pooled/fresh %.1fx, pooled/ControlMaster %.2fx; "
+		       "median latency: fresh/pooled %.1fx, ControlMaster/pooled %.2fx\n",
+		       targets[t].name, p.per_s / f.per_s, p.per_s / x.per_s, f.median / p.median,
+		       x.median / p.median);
+		fflush(stdout);
+	}
+
+	/* Throughput with 8 threads sharing the one session (host). */
+	enum { THREADS = 8 };
+	struct par par[THREADS];
+	pthread_t th[THREADS];
+	double t0 = now_ms();
+	for (int i = 0; i < THREADS; i++) {
+		par[i].n = n;
+		par[i].errors = 0;
+		pthread_create(&th[i], NULL, par_worker, &par[i]);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(th[i], NULL);
+		errors += par[i].errors;
+	}
+	printf("host   pooled, %d threads      %10.1f cmds/s over one session\n", THREADS,
+	       THREADS * n / ((now_ms() - t0) / 1000.0));
+	struct transport_stats st;
+	transport_stats(T, node.name, &st);
+	printf("sessions opened by the pooled transport: %ld (channels: %ld)\n", st.sessions_opened,
+	       st.channels_opened);
+	transport_free(T);
+	if (errors) {
+		printf("errors: %d commands failed\n", errors);
+		return 1;
+	}
+	return 0;
+}
