@@ -24,7 +24,7 @@
 #define TAG_SEARCH_MARGIN_MS   60000 /* list checkpoints from insert time minus this */
 #define REQUESTS_OUTSIDE_WAITS 16    /* localsite, vms, per VPG: 2 cadence + insert, time */
 
-enum phase { PH_LOCK, PH_TASK, PH_TAG, PH_DONE };
+enum phase { PH_NEW, PH_TASK, PH_TAG, PH_DONE }; /* NEW: not inserted yet */
 
 struct vpg_work {
 	struct zerto_rewind_point *pt;
@@ -110,18 +110,14 @@ static void set_message(struct guard *g, enum zerto_outcome o, const char *fmt, 
 static void set_message(struct guard *g, enum zerto_outcome o, const char *fmt, ...)
 {
 	va_list ap;
-	struct buf b;
-
-	buf_init(&b, 0);
-	va_start(ap, fmt);
 	char *s = NULL;
+
+	va_start(ap, fmt);
 	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+		fatal("out of memory"); /* as xalloc does */
 	va_end(ap);
-	buf_puts(&b, s ? s : "Zerto guard: out of memory formatting a message");
-	free(s);
 	free(g->out->message);
-	g->out->message = buf_steal(&b);
+	g->out->message = s;
 	g->out->outcome = o;
 }
 

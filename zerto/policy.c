@@ -2,6 +2,7 @@
 #include "zerto/policy.h"
 
 #include "lib/buf.h"
+#include "lib/xalloc.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -99,6 +100,21 @@ static void put_field(struct buf *b, const char *s)
 	}
 }
 
+static void put_fields(struct buf *b, const char *agent, const char *action, const char *vm,
+                       const char *change, const char *utc)
+{
+	buf_puts(b, "ai:");
+	put_field(b, agent);
+	buf_puts(b, " | ");
+	put_field(b, action);
+	buf_puts(b, " | vm=");
+	put_field(b, vm);
+	buf_puts(b, " | change=");
+	put_field(b, change);
+	buf_puts(b, " | ");
+	buf_puts(b, utc);
+}
+
 char *zerto_tag_format(const char *agent, const char *action, const char *vm, const char *change,
                        time_t now)
 {
@@ -109,16 +125,22 @@ char *zerto_tag_format(const char *agent, const char *action, const char *vm, co
 	gmtime_r(&now, &tm);
 	strftime(utc, sizeof(utc), "%Y%m%dT%H%M%SZ", &tm);
 	buf_init(&b, 0);
-	buf_puts(&b, "ai:");
-	put_field(&b, agent);
-	buf_puts(&b, " | ");
-	put_field(&b, action);
-	buf_puts(&b, " | vm=");
-	put_field(&b, vm);
-	buf_puts(&b, " | change=");
-	put_field(&b, change);
-	buf_puts(&b, " | ");
-	buf_puts(&b, utc);
+	put_fields(&b, agent, action, vm, change, utc);
+	if (b.len > ZERTO_TAG_MAX && action != NULL) {
+		size_t over = b.len - ZERTO_TAG_MAX, alen = strlen(action);
+		size_t keep = alen > over + 3 ? alen - over - 3 : 0;
+		char *cut;
+
+		/* Do not split a UTF-8 sequence: back up over continuation bytes. */
+		while (keep > 0 && ((unsigned char)action[keep] & 0xC0) == 0x80)
+			keep--;
+		cut = xmalloc(keep + 4);
+		memcpy(cut, action, keep);
+		memcpy(cut + keep, "...", 4);
+		buf_reset(&b);
+		put_fields(&b, agent, cut, vm, change, utc);
+		free(cut);
+	}
 	return buf_steal(&b);
 }
 

@@ -48,9 +48,15 @@ const char *zerto_vpg_substatus_name(int substatus);
  * 28 Backup).  Everything else, including unknown values, is not taggable. */
 bool zerto_vpg_taggable(int status, int substatus);
 
+/* The longest tag we send: the ZVM's limit is not documented; the simulator
+ * refuses names over 256 characters. */
+#define ZERTO_TAG_MAX 250
+
 /* The tag: "ai:<agent> | <action> | vm=<vm> | change=<change> | <utc>",
  * utc = YYYYMMDDTHHMMSSZ.  A "|" or control character inside a field is
- * replaced by a space so the fields stay parseable.  Caller frees. */
+ * replaced by a space so the fields stay parseable.  When the tag would be
+ * longer than ZERTO_TAG_MAX bytes the action is cut (on a UTF-8 character
+ * boundary) and ends in "..."; the other fields are kept whole.  Caller frees. */
 char *zerto_tag_format(const char *agent, const char *action, const char *vm, const char *change,
                        time_t now);
 

@@ -26,6 +26,26 @@ static void test_tag_format(void **state)
 	free(t);
 }
 
+static void test_tag_long_action(void **state)
+{
+	char action[600];
+	char *t;
+
+	(void)state;
+	/* "é" is two bytes: the cut must not split one. */
+	for (size_t i = 0; i + 2 < sizeof(action); i += 2)
+		memcpy(action + i, "\xc3\xa9", 2);
+	action[sizeof(action) - 2] = '\0';
+	t = zerto_tag_format("hermes", action, "web01", "chg-1", 1790003045);
+	assert_true(strlen(t) <= ZERTO_TAG_MAX);
+	assert_true(strlen(t) >= ZERTO_TAG_MAX - 3);
+	assert_non_null(strstr(t, "... | vm=web01 | change=chg-1 | 20260921T150405Z"));
+	const char *dots = strstr(t, "...");
+	assert_true(((unsigned char)dots[-1] & 0xC0) == 0x80); /* ends after a whole "é" */
+	assert_true((size_t)(dots - t - strlen("ai:hermes | ")) % 2 == 0);
+	free(t);
+}
+
 static void test_taggable_whitelist(void **state)
 {
 	(void)state;
@@ -126,9 +146,10 @@ static void test_task_states(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tag_format),     cmocka_unit_test(test_taggable_whitelist),
-	    cmocka_unit_test(test_cadence_median), cmocka_unit_test(test_budget_and_poll),
-	    cmocka_unit_test(test_time_parse),     cmocka_unit_test(test_task_states),
+	    cmocka_unit_test(test_tag_format),         cmocka_unit_test(test_tag_long_action),
+	    cmocka_unit_test(test_taggable_whitelist), cmocka_unit_test(test_cadence_median),
+	    cmocka_unit_test(test_budget_and_poll),    cmocka_unit_test(test_time_parse),
+	    cmocka_unit_test(test_task_states),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
