@@ -101,6 +101,11 @@ $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_DEFAULT_SRC)
 
 fuzz: $(FUZZBINS)
 
+# Benchmark drivers (tests/bench/*_bench.c), built on demand by their scripts.
+$(B)/bench/%_bench: tests/bench/%_bench.c $(B)/libairlock.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(B)/libairlock.a $(LDLIBS)
+
 FORMAT_FILES = $(wildcard $(addsuffix /*.[ch],$(MODDIRS)) tests/unit/*.c tests/fuzz/*.c tests/bench/*.c \
                  tests/integration/zerto*.[ch])
 
