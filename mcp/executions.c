@@ -180,6 +180,11 @@ static char *next_step(const cJSON *row, const char *state, int64_t id)
 static const char *const wait_end_names[] = {"settled", "timeout", "input_closed", "stopped",
                                              "cancelled"};
 
+const char *mcp_exec_wait_end_name(enum mcp_wait_end why)
+{
+	return wait_end_names[why];
+}
+
 /* Summary and structured answer for one execution row (taken over); wait is
  * how a wait ended, or NULL when there was none. */
 static cJSON *execution_result(cJSON *row, int wait_seconds, const enum mcp_wait_end *wait)
@@ -220,7 +225,7 @@ static cJSON *execution_result(cJSON *row, int wait_seconds, const enum mcp_wait
 		cJSON *w = cJSON_AddObjectToObject(s, "wait");
 		cJSON_AddNumberToObject(w, "seconds", wait_seconds);
 		cJSON_AddBoolToObject(w, "settled", *wait == MCP_WAIT_SETTLED);
-		cJSON_AddStringToObject(w, "ended", wait_end_names[*wait]);
+		cJSON_AddStringToObject(w, "ended", mcp_exec_wait_end_name(*wait));
 	}
 	r = mcp_result_ok(s, buf_str(&text));
 	buf_free(&text);

@@ -34,6 +34,8 @@ enum mcp_wait_end {
 	MCP_WAIT_CANCELLED, /* notifications/cancelled named the request: no answer */
 };
 
+/* "settled", "timeout", "input_closed", "stopped" or "cancelled". */
+const char *mcp_exec_wait_end_name(enum mcp_wait_end why);
 /* Ends call's wait: UNLISTEN, then (unless the client cancelled the request)
  * sets call->result from the row as it now stands. */
 void mcp_exec_end_wait(struct mcp_db *db, struct mcp_call *call, enum mcp_wait_end why);

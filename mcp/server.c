@@ -478,7 +478,8 @@ static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJ
 				why = MCP_WAIT_CANCELLED;
 		}
 	}
-	log_msg(LOG_INFO, "exec=%lld evt=mcp.wait_end why=%d", (long long)call->wait_id, (int)why);
+	log_msg(LOG_INFO, "exec=%lld evt=mcp.wait_end why=%s", (long long)call->wait_id,
+	        mcp_exec_wait_end_name(why));
 	mcp_exec_end_wait(s->db, call, why);
 }
 

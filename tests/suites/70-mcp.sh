@@ -1,0 +1,97 @@
+#!/bin/bash
+# airlock-mcp over stdio against a real throwaway PostgreSQL (migrated, seeded,
+# agent login "hermes"): transcripts covering every protocol rule and every
+# tool's success and failure paths; the official TypeScript SDK client; 10,000
+# hostile lines (also under ASan+UBSan), after which nothing may have reached
+# the database that validation should have stopped.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+if [ -z "${AIRLOCK_PGTMP:-}" ]; then
+	exec scripts/pgtmp --quiet -- "$0" "$@"
+fi
+. tests/lib.sh
+
+for tool in node npm python3 psql pkg-config; do
+	command -v "$tool" >/dev/null || { echo "70-mcp: $tool is missing (scripts/install-deps)"; exit 1; }
+done
+[ -x build/bin/airlock-mcp ] && [ -x build/bin/airlock ] || { echo "70-mcp: build first (make)"; exit 1; }
+# The SDK is a devDependency installed from the lockfile, never fetched at run time.
+if [ ! -f tests/mcp/node_modules/@modelcontextprotocol/sdk/package.json ]; then
+	(cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error) || { echo "70-mcp: npm ci failed"; exit 1; }
+fi
+
+tmp=$(mktemp -d /tmp/airlock-mcp-test.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+check "migrate" build/bin/airlock migrate
+check "seed" build/bin/airlock seed seeds/
+check "agent login hermes" psql -qc "CREATE ROLE hermes LOGIN IN ROLE airlock_agent"
+MCP=(build/bin/airlock-mcp --db "user=hermes")
+
+# ---- transcripts (tools.txt, then wait.txt: they share the database, in this order)
+for t in protocol version-2025-03-26 version-2025-06-18 version-2024-11-05 tools wait; do
+	check "transcript $t" env DRIVE_STDERR="$tmp/$t.stderr" \
+		tests/mcp/drive.py "tests/mcp/transcripts/$t.txt" -- "${MCP[@]}"
+done
+check_out "stderr carries key=value log lines" '^level=info evt=mcp.start' cat "$tmp/tools.stderr"
+
+# ---- the official TypeScript SDK client
+check "sdk client (@modelcontextprotocol/sdk over stdio)" \
+	env AIRLOCK_MCP_TEST_USER=hermes node tests/mcp/sdk-client.mjs build/bin/airlock-mcp
+check "a login that does not exist gets isError results, not silence" bash -c \
+	'printf "%s\n" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}" \
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"list_checks\"}}" |
+	 build/bin/airlock-mcp --db "user=postgres_impostor" 2>/dev/null | tail -1 | grep -q "isError\":true"'
+check_out "a login that is not an agent is refused" 'not a member of airlock_agent' bash -c \
+	'psql -qc "CREATE ROLE bystander LOGIN" && printf "%s\n" \
+	 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}" \
+	 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"list_checks\"}}" |
+	 build/bin/airlock-mcp --db "user=bystander" 2>/dev/null'
+
+# ---- hostile input: every statement hermes sends is logged from here on
+psql -qc "ALTER SYSTEM SET log_line_prefix = '%m [%p] user=%u '" -c "SELECT pg_reload_conf()" >/dev/null
+psql -qc "ALTER ROLE hermes SET log_statement = 'all'"
+state() {
+	psql -tAc "SELECT (SELECT count(*) FROM airlock.executions) || '/' ||
+		(SELECT count(*) FROM airlock.execution_events) || '/' ||
+		(SELECT count(*) FROM airlock.relationships) || '/' ||
+		(SELECT md5(string_agg(slug || attributes::text, ',' ORDER BY slug)) FROM airlock.entities)"
+}
+# Function calls hermes sent that reached the server (statement logging is synchronous).
+calls() {
+	grep -E 'user=hermes .*LOG: +(statement|execute [^:]*): .*airlock\.' "$AIRLOCK_PGTMP/server.log" | wc -l
+}
+before=$(state)
+calls_before=$(calls)
+check "hostile: 10,000 lines answered correctly" env HOSTILE_STDERR="$tmp/hostile.stderr" \
+	tests/mcp/hostile.py --lines 10000 -- "${MCP[@]}"
+check_eq "hostile: the database is unchanged" "$before" "$(state)"
+# The corpus ends with one valid read-only call: exactly one function call may have arrived.
+check_eq "hostile: one statement reached the database (the corpus's one valid call)" \
+	1 "$(( $(calls) - calls_before ))"
+
+# ---- the same under AddressSanitizer and UndefinedBehaviorSanitizer
+[ -f build/libairlock-asan.a ] || make -s build/libairlock-asan.a >/dev/null
+PKGS="libpq libcurl libcjson openssl libssh2 yaml-0.1"
+if cc -std=c11 -D_GNU_SOURCE -g -O1 -I. $(pkg-config --cflags $PKGS) \
+	-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
+	-o "$tmp/airlock-mcp-asan" mcp/main.c build/libairlock-asan.a $(pkg-config --libs $PKGS) \
+	-lpthread -lm 2>"$tmp/asan-build.log"; then
+	pass "asan: build airlock-mcp with ASan+UBSan"
+else
+	failt "asan: build airlock-mcp with ASan+UBSan" "$(cat "$tmp/asan-build.log")"
+fi
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+check "asan: hostile lines" env HOSTILE_STDERR="$tmp/hostile-asan.stderr" \
+	tests/mcp/hostile.py --lines 10000 --seed 11 -- "$tmp/airlock-mcp-asan" --db "user=hermes"
+check "asan: protocol transcript" env DRIVE_STDERR="$tmp/protocol-asan.stderr" tests/mcp/drive.py tests/mcp/transcripts/protocol.txt -- \
+	"$tmp/airlock-mcp-asan" --db "user=hermes"
+check "asan: batch transcript" env DRIVE_STDERR="$tmp/batch-asan.stderr" tests/mcp/drive.py tests/mcp/transcripts/version-2025-03-26.txt -- \
+	"$tmp/airlock-mcp-asan" --db "user=hermes"
+if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error' "$tmp"/*.stderr 2>/dev/null; then
+	failt "asan: no sanitizer reports" "$(grep -hE 'Sanitizer|runtime error' "$tmp"/*.stderr | head)"
+else
+	pass "asan: no sanitizer reports"
+fi
+
+finish
