@@ -171,11 +171,58 @@ static bool dangerous_env(const char *name, size_t n)
 static void judge_assignment(struct judge *j, struct judge_seg *s, const struct sh_word *w,
                              enum target_type t)
 {
-	if (w->name_len > 0 && dangerous_env(w->text, w->name_len))
+	const char *eq = memchr(w->text, '=', w->len);
+	size_t vl = eq ? w->len - (size_t)(eq + 1 - w->text) : 0;
+
+	if (j->nassigns < JUDGE_MAX_ASSIGNS)
+		j->assigns[j->nassigns++] = w;
+	if (w->name_len > 0 && dangerous_env(w->text, w->name_len)) {
 		judge_reason(j, s, "env-changes-program",
 		             judge_fmt(j, "sets %.*s, which changes what programs run",
 		                       (int)w->name_len, w->text),
 		             j->p->unknown_program, t);
+		if (eq != NULL)
+			judge_scan_words(j, s, eq + 1, vl, t);
+	}
+}
+
+/* A program name or code computed at run time may be any value assigned so
+ * far (c=reboot; $c): the words of those values raise. */
+static void scan_assignments(struct judge *j, struct judge_seg *s, enum target_type t)
+{
+	for (size_t i = 0; i < j->nassigns; i++) {
+		const struct sh_word *w = j->assigns[i];
+		const char *eq = memchr(w->text, '=', w->len);
+
+		if (eq != NULL)
+			judge_scan_words(j, s, eq + 1, w->len - (size_t)(eq + 1 - w->text), t);
+	}
+}
+
+/* The normalised absolute path a literal word names, or NULL. */
+static const char *word_path(struct judge *j, const struct sh_word *w)
+{
+	if (!lit(w) || w->len == 0 || (w->flags & (SHW_GLOB | SHW_BRACE)))
+		return NULL;
+	if (w->flags & SHW_TILDE)
+		return w->len == 1 || w->text[1] == '/'
+		           ? judge_joinpath(j, j->p->home, w->text + 1, w->len - 1)
+		           : NULL;
+	if (w->text[0] == '/')
+		return judge_normpath(j, w->text, w->len);
+	if (j->cwd_unknown || j->ncwd == 0)
+		return NULL;
+	return judge_joinpath(j, j->cwd[j->ncwd - 1], w->text, w->len);
+}
+
+static const struct judge_file *written_file(struct judge *j, const struct sh_word *w)
+{
+	const char *path = word_path(j, w);
+
+	for (size_t i = j->nfiles; path != NULL && i > 0; i--)
+		if (strcmp(j->files[i - 1].path, path) == 0)
+			return &j->files[i - 1];
+	return NULL;
 }
 
 /* Words of a command that could not be followed (a computed program name,
@@ -241,9 +288,23 @@ static struct stdin_src stdout_of(struct judge *j, const struct sh_node *n)
 		r.kind = IN_TEXT;
 	} else if (weq(&w[i], "printf") && i + 1 < nw && lit(&w[i + 1]) &&
 	           memchr(w[i + 1].text, '%', w[i + 1].len) == NULL) {
-		r.kind = IN_TEXT;
-		r.text = w[i + 1].text;
-		r.len = w[i + 1].len;
+		char *d = arena_alloc(j->a, w[i + 1].len + 1);
+		size_t o = 0;
+
+		/* printf always decodes \n, \t and \\ in its format */
+		for (size_t k = 0; d != NULL && k < w[i + 1].len; k++) {
+			char c = w[i + 1].text[k];
+
+			if (c == '\\' && k + 1 < w[i + 1].len &&
+			    strchr("nt\\", w[i + 1].text[k + 1])) {
+				c = w[i + 1].text[++k];
+				c = c == 'n' ? '\n' : c == 't' ? '\t' : c;
+			}
+			d[o++] = c;
+		}
+		r.kind = d ? IN_TEXT : IN_UNKNOWN;
+		r.text = d;
+		r.len = o;
 	} else if (weq(&w[i], "cat") && i + 1 == nw) {
 		struct stdin_src none = {.kind = IN_UNKNOWN};
 
@@ -447,6 +508,8 @@ static bool judge_wrapper(struct judge *j, struct judge_seg *s, const struct wra
 		}
 		i++;
 	}
+	if (i > n)
+		i = n; /* a value option at the end had no value */
 	if (split != NULL) {
 		judge_text(j, s, split->text, split->len, t, in, "env -S");
 		return true;
@@ -510,12 +573,8 @@ static void judge_shell(struct judge *j, struct judge_seg *s, const struct sh_wo
 	while (i < n) {
 		const struct sh_word *a = &w[i];
 
-		if (!lit(a)) {
-			judge_opaque(
-			    j, s, judge_fmt(j, "%s with options known only at run time", w->text),
-			    NULL, 0, t);
-			return;
-		}
+		if (!lit(a))
+			break; /* the code or script operand, computed */
 		if (weq(a, "--") || weq(a, "-")) {
 			from_stdin = weq(a, "-");
 			i++;
@@ -551,11 +610,27 @@ static void judge_shell(struct judge *j, struct judge_seg *s, const struct sh_wo
 			judge_opaque(j, s, judge_fmt(j, "%s -c without code", w->text), NULL, 0, t);
 			return;
 		}
-		if (!lit(&w[i]))
+		if (!lit(&w[i])) {
 			judge_opaque(
 			    j, s, judge_fmt(j, "%s -c with code known only at run time", w->text),
 			    NULL, 0, t);
+			scan_assignments(j, s, t);
+		}
 		judge_text(j, s, w[i].text, w[i].len, t, in, judge_fmt(j, "%s -c", w->text));
+		return;
+	}
+	if (i < n && !from_stdin && written_file(j, &w[i]) != NULL) {
+		const struct judge_file *f = written_file(j, &w[i]);
+
+		struct stdin_src as_in = {IN_TEXT, f->text, f->len, f->partial};
+
+		judge_stdin_script(j, s, &as_in, t, "a script written by this command");
+		return;
+	}
+	if (i < n && !from_stdin && !lit(&w[i])) {
+		judge_opaque(j, s, judge_fmt(j, "%s runs a script named at run time", w->text),
+		             NULL, 0, t);
+		scan_assignments(j, s, t);
 		return;
 	}
 	if (i < n && !from_stdin && !weq(&w[i], "/dev/stdin")) {
@@ -655,7 +730,7 @@ static size_t skip_options(const struct sh_word *w, size_t n, size_t i, const ch
 			i++;
 		i++;
 	}
-	return i;
+	return i > n ? n : i;
 }
 
 /* ssh [options] host [command ...]: the command runs on another machine. */
@@ -687,7 +762,8 @@ static void judge_ssh(struct judge *j, struct judge_seg *s, const struct sh_word
 /* pct exec CTID -- cmd, qm guest exec VMID -- cmd, lxc-attach -n CT -- cmd:
  * the inner command runs in the guest and is judged by the guest's rules. */
 static bool judge_guest_exec(struct judge *j, struct judge_seg *s, const char *name,
-                             const struct sh_word *w, size_t n, const struct stdin_src *in)
+                             const struct sh_word *w, size_t n, enum target_type t,
+                             const struct stdin_src *in)
 {
 	size_t i;
 	enum target_type inner;
@@ -701,6 +777,21 @@ static bool judge_guest_exec(struct judge *j, struct judge_seg *s, const char *n
 	} else if (strcmp(name, "lxc-attach") == 0) {
 		inner = TARGET_LXC;
 		i = 1;
+	} else if (strcmp(name, "ip") == 0 && n >= 4 && weq(&w[1], "netns") && weq(&w[2], "exec")) {
+		judge_argv(j, s, w + 4, n - 4, t, in, false);
+		return true;
+	} else if ((strcmp(name, "docker") == 0 || strcmp(name, "podman") == 0 ||
+	            strcmp(name, "nerdctl") == 0) &&
+	           n >= 3 && weq(&w[1], "exec")) {
+		i = skip_options(w, n, 2, "euw");
+		if (i + 1 >= n)
+			return false;
+		judge_argv(j, s, w + i + 1, n - i - 1, t, in, false);
+		return true;
+	} else if ((strcmp(name, "kubectl") == 0 || strcmp(name, "lxc") == 0) && n >= 3 &&
+	           weq(&w[1], "exec")) {
+		inner = t;
+		i = 2;
 	} else {
 		return false;
 	}
@@ -1131,7 +1222,15 @@ static void judge_argv(struct judge *j, struct judge_seg *s, const struct sh_wor
 	struct judge_argv av = {w + 1, n - 1, extra};
 
 	if (name == NULL) {
+		const struct judge_file *f = lit(w) ? written_file(j, w) : NULL;
+
 		scan_rest(j, s, w + 1, n - 1, t);
+		if (!lit(w))
+			scan_assignments(j, s, t);
+		if (f != NULL)
+			judge_stdin_script(
+			    j, s, &(struct stdin_src){IN_TEXT, f->text, f->len, f->partial}, t,
+			    "a script written by this command");
 		return;
 	}
 	for (size_t i = 0; i < j->ninfunc; i++) {
@@ -1170,8 +1269,10 @@ static void judge_argv(struct judge *j, struct judge_seg *s, const struct sh_wor
 		bool partial;
 		const char *code = join_words(j, w + 1, n - 1, &len, &partial);
 
-		if (partial || extra)
+		if (partial || extra) {
 			judge_opaque(j, s, "eval of text known only at run time", NULL, 0, t);
+			scan_assignments(j, s, t);
+		}
 		judge_text(j, s, code, len, t, in, "eval");
 		return;
 	}
@@ -1195,6 +1296,13 @@ static void judge_argv(struct judge *j, struct judge_seg *s, const struct sh_wor
 	if (strcmp(name, "source") == 0 || strcmp(name, ".") == 0) {
 		if (n >= 2 && (weq(&w[1], "/dev/stdin") || weq(&w[1], "-")))
 			judge_stdin_script(j, s, in, t, name);
+		else if (n >= 2 && written_file(j, &w[1]) != NULL)
+			judge_stdin_script(j, s,
+			                   &(struct stdin_src){IN_TEXT,
+			                                       written_file(j, &w[1])->text,
+			                                       written_file(j, &w[1])->len,
+			                                       written_file(j, &w[1])->partial},
+			                   t, "a script written by this command");
 		else
 			judge_opaque(
 			    j, s, judge_fmt(j, "%s runs a script file that cannot be read", name),
@@ -1228,7 +1336,7 @@ static void judge_argv(struct judge *j, struct judge_seg *s, const struct sh_wor
 		judge_ssh(j, s, w, n, t, in);
 		return;
 	}
-	if (judge_guest_exec(j, s, name, w, n, in))
+	if (judge_guest_exec(j, s, name, w, n, t, in))
 		return;
 	if (strcmp(name, "su") == 0 || strcmp(name, "runuser") == 0) {
 		judge_su(j, s, w, n, t, in);
@@ -1315,6 +1423,39 @@ static void judge_redirs(struct judge *j, struct judge_seg *s, const struct sh_n
 static void walk(struct judge *j, const struct sh_node *n, enum target_type t,
                  const struct stdin_src *in);
 
+/* echo TEXT > FILE, cat > FILE <<EOF: remember what FILE will hold. */
+static void record_written(struct judge *j, const struct sh_node *n)
+{
+	struct stdin_src out;
+
+	if (n->nredirs == 0)
+		return;
+	out = stdout_of(j, n);
+	for (size_t i = 0; i < n->nredirs; i++) {
+		const struct sh_redir *r = &n->redirs[i];
+		const char *path;
+
+		if (r->fd > 1 ||
+		    !(r->op == SHR_OUT || r->op == SHR_APPEND || r->op == SHR_CLOBBER ||
+		      r->op == SHR_ALL || r->op == SHR_ALL_APPEND))
+			continue;
+		path = word_path(j, &r->word);
+		if (path == NULL)
+			continue;
+		if (j->nfiles == JUDGE_MAX_FILES)
+			memmove(j->files, j->files + 1,
+			        (JUDGE_MAX_FILES - 1) * sizeof(j->files[0]));
+		else
+			j->nfiles++;
+		j->files[j->nfiles - 1] = (struct judge_file){
+		    .path = path,
+		    .text = out.kind == IN_TEXT ? out.text : "",
+		    .len = out.kind == IN_TEXT ? out.len : 0,
+		    .partial = out.kind != IN_TEXT || out.partial,
+		};
+	}
+}
+
 static void walk_simple(struct judge *j, const struct sh_node *n, enum target_type t,
                         const struct stdin_src *in)
 {
@@ -1323,6 +1464,7 @@ static void walk_simple(struct judge *j, const struct sh_node *n, enum target_ty
 	size_t i = 0;
 
 	judge_redirs(j, s, n, t);
+	record_written(j, n);
 	while (i < n->nwords && (n->words[i].flags & SHW_ASSIGN)) {
 		judge_assignment(j, s, &n->words[i], t);
 		i++;

@@ -343,6 +343,37 @@ static void judge_rule_writes(struct judge *j, struct judge_seg *s, const struct
 	}
 }
 
+/* -C DIR, --directory=DIR, -oFILE: values of options that name written files. */
+static void judge_write_options(struct judge *j, struct judge_seg *s, const struct policy_rule *r,
+                                const struct judge_argv *av, enum target_type t)
+{
+	for (size_t i = 0; i < av->n; i++) {
+		const struct sh_word *w = &av->w[i];
+
+		if (!lit(w) || w->len < 2 || w->text[0] != '-')
+			continue;
+		for (size_t k = 0; k < r->write_options.n; k++) {
+			const char *o = r->write_options.v[k];
+			size_t ol = strlen(o);
+			struct sh_word val;
+
+			if (w->len == ol && memcmp(w->text, o, ol) == 0) {
+				if (i + 1 < av->n)
+					judge_write(j, s, &av->w[i + 1], t);
+			} else if (w->len > ol && memcmp(w->text, o, ol) == 0 &&
+			           (o[1] != '-' || w->text[ol] == '=')) {
+				val = *w;
+				val.text += ol + (o[1] == '-');
+				val.len -= ol + (o[1] == '-');
+				val.flags &= ~(unsigned)SHW_TILDE;
+				if (val.len > 0 && val.text[0] == '~')
+					val.flags |= SHW_TILDE;
+				judge_write(j, s, &val, t);
+			}
+		}
+	}
+}
+
 void judge_command(struct judge *j, struct judge_seg *s, const char *name,
                    const struct judge_argv *av, enum target_type t)
 {
@@ -384,6 +415,8 @@ void judge_command(struct judge *j, struct judge_seg *s, const char *name,
 			got = r->cls;
 		if (r->writes != WRITES_NONE)
 			judge_rule_writes(j, s, pr, r, av, t);
+		if (r->write_options.n)
+			judge_write_options(j, s, r, av, t);
 		if (r->scan_args)
 			for (size_t i = 0; i < av->n; i++)
 				if (lit(&av->w[i]))
@@ -463,7 +496,7 @@ static void judge_abs_path(struct judge *j, struct judge_seg *s, const char *pat
 
 			if (pre[l - 1] == '*')
 				hit = pl >= l - 1 && memcmp(path, pre, l - 1) == 0;
-			else if (pre[l - 1] == '/')
+			else if (pre[l - 1] == '/' && l > 1)
 				hit = (pl >= l && memcmp(path, pre, l) == 0) ||
 				      (pl == l - 1 && memcmp(path, pre, pl) == 0);
 			else

@@ -12,8 +12,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define JUDGE_MAX_CWD   8
-#define JUDGE_MAX_FUNCS 64
+#define JUDGE_MAX_CWD     8
+#define JUDGE_MAX_FUNCS   64
+#define JUDGE_MAX_ASSIGNS 64
+#define JUDGE_MAX_FILES   8
+
+/* A file this command writes with literal text (echo ... > /tmp/x.sh), so a
+ * later `sh /tmp/x.sh` is judged by what it will contain. */
+struct judge_file {
+	const char *path;
+	const char *text;
+	size_t len;
+	bool partial;
+};
 
 struct judge {
 	const struct policy *p;
@@ -29,6 +40,10 @@ struct judge {
 	size_t nfuncs;
 	const char *infunc[JUDGE_MAX_FUNCS]; /* bodies being judged */
 	size_t ninfunc;
+	const struct sh_word *assigns[JUDGE_MAX_ASSIGNS]; /* NAME=value words seen so far */
+	size_t nassigns;
+	struct judge_file files[JUDGE_MAX_FILES];
+	size_t nfiles;
 };
 
 /* One command in reading order. */

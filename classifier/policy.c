@@ -174,6 +174,8 @@ static void parse_rule(struct pctx *c, const struct yt_node *m, enum policy_rule
 			get_strlist(c, v, "flags", &r->flags);
 		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "arg_prefix")) {
 			get_strlist(c, v, "arg_prefix", &r->arg_prefix);
+		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "write_options")) {
+			get_strlist(c, v, "write_options", &r->write_options);
 		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "arg_contains")) {
 			get_strlist(c, v, "arg_contains", &r->arg_contains);
 		} else if (kind == POLICY_RULE_COMMAND &&

@@ -31,6 +31,7 @@ struct policy_rule {
 	struct strlist flags;
 	struct strlist arg_prefix;
 	struct strlist arg_contains;
+	struct strlist write_options; /* options whose value is a file the program writes */
 	enum policy_writes writes;
 	bool no_operands;     /* COMMAND: holds only when there is no operand */
 	bool scan_args;       /* COMMAND: the arguments may run: scan them for code words */
