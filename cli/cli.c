@@ -1,0 +1,43 @@
+/* cli.c -- connecting and reporting errors for the subcommands. */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct store *cli_connect(const char *db)
+{
+	char err[1024];
+	struct store *s = store_open(db, "airlock", err, sizeof(err));
+
+	if (s == NULL)
+		fprintf(stderr,
+		        "airlock: %s\n(set --db CONNINFO, AIRLOCK_DB, or "
+		        "PGHOST/PGPORT/PGUSER/PGDATABASE)\n",
+		        err);
+	return s;
+}
+
+int cli_exit_for_sqlstate(const char *st)
+{
+	if (st == NULL || st[0] == '\0')
+		return CLI_ERROR;
+	if (strcmp(st, "AL001") == 0 || strcmp(st, "AL007") == 0)
+		return CLI_NOT_FOUND;
+	if (strcmp(st, "AL002") == 0)
+		return CLI_USAGE;
+	if (strncmp(st, "AL", 2) == 0 || strcmp(st, "42501") == 0)
+		return CLI_REFUSED;
+	return CLI_ERROR;
+}
+
+int cli_fail(const struct store *s, const char *what)
+{
+	const char *st = store_sqlstate(s);
+
+	if (strcmp(st, "42501") == 0)
+		fprintf(stderr, "airlock: %s: %s (your database role is not allowed to do this)\n",
+		        what, store_errmsg(s));
+	else
+		fprintf(stderr, "airlock: %s: %s\n", what, store_errmsg(s));
+	return cli_exit_for_sqlstate(st);
+}

@@ -1,0 +1,59 @@
+/* main.c -- `airlock`: the operator's and agent's command line. */
+#include "cli/classify.h"
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+    {"migrate", cli_migrate, "apply database migrations (migrations/NNNN_*.sql)"},
+    {"seed", cli_seed, "ingest DIR/policy.yaml, tools.yaml, inventory.yaml"},
+    {"classify", cli_classify, "classify a shell command (or --batch from stdin)"},
+    {"run", cli_run, "enqueue a command on a target (airlock.run)"},
+    {"pending", cli_pending, "list requests waiting for approval"},
+    {"show", cli_show, "show one execution"},
+    {"approve", cli_approve, "approve a pending request"},
+    {"reject", cli_reject, "reject a pending request (--reason required)"},
+    {"cancel", cli_cancel, "cancel a request that has not started running"},
+    {"history", cli_history, "every event of one execution"},
+    {"audit", cli_audit, "audit verify: check the event hash chain"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: airlock COMMAND [OPTIONS] [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f,
+	        "\n`airlock COMMAND --help` describes each command.\n"
+	        "Database: --db CONNINFO, else $AIRLOCK_DB, else the PG* environment variables.\n"
+	        "Add --json for machine-readable output where a command prints data.\n\n"
+	        "exit codes: 0 success; 1 error; 2 usage or invalid argument;\n"
+	        "            3 refused by airlock (pre-flight, permission denied, illegal state,\n"
+	        "              self-approval, broken audit chain); 4 not found.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "airlock: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

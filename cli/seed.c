@@ -1,0 +1,453 @@
+/* seed.c -- `airlock seed DIR`: ingest the policy, the tool catalog and the
+ * inventory in one transaction.  Every file is parsed and checked before the
+ * database is touched, so a malformed file changes nothing; errors name file,
+ * line and column. */
+#include "cli/cli.h"
+
+#include "classifier/classes.h"
+#include "classifier/policy.h"
+#include "lib/readfile.h"
+#include "lib/xalloc.h"
+#include "lib/yamltree.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define SEED_MAX_BYTES (4u << 20)
+
+struct seed_file {
+	char path[4096];
+	char *text;
+	size_t len;
+	struct yt_node *doc;
+};
+
+static int fail_at(const char *path, const struct yt_node *n, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "airlock seed: %s:%d:%d: ", path, n ? n->line : 1, n ? n->col : 1);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	return -1;
+}
+
+/* Loads and parses DIR/name; a missing file is an error (every seed is required). */
+static int load(const char *dir, const char *name, struct seed_file *f)
+{
+	char err[1024];
+
+	snprintf(f->path, sizeof(f->path), "%s/%s", dir, name);
+	f->text = readfile(f->path, SEED_MAX_BYTES, &f->len, err, sizeof(err));
+	if (f->text == NULL) {
+		fprintf(stderr, "airlock seed: %s\n", err);
+		return -1;
+	}
+	f->doc = yt_parse(f->text, f->len, f->path, err, sizeof(err));
+	if (f->doc == NULL) {
+		fprintf(stderr, "airlock seed: %s\n", err);
+		return -1;
+	}
+	if (f->doc->kind != YT_MAP)
+		return fail_at(f->path, f->doc, "the document must be a mapping, not a %s",
+		               yt_kind_name(f->doc->kind));
+	return 0;
+}
+
+static void unload(struct seed_file *f)
+{
+	yt_free(f->doc);
+	free(f->text);
+}
+
+static const struct yt_node *want(const char *path, const struct yt_node *map, const char *key,
+                                  enum yt_kind kind, bool required)
+{
+	const struct yt_node *v = yt_get(map, key);
+
+	if (v == NULL) {
+		if (required)
+			fail_at(path, map, "missing required key \"%s\"", key);
+		return NULL;
+	}
+	if (v->kind != kind) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "\"%%s\" must be a %s, not a %s", yt_kind_name(kind),
+		         yt_kind_name(v->kind));
+		fail_at(path, v, msg, key);
+		return NULL;
+	}
+	return v;
+}
+
+/* Checks a mapping has only the given keys. */
+static int only_keys(const char *path, const struct yt_node *map, const char *const *keys)
+{
+	for (size_t i = 0; i < map->n; i++) {
+		const struct yt_node *k = map->items[2 * i];
+		bool ok = false;
+		for (const char *const *p = keys; *p; p++)
+			if (strcmp(k->scalar, *p) == 0)
+				ok = true;
+		if (!ok)
+			return fail_at(path, k, "unknown key \"%s\"", k->scalar);
+	}
+	return 0;
+}
+
+/* A scalar as JSON: unquoted true/false/null and integers keep their type. */
+static cJSON *scalar_json(const struct yt_node *n)
+{
+	char *end;
+
+	if (!n->quoted) {
+		if (strcmp(n->scalar, "true") == 0)
+			return cJSON_CreateTrue();
+		if (strcmp(n->scalar, "false") == 0)
+			return cJSON_CreateFalse();
+		if (strcmp(n->scalar, "null") == 0 || strcmp(n->scalar, "~") == 0)
+			return cJSON_CreateNull();
+		errno = 0;
+		long long v = strtoll(n->scalar, &end, 10);
+		if (n->scalar[0] && *end == '\0' && errno == 0 && v > -(1LL << 53) &&
+		    v < (1LL << 53))
+			return cJSON_CreateNumber((double)v);
+	}
+	return cJSON_CreateString(n->scalar);
+}
+
+static cJSON *tree_json(const struct yt_node *n)
+{
+	cJSON *out;
+
+	switch (n->kind) {
+	case YT_SCALAR:
+		return scalar_json(n);
+	case YT_SEQ:
+		out = cJSON_CreateArray();
+		for (size_t i = 0; i < n->n; i++)
+			cJSON_AddItemToArray(out, tree_json(n->items[i]));
+		return out;
+	case YT_MAP:
+		out = cJSON_CreateObject();
+		for (size_t i = 0; i < n->n; i++)
+			cJSON_AddItemToObject(out, n->items[2 * i]->scalar,
+			                      tree_json(n->items[2 * i + 1]));
+		return out;
+	}
+	return cJSON_CreateNull();
+}
+
+/* tools.yaml: {tools: [{server, tool, verdict: read_only|mutating, vm_arg?}]} */
+static cJSON *check_tools(const struct seed_file *f)
+{
+	static const char *const top[] = {"tools", NULL};
+	static const char *const keys[] = {"server", "tool", "verdict", "vm_arg", NULL};
+	const struct yt_node *list;
+	cJSON *out;
+
+	if (only_keys(f->path, f->doc, top) < 0)
+		return NULL;
+	list = want(f->path, f->doc, "tools", YT_SEQ, true);
+	if (list == NULL)
+		return NULL;
+	out = cJSON_CreateArray();
+	for (size_t i = 0; i < list->n; i++) {
+		const struct yt_node *t = list->items[i], *v;
+		if (t->kind != YT_MAP) {
+			fail_at(f->path, t, "each tool must be a mapping%s", "");
+			goto bad;
+		}
+		if (only_keys(f->path, t, keys) < 0 ||
+		    !want(f->path, t, "server", YT_SCALAR, true) ||
+		    !want(f->path, t, "tool", YT_SCALAR, true) ||
+		    !(v = want(f->path, t, "verdict", YT_SCALAR, true)))
+			goto bad;
+		if (strcmp(v->scalar, "read_only") != 0 && strcmp(v->scalar, "mutating") != 0) {
+			fail_at(f->path, v, "verdict \"%s\" must be read_only or mutating",
+			        v->scalar);
+			goto bad;
+		}
+		if (yt_get(t, "vm_arg") && !want(f->path, t, "vm_arg", YT_SCALAR, false))
+			goto bad;
+		for (size_t j = 0; j < i; j++) {
+			const struct yt_node *o = list->items[j];
+			if (strcmp(yt_get(o, "server")->scalar, yt_get(t, "server")->scalar) == 0 &&
+			    strcmp(yt_get(o, "tool")->scalar, yt_get(t, "tool")->scalar) == 0) {
+				fail_at(f->path, t, "tool \"%s\" is listed twice for its server",
+				        yt_get(t, "tool")->scalar);
+				goto bad;
+			}
+		}
+		cJSON_AddItemToArray(out, tree_json(t));
+	}
+	return out;
+bad:
+	cJSON_Delete(out);
+	return NULL;
+}
+
+static int check_entity(const char *path, const struct yt_node *e)
+{
+	static const char *const keys[] = {"slug",
+	                                   "type",
+	                                   "node",
+	                                   "vmid",
+	                                   "address",
+	                                   "port",
+	                                   "ssh_user",
+	                                   "host_key_fingerprint",
+	                                   "zerto_vm_identifier",
+	                                   "attributes",
+	                                   NULL};
+	static const char *const scalars[] = {"slug",
+	                                      "type",
+	                                      "node",
+	                                      "vmid",
+	                                      "address",
+	                                      "port",
+	                                      "ssh_user",
+	                                      "host_key_fingerprint",
+	                                      "zerto_vm_identifier",
+	                                      NULL};
+	const struct yt_node *slug, *type;
+	enum target_type tt;
+
+	if (e->kind != YT_MAP)
+		return fail_at(path, e, "each entity must be a mapping%s", "");
+	if (only_keys(path, e, keys) < 0)
+		return -1;
+	for (const char *const *k = scalars; *k; k++)
+		if (yt_get(e, *k) && !want(path, e, *k, YT_SCALAR, false))
+			return -1;
+	if (yt_get(e, "attributes") && !want(path, e, "attributes", YT_MAP, false))
+		return -1;
+	slug = want(path, e, "slug", YT_SCALAR, true);
+	type = want(path, e, "type", YT_SCALAR, true);
+	if (slug == NULL || type == NULL)
+		return -1;
+	if (target_type_parse(type->scalar, &tt) < 0)
+		return fail_at(path, type, "type \"%s\" must be proxmox-host, vm or lxc",
+		               type->scalar);
+	size_t tl = strlen(type->scalar);
+	if (strncmp(slug->scalar, type->scalar, tl) != 0 || slug->scalar[tl] != ':' ||
+	    slug->scalar[tl + 1] == '\0')
+		return fail_at(path, slug, "slug \"%s\" must be TYPE:NAME with its type's prefix",
+		               slug->scalar);
+	if (tt == TARGET_PROXMOX_HOST) {
+		if (!want(path, e, "address", YT_SCALAR, true))
+			return -1;
+		if (yt_get(e, "node"))
+			return fail_at(path, yt_get(e, "node"), "a proxmox-host has no node%s", "");
+	} else if (!want(path, e, "node", YT_SCALAR, true) ||
+	           !want(path, e, "vmid", YT_SCALAR, true)) {
+		return -1;
+	}
+	const char *ints[] = {"vmid", "port"};
+	for (size_t i = 0; i < 2; i++) {
+		const struct yt_node *v = yt_get(e, ints[i]);
+		char *end;
+		if (v == NULL)
+			continue;
+		errno = 0;
+		long x = strtol(v->scalar, &end, 10);
+		if (errno || *end || v->scalar[0] == '\0' || x < 1 || x > 999999999)
+			return fail_at(path, v, "\"%s\" must be a positive integer", ints[i]);
+	}
+	return 0;
+}
+
+/* inventory.yaml: {entities: [...], relationships: [{source, target, type}]} */
+static cJSON *check_inventory(const struct seed_file *f)
+{
+	static const char *const top[] = {"entities", "relationships", NULL};
+	static const char *const rkeys[] = {"source", "target", "type", NULL};
+	const struct yt_node *ents, *rels;
+
+	if (only_keys(f->path, f->doc, top) < 0)
+		return NULL;
+	ents = want(f->path, f->doc, "entities", YT_SEQ, true);
+	if (ents == NULL)
+		return NULL;
+	for (size_t i = 0; i < ents->n; i++) {
+		if (check_entity(f->path, ents->items[i]) < 0)
+			return NULL;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(yt_get(ents->items[j], "slug")->scalar,
+			           yt_get(ents->items[i], "slug")->scalar) == 0) {
+				fail_at(f->path, ents->items[i], "entity \"%s\" is listed twice",
+				        yt_get(ents->items[i], "slug")->scalar);
+				return NULL;
+			}
+	}
+	rels = yt_get(f->doc, "relationships");
+	if (rels && !(rels = want(f->path, f->doc, "relationships", YT_SEQ, false)))
+		return NULL;
+	for (size_t i = 0; rels && i < rels->n; i++) {
+		const struct yt_node *r = rels->items[i];
+		if (r->kind != YT_MAP) {
+			fail_at(f->path, r, "each relationship must be a mapping%s", "");
+			return NULL;
+		}
+		if (only_keys(f->path, r, rkeys) < 0 ||
+		    !want(f->path, r, "source", YT_SCALAR, true) ||
+		    !want(f->path, r, "target", YT_SCALAR, true) ||
+		    !want(f->path, r, "type", YT_SCALAR, true))
+			return NULL;
+	}
+	return tree_json(f->doc);
+}
+
+/* The policy's rules as [{id, class, description}] for airlock.policy_rules. */
+static cJSON *check_policy(const struct seed_file *f)
+{
+	char err[1024];
+	struct policy *p = policy_parse(f->text, f->len, f->path, err, sizeof(err));
+	cJSON *rules;
+
+	if (p == NULL) {
+		fprintf(stderr, "airlock seed: %s\n", err);
+		return NULL;
+	}
+	rules = cJSON_CreateArray();
+	for (size_t i = 0; i < policy_rule_count(p); i++) {
+		cJSON *r = cJSON_CreateObject();
+		cJSON_AddStringToObject(r, "id", policy_rule_id(p, i));
+		cJSON_AddStringToObject(r, "class", risk_class_name(policy_rule_class(p, i)));
+		cJSON_AddStringToObject(r, "description", policy_rule_description(p, i));
+		cJSON_AddItemToArray(rules, r);
+	}
+	policy_free(p);
+	return rules;
+}
+
+static PGresult *exec_json(struct store *s, const char *sql, const char *a, const cJSON *j,
+                           const char *b)
+{
+	char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+	PGresult *res;
+
+	if (b)
+		res = store_exec(s, sql, 3, (const char *const[]){a, b, text});
+	else
+		res = store_exec(s, sql, 1, (const char *const[]){text});
+	free(text);
+	return res;
+}
+
+static int ingest(struct store *s, const struct seed_file *pol, const cJSON *rules,
+                  const cJSON *tools, const cJSON *inv)
+{
+	PGresult *res = NULL;
+	char policy_msg[128], tools_msg[64], inv_msg[64];
+
+	res = store_exec(s, "BEGIN", 0, NULL);
+	if (res == NULL)
+		return -1;
+	PQclear(res);
+	res = store_exec(s, "SELECT coalesce(max(version), 0) FROM airlock.policies", 0, NULL);
+	if (res == NULL)
+		goto fail;
+	long long before = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	res = exec_json(s, "SELECT airlock.seed_policy($1, $2, $3::jsonb)", pol->text, rules,
+	                pol->path);
+	if (res == NULL)
+		goto fail;
+	long long after = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	snprintf(policy_msg, sizeof(policy_msg), "policy: version %lld%s (%d rules)", after,
+	         after == before ? " unchanged" : " ingested", cJSON_GetArraySize(rules));
+	PQclear(res);
+	res = exec_json(s, "SELECT airlock.seed_tools($1::jsonb)", NULL, tools, NULL);
+	if (res == NULL)
+		goto fail;
+	snprintf(tools_msg, sizeof(tools_msg), "tools: %d entries, %s changed",
+	         cJSON_GetArraySize(tools), PQgetvalue(res, 0, 0));
+	PQclear(res);
+	res = exec_json(s, "SELECT airlock.seed_inventory($1::jsonb)", NULL, inv, NULL);
+	if (res == NULL)
+		goto fail;
+	snprintf(inv_msg, sizeof(inv_msg), "inventory: %d entities, %s rows changed",
+	         cJSON_GetArraySize(cJSON_GetObjectItem(inv, "entities")), PQgetvalue(res, 0, 0));
+	PQclear(res);
+	res = store_exec(s, "COMMIT", 0, NULL);
+	if (res == NULL)
+		return -1;
+	PQclear(res);
+	printf("%s\n%s\n%s\n", policy_msg, tools_msg, inv_msg);
+	return 0;
+fail:;
+	char why[1024];
+	snprintf(why, sizeof(why), "%s", store_errmsg(s));
+	PQclear(PQexec(store_conn(s), "ROLLBACK"));
+	store_set_error(s, "%s (nothing was ingested)", why);
+	return -1;
+}
+
+int cli_seed(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"db", required_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct seed_file pol = {0}, tools = {0}, inv = {0};
+	cJSON *rules = NULL, *tj = NULL, *ij = NULL;
+	const char *db = NULL;
+	struct store *s = NULL;
+	int c, rc = CLI_USAGE;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'd') {
+			db = optarg;
+		} else if (c == 'h') {
+			printf(
+			    "usage: airlock seed [--db CONNINFO] DIR\n"
+			    "Ingests DIR/policy.yaml (classifier rules), DIR/tools.yaml (tool "
+			    "catalog)\n"
+			    "and DIR/inventory.yaml (entities, relationships) in one transaction.\n"
+			    "Files are checked first; an error names file, line and column and\n"
+			    "nothing is ingested.  A second run changes nothing; a changed policy\n"
+			    "becomes a new version and running workers reload it.\n");
+			return CLI_OK;
+		} else {
+			return CLI_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "usage: airlock seed [--db CONNINFO] DIR\n");
+		return CLI_USAGE;
+	}
+	const char *dir = argv[optind];
+	if (load(dir, "policy.yaml", &pol) < 0 || load(dir, "tools.yaml", &tools) < 0 ||
+	    load(dir, "inventory.yaml", &inv) < 0)
+		goto out;
+	rules = check_policy(&pol);
+	tj = rules ? check_tools(&tools) : NULL;
+	ij = tj ? check_inventory(&inv) : NULL;
+	if (ij == NULL)
+		goto out;
+	rc = CLI_ERROR;
+	s = cli_connect(db);
+	if (s == NULL)
+		goto out;
+	if (ingest(s, &pol, rules, tj, ij) < 0) {
+		rc = cli_fail(s, "seed");
+		goto out;
+	}
+	rc = CLI_OK;
+out:
+	store_close(s);
+	cJSON_Delete(rules);
+	cJSON_Delete(tj);
+	cJSON_Delete(ij);
+	unload(&pol);
+	unload(&tools);
+	unload(&inv);
+	return rc;
+}

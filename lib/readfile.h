@@ -1,0 +1,11 @@
+/* readfile.h -- a whole file into memory, with a size cap. */
+#ifndef AIRLOCK_READFILE_H
+#define AIRLOCK_READFILE_H
+
+#include <stddef.h>
+
+/* Reads path (at most max bytes) into a NUL-terminated string the caller
+ * frees; *len gets its length.  NULL on failure with the reason in err. */
+char *readfile(const char *path, size_t max, size_t *len, char *err, size_t errlen);
+
+#endif

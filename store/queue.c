@@ -1,0 +1,228 @@
+/* queue.c -- the worker's calls into migrations/0002_worker.sql. */
+#include "store/queue.h"
+
+#include "lib/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dup_or_null(const PGresult *res, int col)
+{
+	return PQgetisnull(res, 0, col) ? NULL : xstrdup(PQgetvalue(res, 0, col));
+}
+
+static int int_or(const PGresult *res, int col, int dflt)
+{
+	return PQgetisnull(res, 0, col) ? dflt : atoi(PQgetvalue(res, 0, col));
+}
+
+int queue_claim(struct store *s, const char *worker, struct queue_item *it)
+{
+	PGresult *res;
+
+	memset(it, 0, sizeof(*it));
+	res = store_exec(
+	    s,
+	    "SELECT id, state, target, target_type, command, declared_risk, change_id, "
+	    " action, requested_by, class, policy_version, rewind_possible, attempts, vmid, "
+	    " node, address, port, ssh_user, host_key_fingerprint, zerto_vm_identifier "
+	    "FROM airlock.worker_claim($1)",
+	    1, (const char *const[]){worker});
+	if (res == NULL)
+		return -1;
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		return 0;
+	}
+	it->id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	snprintf(it->state, sizeof(it->state), "%s", PQgetvalue(res, 0, 1));
+	it->target = dup_or_null(res, 2);
+	it->target_type = dup_or_null(res, 3);
+	it->command = dup_or_null(res, 4);
+	it->declared_risk = dup_or_null(res, 5);
+	it->change_id = dup_or_null(res, 6);
+	it->action = dup_or_null(res, 7);
+	it->requested_by = dup_or_null(res, 8);
+	it->cls = dup_or_null(res, 9);
+	it->policy_version =
+	    PQgetisnull(res, 0, 10) ? 0 : strtoll(PQgetvalue(res, 0, 10), NULL, 10);
+	it->rewind_possible = PQgetisnull(res, 0, 11) ? -1 : PQgetvalue(res, 0, 11)[0] == 't';
+	it->attempts = int_or(res, 12, 0);
+	it->vmid = int_or(res, 13, 0);
+	it->node = dup_or_null(res, 14);
+	it->address = dup_or_null(res, 15);
+	it->port = int_or(res, 16, 22);
+	it->ssh_user = dup_or_null(res, 17);
+	it->host_key_fingerprint = dup_or_null(res, 18);
+	it->zerto_vm_identifier = dup_or_null(res, 19);
+	PQclear(res);
+	return 1;
+}
+
+void queue_item_clear(struct queue_item *it)
+{
+	char **strs[] = {&it->target,
+	                 &it->target_type,
+	                 &it->command,
+	                 &it->declared_risk,
+	                 &it->change_id,
+	                 &it->action,
+	                 &it->requested_by,
+	                 &it->cls,
+	                 &it->node,
+	                 &it->address,
+	                 &it->ssh_user,
+	                 &it->host_key_fingerprint,
+	                 &it->zerto_vm_identifier};
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		free(*strs[i]);
+		*strs[i] = NULL;
+	}
+}
+
+/* Runs sql with the given text params and copies the first value into out. */
+static int call(struct store *s, const char *sql, int n, const char *const *params, char *out,
+                size_t outlen)
+{
+	PGresult *res = store_exec(s, sql, n, params);
+
+	if (res == NULL)
+		return -1;
+	if (out && outlen) {
+		if (PQntuples(res) > 0 && PQnfields(res) > 0)
+			snprintf(out, outlen, "%s", PQgetvalue(res, 0, 0));
+		else
+			out[0] = '\0';
+	}
+	PQclear(res);
+	return 0;
+}
+
+int queue_release(struct store *s, int64_t id, const char *worker, int delay_ms, const char *reason)
+{
+	char ids[24], ms[16];
+
+	snprintf(ids, sizeof(ids), "%lld", (long long)id);
+	snprintf(ms, sizeof(ms), "%d", delay_ms);
+	return call(s, "SELECT airlock.worker_release($1, $2, $3, $4)", 4,
+	            (const char *const[]){ids, worker, ms, reason}, NULL, 0);
+}
+
+int queue_classified(struct store *s, int64_t id, const char *worker, const char *cls,
+                     const char *reasons_json, long long policy_version,
+                     const char *classifier_version, const char *rewind_status, int rewind_possible,
+                     char new_state[24])
+{
+	char ids[24], pv[24];
+
+	snprintf(ids, sizeof(ids), "%lld", (long long)id);
+	snprintf(pv, sizeof(pv), "%lld", policy_version);
+	return call(s, "SELECT airlock.worker_classified($1, $2, $3, $4::jsonb, $5, $6, $7, $8)", 8,
+	            (const char *const[]){ids, worker, cls, reasons_json, pv, classifier_version,
+	                                  rewind_status,
+	                                  rewind_possible < 0 ? NULL
+	                                  : rewind_possible   ? "t"
+	                                                      : "f"},
+	            new_state, 24);
+}
+
+int queue_revalidate(struct store *s, int64_t id, const char *worker, const char *cls,
+                     const char *reasons_json, long long policy_version,
+                     const char *classifier_version, char state[24])
+{
+	char ids[24], pv[24];
+
+	snprintf(ids, sizeof(ids), "%lld", (long long)id);
+	snprintf(pv, sizeof(pv), "%lld", policy_version);
+	return call(s, "SELECT airlock.worker_revalidate($1, $2, $3, $4::jsonb, $5, $6)", 6,
+	            (const char *const[]){ids, worker, cls, reasons_json, pv, classifier_version},
+	            state, 24);
+}
+
+int queue_refuse(struct store *s, int64_t id, const char *worker, const char *reason,
+                 const char *detail_json)
+{
+	char ids[24];
+
+	snprintf(ids, sizeof(ids), "%lld", (long long)id);
+	return call(s, "SELECT airlock.worker_refuse($1, $2, $3, coalesce($4::jsonb, '{}'))", 4,
+	            (const char *const[]){ids, worker, reason, detail_json}, NULL, 0);
+}
+
+int queue_note(struct store *s, int64_t id, const char *worker, const char *detail_json)
+{
+	char ids[24];
+
+	snprintf(ids, sizeof(ids), "%lld", (long long)id);
+	return call(s, "SELECT airlock.worker_note($1, $2, $3::jsonb)", 3,
+	            (const char *const[]){ids, worker, detail_json}, NULL, 0);
+}
+
+int queue_start(struct store *s, int64_t id, const char *worker, const char *rewind_points_json,
+                const char *guard_json)
+{
+	char ids[24];
+
+	snprintf(ids, sizeof(ids), "%lld", (long long)id);
+	return call(s, "SELECT airlock.worker_start($1, $2, $3::jsonb, $4::jsonb)", 4,
+	            (const char *const[]){ids, worker, rewind_points_json, guard_json}, NULL, 0);
+}
+
+int queue_finish(struct store *s, int64_t id, const char *worker, const struct queue_result *r,
+                 bool *recorded)
+{
+	char ids[24], code[16], sig[16], dur[24];
+	const char *params[11];
+	int lengths[11] = {0};
+	int formats[11] = {0};
+	PGresult *res;
+
+	snprintf(ids, sizeof(ids), "%lld", (long long)id);
+	snprintf(code, sizeof(code), "%d", r->exit_code);
+	snprintf(sig, sizeof(sig), "%d", r->signal);
+	snprintf(dur, sizeof(dur), "%lld", r->duration_ms);
+	params[0] = ids;
+	params[1] = worker;
+	params[2] = r->state;
+	params[3] = r->exit_code >= 0 ? code : NULL;
+	params[4] = r->signal > 0 ? sig : NULL;
+	params[5] = r->out ? r->out : "";
+	lengths[5] = (int)(r->out ? r->outlen : 0);
+	formats[5] = 1;
+	params[6] = r->err ? r->err : "";
+	lengths[6] = (int)(r->err ? r->errlen : 0);
+	formats[6] = 1;
+	params[7] = r->out_truncated ? "t" : "f";
+	params[8] = r->err_truncated ? "t" : "f";
+	params[9] = dur;
+	params[10] = r->error;
+	res = store_exec_bin(
+	    s, "SELECT airlock.worker_finish($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", 11,
+	    params, lengths, formats);
+	if (res == NULL)
+		return -1;
+	*recorded = PQgetvalue(res, 0, 0)[0] == 't';
+	PQclear(res);
+	return 0;
+}
+
+int queue_reap(struct store *s, int *n)
+{
+	char out[16];
+
+	if (call(s, "SELECT airlock.worker_reap()", 0, NULL, out, sizeof(out)) < 0)
+		return -1;
+	*n = atoi(out);
+	return 0;
+}
+
+int queue_expire(struct store *s, int *n)
+{
+	char out[16];
+
+	if (call(s, "SELECT airlock.expire_pending()", 0, NULL, out, sizeof(out)) < 0)
+		return -1;
+	*n = atoi(out);
+	return 0;
+}

@@ -1,0 +1,72 @@
+/* queue.h -- the worker's side of the queue: claim, classify, re-validate,
+ * start, finish, release, reap (migrations/0002_worker.sql).
+ *
+ * Every call is one short autocommit statement; no transaction is ever held
+ * across an SSH command.  A claimed row stays locked (session advisory lock)
+ * on the claiming connection until it is released, refused, held for
+ * approval or finished, so a dead worker is noticed at once. */
+#ifndef AIRLOCK_STORE_QUEUE_H
+#define AIRLOCK_STORE_QUEUE_H
+
+#include "store/store.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct queue_item {
+	int64_t id;
+	char state[24];
+	char *target, *target_type, *command, *declared_risk, *change_id, *action, *requested_by;
+	char *cls;                /* NULL until classified */
+	long long policy_version; /* 0 until classified */
+	int rewind_possible;      /* -1 unknown, 0, 1 */
+	int attempts;
+	int vmid;   /* 0 for a host */
+	char *node; /* the proxmox-host slug that runs it */
+	char *address, *ssh_user, *host_key_fingerprint, *zerto_vm_identifier;
+	int port;
+};
+
+struct queue_result {
+	const char *state; /* succeeded, failed, timed_out, outcome_unknown */
+	int exit_code;     /* -1: none */
+	int signal;        /* 0: none */
+	const char *out, *err;
+	size_t outlen, errlen;
+	bool out_truncated, err_truncated;
+	long long duration_ms;
+	const char *error; /* NULL or a sentence */
+};
+
+/* 1 with *it filled (free with queue_item_clear), 0 when there is no work,
+ * -1 on error (reason on s). */
+int queue_claim(struct store *s, const char *worker, struct queue_item *it);
+void queue_item_clear(struct queue_item *it);
+
+int queue_release(struct store *s, int64_t id, const char *worker, int delay_ms,
+                  const char *reason);
+/* new_state gets "queued" or "pending_approval". */
+int queue_classified(struct store *s, int64_t id, const char *worker, const char *cls,
+                     const char *reasons_json, long long policy_version,
+                     const char *classifier_version, const char *rewind_status, int rewind_possible,
+                     char new_state[24]);
+/* state gets the row's state: unchanged, or "pending_approval" (approval void). */
+int queue_revalidate(struct store *s, int64_t id, const char *worker, const char *cls,
+                     const char *reasons_json, long long policy_version,
+                     const char *classifier_version, char state[24]);
+int queue_refuse(struct store *s, int64_t id, const char *worker, const char *reason,
+                 const char *detail_json);
+int queue_note(struct store *s, int64_t id, const char *worker, const char *detail_json);
+int queue_start(struct store *s, int64_t id, const char *worker, const char *rewind_points_json,
+                const char *guard_json);
+/* *recorded is false when the row was no longer this worker's (the result
+ * is then kept as an event only). */
+int queue_finish(struct store *s, int64_t id, const char *worker, const struct queue_result *r,
+                 bool *recorded);
+/* Settles rows of dead workers; *n gets how many.  Use a connection that
+ * holds no execution locks. */
+int queue_reap(struct store *s, int *n);
+int queue_expire(struct store *s, int *n);
+
+#endif

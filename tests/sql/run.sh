@@ -1,0 +1,125 @@
+#!/bin/bash
+# Runs inside scripts/pgtmp: PG* point at an empty database "airlock".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+A=build/bin/airlock
+tmp=$(mktemp -d /tmp/airlock-sqltest.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+# ---- migrate
+check_out "migrate applies 0001 on an empty database" 'applied 0001_schema.sql' $A migrate
+check_out "a second migrate does nothing" 'up to date \(0 applied\)' $A migrate
+check_eq "the migration is recorded with its checksum" "1" \
+	"$(psql -Atc "SELECT count(*) FROM airlock.schema_migrations WHERE name = '0001_schema.sql' AND length(sha256) = 64")"
+cp -r migrations "$tmp/changed"
+echo "-- an edit after landing" >>"$tmp/changed/0001_schema.sql"
+check_rc "a changed applied migration is refused" 1 $A migrate --dir "$tmp/changed"
+check_out "the refusal names the file and says what to do" \
+	'0001_schema.sql was changed after it was applied.*new migration' $A migrate --dir "$tmp/changed"
+mkdir -p "$tmp/newer"
+cp migrations/*.sql "$tmp/newer/"
+printf 'CREATE TABLE airlock.extra (x int);\n' >"$tmp/newer/9000_extra.sql"
+check_out "a new migration is applied after the old ones" 'applied 9000_extra.sql' $A migrate --dir "$tmp/newer"
+check_out "a database newer than the files is refused" 'has migration 9000_extra.sql.*upgrade' $A migrate
+printf 'CREATE TABLE airlock.broken (x int);\nSELECT no_such_function();\n' >"$tmp/newer/9001_broken.sql"
+check_rc "a failing migration fails the run" 1 $A migrate --dir "$tmp/newer"
+check_eq "a failing migration is rolled back whole" "0|0" \
+	"$(psql -Atc "SELECT count(*) FROM airlock.schema_migrations WHERE name = '9001_broken.sql'")|$(psql -Atc "SELECT count(*) FROM pg_tables WHERE tablename = 'broken'")"
+rm "$tmp/newer/9001_broken.sql"
+
+# Concurrent runs on a fresh database: every run succeeds, 0001 applies once.
+createdb conc
+pids=()
+for i in 1 2 3 4 5 6; do
+	$A migrate --db "dbname=conc" >"$tmp/conc.$i" 2>&1 &
+	pids+=($!)
+done
+ok=1
+for p in "${pids[@]}"; do wait "$p" || ok=0; done
+check_eq "six concurrent migrates all succeed" 1 $ok
+check_eq "exactly one of them applied 0001" 1 "$(cat "$tmp"/conc.* | grep -c 'applied 0001_schema.sql')"
+
+# ---- seed
+check_out "seed ingests policy, tools and inventory" 'policy: version 1 ingested' $A seed seeds
+check_out "a second seed changes nothing" 'policy: version 1 unchanged.*' $A seed seeds
+out=$($A seed seeds 2>&1)
+check_out "a second seed changes no tool or entity" 'tools: [0-9]+ entries, 0 changed' echo "$out"
+check_out "a second seed changes no entity" 'inventory: [0-9]+ entities, 0 rows changed' echo "$out"
+check_eq "the policy's rules are listed" 1 \
+	"$(psql -Atc "SELECT (count(*) > 0)::int FROM airlock.policy_rules WHERE policy_version = 1")"
+check_eq "the incident's estate is there" "not_running" \
+	"$(psql -Atc "SELECT attributes->>'qemu_guest_agent' FROM airlock.entities WHERE slug = 'vm:zimaos'")"
+
+cp -r seeds "$tmp/seeds2"
+first_rule=$(psql -Atc "SELECT rule_id FROM airlock.policy_rules ORDER BY rule_id LIMIT 1")
+python3 - "$tmp/seeds2/policy.yaml" "$first_rule" <<'PY'
+import sys, re
+path, rule = sys.argv[1], sys.argv[2]
+lines = open(path).read().split('\n')
+# Drop the list item whose "id:" is the rule, up to the next item at the same indent.
+out, skip, indent = [], False, None
+for line in lines:
+    stripped = line.lstrip()
+    ind = len(line) - len(stripped)
+    if stripped.startswith('- ') and re.search(r'\bid:\s*["\']?' + re.escape(rule) + r'["\']?\s*(,|}|$)', stripped):
+        skip, indent = True, ind
+        continue
+    if skip and (stripped == '' or ind > indent):
+        continue
+    skip = False
+    out.append(line)
+open(path, 'w').write('\n'.join(out))
+PY
+check_out "a changed policy becomes version 2" 'policy: version 2 ingested' $A seed "$tmp/seeds2"
+check_eq "a removed rule disappears" 0 \
+	"$(psql -Atc "SELECT count(*) FROM airlock.policy_rules WHERE rule_id = '$first_rule'")"
+check_eq "the old version is kept for history" 2 "$(psql -Atc "SELECT count(*) FROM airlock.policies")"
+
+cp -r seeds "$tmp/bad"
+printf 'entities:\n  - slug: vm:x\n    type: vm\n    node: [unclosed\n' >"$tmp/bad/inventory.yaml"
+before=$(psql -Atc "SELECT count(*) FROM airlock.entities")
+check_rc "malformed YAML is refused" 2 $A seed "$tmp/bad"
+check_out "the error names file, line and column" "$tmp/bad/inventory.yaml:[0-9]+:[0-9]+: " $A seed "$tmp/bad"
+check_eq "nothing was ingested" "$before" "$(psql -Atc "SELECT count(*) FROM airlock.entities")"
+printf 'entities:\n  - slug: vm:x\n    type: vm\n    vmid: 900\n' >"$tmp/bad/inventory.yaml"
+check_out "a guest without its node is refused with its position" 'inventory.yaml:2:5: missing required key "node"' $A seed "$tmp/bad"
+cp seeds/inventory.yaml "$tmp/bad/inventory.yaml"
+printf 'tools:\n  - {server: a, tool: b, verdict: maybe}\n' >"$tmp/bad/tools.yaml"
+check_out "a bad tool verdict is refused with its position" 'tools.yaml:2:[0-9]+: verdict "maybe"' $A seed "$tmp/bad"
+cp seeds/tools.yaml "$tmp/bad/tools.yaml"
+printf 'this: is: not: yaml\n' >"$tmp/bad/policy.yaml"
+check_rc "a malformed policy is refused" 2 $A seed "$tmp/bad"
+check_eq "the policy in force did not change" 2 "$(psql -Atc "SELECT max(version) FROM airlock.policies")"
+
+# ---- the API and its rules, per role (pgTAP), on a clean database
+createdb api
+psql -q -d api -c "SELECT 1" >/dev/null
+$A migrate --db "dbname=api" >/dev/null
+out=$(psql -X -q -d api -f tests/sql/api.sql 2>&1)
+plan=$(printf '%s\n' "$out" | grep -E '^1\.\.[0-9]+$' | tail -1)
+nok=$(printf '%s\n' "$out" | grep -c '^not ok')
+okc=$(printf '%s\n' "$out" | grep -c '^ok ')
+if [ -n "$plan" ] && [ "$nok" -eq 0 ] && [ "1..$okc" = "$plan" ]; then
+	pass "pgTAP tests/sql/api.sql: $okc assertions"
+else
+	failt "pgTAP tests/sql/api.sql ($okc ok, $nok not ok, plan '$plan')" "$(printf '%s\n' "$out" | grep -v '^ok ' | head -40)"
+fi
+[ "$nok" -eq 0 ] && [ "$okc" -gt 0 ] && T_PASS=$((T_PASS + okc - 1))
+
+# ---- the claim stays an index scan on a large backlog, stale statistics or not
+psql -XAtq -d api -c "INSERT INTO airlock.executions (target, target_type, command, requested_by, state)
+	SELECT 'proxmox-host:hubris', 'proxmox-host', 'echo ' || g, 'bulk', 'received' FROM generate_series(1, 20000) g"
+claim_sql="SELECT e.id FROM airlock.executions e WHERE e.state IN ('received', 'queued', 'approved')
+	AND e.claimed_by IS NULL AND e.run_after <= now() ORDER BY e.run_after, e.id LIMIT 1 FOR UPDATE SKIP LOCKED"
+check_out "the claim uses executions_claim on 20k rows before ANALYZE" 'Index Scan using executions_claim' \
+	psql -XAtq -d api -c "EXPLAIN $claim_sql"
+psql -XAtq -d api -c "ANALYZE airlock.executions"
+check_out "and after ANALYZE" 'Index Scan using executions_claim' psql -XAtq -d api -c "EXPLAIN $claim_sql"
+check_out "the operators' pending list uses executions_pending" 'executions_pending' \
+	psql -XAtq -d api -c "EXPLAIN SELECT * FROM airlock.pending"
+check_eq "worker_claim takes the oldest row" \
+	"$(psql -XAtq -d api -c "$claim_sql")" \
+	"$(psql -XAtq -d api -c "SELECT id FROM airlock.worker_claim('w1')")"
+
+finish
