@@ -7,6 +7,7 @@
 #include "lib/xalloc.h"
 
 #include <curl/curl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,6 +291,55 @@ out:
 	cJSON_Delete(j);
 	free(id);
 	free(path);
+	return rc;
+}
+
+/* Does task t (an element of GET /v1/tasks) name vpg_id in RelatedEntities.Vpgs? */
+static bool task_names_vpg(const cJSON *t, const char *vpg_id)
+{
+	const cJSON *vpgs = cJSON_GetObjectItem(cJSON_GetObjectItem(t, "RelatedEntities"), "Vpgs");
+	const cJSON *v;
+
+	cJSON_ArrayForEach(v, vpgs)
+	{
+		const cJSON *id = cJSON_GetObjectItem(v, "identifier");
+
+		if (cJSON_IsString(id) && strcasecmp(id->valuestring, vpg_id) == 0)
+			return true;
+	}
+	return false;
+}
+
+int zerto_count_running_inserts(struct zerto_client *c, const char *vpg_id, int *count,
+                                struct zerto_err *e)
+{
+	const char *ep = "GET /v1/tasks";
+	cJSON *j = NULL;
+	const cJSON *t;
+	int rc = -1;
+
+	*count = 0;
+	if (zerto_client_get(c, "/v1/tasks?type=InsertTaggedCP&status=InProgress", &j, e) < 0)
+		goto out;
+	if (!cJSON_IsArray(j)) {
+		zerto_err_set(e, ZERTO_ERR_SHAPE, 200, "%s: answer is not an array", ep);
+		goto out;
+	}
+	cJSON_ArrayForEach(t, j)
+	{
+		const cJSON *st = cJSON_GetObjectItem(t, "Status");
+		int state;
+
+		if (!task_names_vpg(t, vpg_id))
+			continue;
+		if (need_int(st, "State", "GET /v1/tasks Status", &state, e) < 0)
+			goto out;
+		if (!zerto_task_terminal(state))
+			(*count)++;
+	}
+	rc = 0;
+out:
+	cJSON_Delete(j);
 	return rc;
 }
 

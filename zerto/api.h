@@ -62,6 +62,11 @@ void zerto_checkpoints_free(struct zerto_checkpoint *cps, size_t n);
 int zerto_insert_checkpoint(struct zerto_client *c, const char *vpg_id, const char *name,
                             char **task_id, struct zerto_err *e);
 
+/* GET /v1/tasks?type=InsertTaggedCP&status=InProgress: how many insert tasks
+ * not yet ended name vpg_id among their RelatedEntities.Vpgs. */
+int zerto_count_running_inserts(struct zerto_client *c, const char *vpg_id, int *count,
+                                struct zerto_err *e);
+
 /* GET /v1/tasks/{id}. */
 int zerto_get_task(struct zerto_client *c, const char *task_id, struct zerto_task *t,
                    struct zerto_err *e);

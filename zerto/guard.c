@@ -16,13 +16,15 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_VPGS               16    /* a VM is in at most three; more is a bad answer */
-#define CADENCE_SHORT_S        600   /* first look for checkpoints to measure cadence */
-#define CADENCE_LONG_S         7200  /* second look when the first had too few */
-#define CADENCE_MIN_STAMPS     4     /* three gaps make a median worth having */
-#define CADENCE_MAX_GAPS       20    /* the recent past, not the whole journal */
-#define TAG_SEARCH_MARGIN_MS   60000 /* list checkpoints from insert time minus this */
-#define REQUESTS_OUTSIDE_WAITS 16    /* localsite, vms, per VPG: 2 cadence + insert, time */
+#define MAX_VPGS             16    /* a VM is in at most three; more is a bad answer */
+#define CADENCE_SHORT_S      600   /* first look for checkpoints to measure cadence */
+#define CADENCE_LONG_S       7200  /* second look when the first had too few */
+#define CADENCE_MIN_STAMPS   4     /* three gaps make a median worth having */
+#define CADENCE_MAX_GAPS     20    /* the recent past, not the whole journal */
+#define TAG_SEARCH_MARGIN_MS 60000 /* list checkpoints from insert time minus this */
+#define REQUESTS_OUTSIDE_WAITS                                                                     \
+	20 /* localsite, vms, 2 x time, per VPG: 2 cadence, tasks, insert                          \
+	    */
 
 enum phase { PH_NEW, PH_TASK, PH_TAG, PH_DONE }; /* NEW: not inserted yet */
 
@@ -555,6 +557,47 @@ static int prepare(struct guard *g, const struct zerto_vm_row *rows, size_t n)
 	return 0;
 }
 
+/* Step 3, before inserting: an insert started elsewhere (a worker killed
+ * mid-guard, the Zerto UI, another tool) would make ours the failed second of
+ * two back-to-back inserts.  Wait, within the task budget, until none runs on
+ * any of our VPGs.  Best effort: if the ZVM cannot list tasks, say so and go
+ * on; the insert's own task still decides. */
+static void wait_other_inserts(struct guard *g, size_t n)
+{
+	double deadline = mono();
+
+	for (size_t i = 0; i < n; i++) /* one deadline for all: the largest budget */
+		if (mono() + g->w[i].pt->budget_s / g->scale > deadline)
+			deadline = mono() + g->w[i].pt->budget_s / g->scale;
+	for (size_t i = 0; i < n; i++) {
+		struct vpg_work *w = &g->w[i];
+		double start = mono();
+		int count = 0, seen = 0;
+		struct zerto_err e = {0};
+
+		for (;;) {
+			if (zerto_count_running_inserts(g->c, w->pt->vpg_id, &count, &e) < 0) {
+				log_msg(LOG_WARN,
+				        "%s%sevt=guard.tasks_unlisted vpg=%s error=\"%s\"", g->lid,
+				        g->lid[0] ? " " : "", w->pt->vpg_name, e.msg);
+				break;
+			}
+			if (count == 0 || mono() >= deadline)
+				break;
+			seen = count;
+			sleep_until(mono() + zerto_task_poll_s(w->pt->cadence_s) / g->scale);
+		}
+		if (seen == 0)
+			continue;
+		cJSON *d = cJSON_CreateObject();
+		cJSON_AddStringToObject(d, "vpg", w->pt->vpg_name);
+		cJSON_AddNumberToObject(d, "running", seen);
+		cJSON_AddNumberToObject(d, "still_running", count);
+		cJSON_AddNumberToObject(d, "ms", (mono() - start) * 1000.0);
+		emit(g, "guard.waited_for_other_insert", d);
+	}
+}
+
 /* Steps 3-5 once the VPGs are known and taggable. */
 static void tag_all(struct guard *g, size_t n)
 {
@@ -563,6 +606,7 @@ static void tag_all(struct guard *g, size_t n)
 
 	if (lock_all(g, n) < 0)
 		return;
+	wait_other_inserts(g, n);
 	/* The ZVM's clock, not ours: skew cannot hide the new checkpoint. */
 	if (zerto_server_time(g->c, &zvm_now, &e) < 0) {
 		refuse_err(g, "reading the ZVM's clock", &e);
@@ -719,11 +763,11 @@ cJSON *zerto_guard_result_json(const struct zerto_guard_result *r)
 
 long zerto_guard_budget_ms(const struct zerto_client *c, double cadence_s)
 {
-	/* The task wait and the tag wait each get the budget; one request may
-	 * overrun each deadline by its own timeout. */
-	double waits = 2.0 * zerto_budget_s(cadence_s) / zerto_client_time_scale(c);
+	/* Waiting out another tool's insert, our task, our tag: each gets the
+	 * budget, and one request may overrun each deadline by its timeout. */
+	double waits = 3.0 * zerto_budget_s(cadence_s) / zerto_client_time_scale(c);
 
-	return (long)(waits * 1000.0) + 2 * zerto_client_request_ms(c);
+	return (long)(waits * 1000.0) + 3 * zerto_client_request_ms(c);
 }
 
 long zerto_guard_worst_case_ms(const struct zerto_client *c)

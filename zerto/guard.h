@@ -107,11 +107,13 @@ void zerto_guard_result_clear(struct zerto_guard_result *r);
 cJSON *zerto_guard_result_json(const struct zerto_guard_result *r);
 
 /* The longest a guard can take on this client, in real milliseconds, for any
- * cadence: lock wait + task wait + tag wait (each at most the 300 s budget
- * ceiling, scaled) plus the HTTP requests outside those waits.  The daemon
- * sizes its guard-step deadline with it. */
+ * cadence: waiting for another guard's lock plus its own lock time (each
+ * zerto_guard_budget_ms at the 300 s ceiling) plus the requests outside the
+ * waits.  The daemon sizes its guard-step deadline with it. */
 long zerto_guard_worst_case_ms(const struct zerto_client *c);
-/* The same for one measured cadence (seconds; < 0 = unknown). */
+/* The longest one guard holds a VPG's lock, for one measured cadence (seconds;
+ * < 0 = unknown): another tool's insert, our task and our tag each get the
+ * cadence's budget, plus a request timeout each. */
 long zerto_guard_budget_ms(const struct zerto_client *c, double cadence_s);
 
 #endif

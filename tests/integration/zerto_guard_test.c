@@ -187,6 +187,10 @@ static void test_ok_one_vpg(void **state)
 	                    r.points[0].checkpoint_id);
 	assert_string_equal(cJSON_GetObjectItem(t0, "tag")->valuestring, r.tag);
 	cJSON_Delete(tags);
+	/* Budgets for the daemon: 3 x 45 ZVM s at 20x + 3 x (3 s + 15 s); worst
+	 * case 2 x (3 x 300 ZVM s at 20x + 3 x 18 s) + 20 x 18 s. */
+	assert_int_equal(zerto_guard_budget_ms(f->c, r.points[0].cadence_s), 6750 + 54000);
+	assert_int_equal(zerto_guard_worst_case_ms(f->c), 2 * (45000 + 54000) + 360000);
 	cJSON *j = zerto_guard_result_json(&r);
 	assert_string_equal(cJSON_GetObjectItem(j, "outcome")->valuestring, "ok");
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "rewind_points")), 1);
@@ -559,6 +563,28 @@ static void test_back_to_back_without_lock(void **state)
 	zerto_vm_rows_free(rows, n);
 }
 
+/* An insert somebody else started (a worker killed mid-guard, the Zerto UI)
+ * is still running: the guard waits for it instead of failing back to back. */
+static void test_waits_for_foreign_insert(void **state)
+{
+	struct fixture *f = *state;
+	struct zerto_err e = {0};
+	struct zerto_vm_row *rows = NULL;
+	struct zerto_guard_result r;
+	size_t n = 0;
+	char *tid = NULL;
+
+	sim_postf("/_sim/config", "{\"task_s\": 20}"); /* a slow insert: 1 s real */
+	assert_int_equal(zerto_list_vms(f->c, NULL, "zimaos", &rows, &n, &e), 0);
+	assert_int_equal(zerto_insert_checkpoint(f->c, rows[0].vpg_id, "foreign", &tid, &e), 0);
+	assert_int_equal(guard(f, NULL, "zimaos", &r), ZERTO_GUARD_OK);
+	assert_true(saw_event(&f->h, "guard.waited_for_other_insert"));
+	assert_int_equal(sim_count("POST", "/checkpoints", 200), 2);
+	zerto_guard_result_clear(&r);
+	free(tid);
+	zerto_vm_rows_free(rows, n);
+}
+
 static void test_protection_status(void **state)
 {
 	struct fixture *f = *state;
@@ -741,6 +767,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_secret_sources, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_lock_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_back_to_back_without_lock, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_waits_for_foreign_insert, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_protection_status, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_401_refresh_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_password_grant, setup, teardown),
