@@ -1,0 +1,185 @@
+#!/bin/bash
+# The classifier through `airlock classify`: the corpus in tests/data/classifier*.tsv
+# (expected<TAB>target_type<TAB>command; expected is a class or >=class), the
+# CLI's single-command and --json forms, batch error lines, and hostile input
+# (1 MiB command, 10,000 nested $( , invalid UTF-8, unterminated everything),
+# which must get at least config_mutation, quickly, without a crash.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+bin=build/bin/airlock
+policy=seeds/policy.yaml
+[ -x "$bin" ] || { echo "classifier: $bin not built"; exit 1; }
+tmp=$(mktemp -d /tmp/airlock-classifier.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+rank() {
+	case "$1" in
+	read_only) echo 0 ;; reversible_low) echo 1 ;; config_mutation) echo 2 ;;
+	destructive) echo 3 ;; *) echo -1 ;;
+	esac
+}
+
+# --- corpus -----------------------------------------------------------------------
+for corpus in tests/data/classifier*.tsv; do
+	grep -v -e '^#' -e '^$' "$corpus" >"$tmp/lines"
+	cut -f2- "$tmp/lines" >"$tmp/in"
+	if ! "$bin" classify --batch --policy "$policy" <"$tmp/in" >"$tmp/out"; then
+		echo "classifier: batch over $corpus failed"
+		fail=1
+		continue
+	fi
+	n_in=$(wc -l <"$tmp/in")
+	n_out=$(wc -l <"$tmp/out")
+	if [ "$n_in" != "$n_out" ]; then
+		echo "classifier: $corpus: $n_in lines in, $n_out out"
+		fail=1
+		continue
+	fi
+	bad=$(paste "$tmp/lines" "$tmp/out" | awk -F'\t' '
+		function rank(c) { return c == "read_only" ? 0 : c == "reversible_low" ? 1 : \
+			c == "config_mutation" ? 2 : c == "destructive" ? 3 : -1 }
+		{
+			want = $1; got = $4; atleast = 0
+			if (substr(want, 1, 2) == ">=") { atleast = 1; want = substr(want, 3) }
+			ok = atleast ? rank(got) >= rank(want) : got == want
+			if (rank(want) < 0) ok = 0
+			if (!ok) printf "  line %d: expected %s%s got %s on %s: %s\n    %s\n", NR, \
+				atleast ? ">=" : "", want, got, $2, $3, substr($5, 1, 300)
+		}')
+	total=$(wc -l <"$tmp/lines")
+	if [ -n "$bad" ]; then
+		echo "classifier: $corpus: mismatches:"
+		echo "$bad"
+		echo "classifier: $corpus: $(echo "$bad" | grep -c '^  line') of $total lines wrong"
+		fail=1
+	else
+		echo "classifier: $corpus: $total lines ok"
+	fi
+done
+
+# --- the CLI's single-command forms -------------------------------------------------
+expect_out() { # name, expected first line, command...
+	local name=$1 want=$2
+	shift 2
+	local got
+	got=$("$@" 2>&1 | head -1)
+	if [ "$got" != "$want" ]; then
+		echo "classifier: $name: expected '$want', got '$got'"
+		fail=1
+	fi
+}
+expect_out "single" config_mutation \
+	"$bin" classify --policy "$policy" --target-type proxmox-host -- 'uptime && sudo apt-get install -y nfs-kernel-server'
+expect_out "words joined" config_mutation \
+	"$bin" classify --policy "$policy" --target-type proxmox-host -- apt-get install -y x
+expect_out "declared raises" destructive \
+	"$bin" classify --policy "$policy" --target-type vm --declared-risk destructive -- ls
+expect_out "declared never lowers" config_mutation \
+	"$bin" classify --policy "$policy" --target-type proxmox-host --declared-risk read_only -- 'apt-get install -y nfs-kernel-server'
+json=$("$bin" classify --policy "$policy" --target-type proxmox-host --json -- 'ls; apt-get install x')
+if ! echo "$json" | grep -q '"class":"config_mutation"' ||
+	! echo "$json" | grep -q '"rule":"host-packages"' ||
+	! echo "$json" | grep -q '"classifier_version":"airlock-classifier/'; then
+	echo "classifier: --json output lacks class, rule or version: $json"
+	fail=1
+fi
+text=$("$bin" classify --policy "$policy" --batch <<<$'proxmox-host\tls && apt-get install -y x')
+case "$text" in
+"config_mutation	segment 1: ls (rule observe-text) on proxmox-host => read_only; segment 2: apt-get install (rule host-packages) on proxmox-host => config_mutation") ;;
+*) echo "classifier: batch reason text: $text"; fail=1 ;;
+esac
+
+# --- usage and errors ----------------------------------------------------------------
+expect_rc() { # name, rc, command...
+	local name=$1 want=$2
+	shift 2
+	"$@" >/dev/null 2>&1 </dev/null
+	local rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "classifier: $name: exit $rc, expected $want"
+		fail=1
+	fi
+}
+expect_rc "no target" 2 "$bin" classify --policy "$policy" -- ls
+expect_rc "bad target" 2 "$bin" classify --policy "$policy" --target-type host -- ls
+expect_rc "bad declared" 2 "$bin" classify --policy "$policy" --target-type vm --declared-risk high -- ls
+expect_rc "unknown option" 2 "$bin" classify --policy "$policy" --frobnicate
+expect_rc "help" 0 "$bin" classify --help
+expect_rc "missing policy" 1 "$bin" classify --policy "$tmp/none.yaml" --target-type vm -- ls
+printf 'defaults: {}\nrules:\n  - id: x\n    programs: [ls]\n    class: safe\n' >"$tmp/bad.yaml"
+err=$("$bin" classify --policy "$tmp/bad.yaml" --target-type vm -- ls 2>&1)
+case "$err" in
+*"bad.yaml:5:12:"*) ;;
+*) echo "classifier: a malformed policy must be refused with file:line:col: $err"; fail=1 ;;
+esac
+
+# A malformed batch line gets an error line, and the batch goes on.
+printf 'proxmox-host\tls\nnonsense\nbogus\tls\nvm\tls \\q\nlxc\tcat /etc/hosts\n' >"$tmp/mixed"
+"$bin" classify --policy "$policy" --batch <"$tmp/mixed" | cut -f1 >"$tmp/mixed.out"
+if [ "$(tr '\n' ' ' <"$tmp/mixed.out")" != "read_only error error error read_only " ]; then
+	echo "classifier: malformed batch lines: $(tr '\n' ' ' <"$tmp/mixed.out")"
+	fail=1
+fi
+
+# --- hostile input ----------------------------------------------------------------------
+python3 - "$tmp/hostile" <<'PY'
+import sys
+lines = [
+    "echo " + "x" * (1 << 20),                 # 1 MiB of one word
+    "ls " * 350000,                            # 1 MiB of words
+    "$(" * 10000,                              # 10,000 unterminated $(
+    "$(echo " * 10000 + ")" * 10000,           # 10,000 nested $(
+    "`" * 10001,
+    "( " * 10000 + "reboot",
+    "{ " * 10000,
+    "bash -c \"" * 3000,
+    "eval " * 5000 + "reboot",
+    "sudo " * 5000 + "reboot",
+    "a|" * 200000 + "reboot",
+    "'unterminated",
+    "\"unterminated",
+    "${unterminated",
+    "cat <<EOF\\nno end",
+    "echo $((1+",
+    "apt-get install x \\",
+    "for x in; do",
+    "case x in",
+    "if true; then apt-get install x",
+    ")",
+    "x() {",
+    "$'\\xff\\xfe' install x",
+]
+with open(sys.argv[1], "w", encoding="latin-1") as f:
+    for l in lines:
+        l = l.replace("\\n", "\n").replace("\\", "\\\\").replace("\n", "\\n")
+        f.write("proxmox-host\t" + l + "\n")
+    # invalid UTF-8 bytes and control characters, raw
+    f.write("proxmox-host\t\xff\xfe\x80 apt-get install \x01\x7f\n")
+PY
+start=$(date +%s%N)
+if ! "$bin" classify --policy "$policy" --batch <"$tmp/hostile" >"$tmp/hostile.out"; then
+	echo "classifier: hostile batch crashed or failed"
+	fail=1
+fi
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+n=0
+while IFS=$'\t' read -r cls _; do
+	n=$((n + 1))
+	if [ "$(rank "$cls")" -lt 2 ] && [ "$n" -ne 1 ] && [ "$n" -ne 2 ]; then
+		echo "classifier: hostile line $n got $cls (must be >= config_mutation)"
+		fail=1
+	fi
+done <"$tmp/hostile.out"
+want=$(wc -l <"$tmp/hostile")
+if [ "$n" != "$want" ]; then
+	echo "classifier: hostile: $want lines in, $n out"
+	fail=1
+fi
+echo "classifier: $n hostile inputs judged in ${ms} ms"
+# The two 1 MiB lines of plain words are harmless and may be read_only; the
+# pipe of 200,000 stages ends in reboot.
+if [ "$(sed -n 11p "$tmp/hostile.out" | cut -f1)" != destructive ]; then
+	echo "classifier: 200,000-stage pipeline ending in reboot must be destructive"
+	fail=1
+fi
+exit $fail
