@@ -182,4 +182,15 @@ if [ "$(sed -n 11p "$tmp/hostile.out" | cut -f1)" != destructive ]; then
 	echo "classifier: 200,000-stage pipeline ending in reboot must be destructive"
 	fail=1
 fi
+
+# --- the policy from the database (what `airlock seed` ingested) --------------------------
+dbout=$(scripts/pgtmp --quiet -- bash -c '
+	build/bin/airlock migrate >/dev/null &&
+	build/bin/airlock seed seeds/ >/dev/null &&
+	build/bin/airlock classify --target-type proxmox-host -- "apt-get install -y x" &&
+	printf "vm\tls\n" | build/bin/airlock classify --batch' 2>&1)
+case "$dbout" in
+*"config_mutation"*"policy database policy version 1"*"read_only	segment 1: ls"*) ;;
+*) echo "classifier: classify with the database policy: $dbout"; fail=1 ;;
+esac
 exit $fail
