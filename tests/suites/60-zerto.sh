@@ -34,7 +34,18 @@ grep -E '^(Ran|OK)' "$log"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 rc=0
-tests/zvmsim/zvmsimctl run --scale 20 -- build/integration/zerto_guard_test >"$log" 2>&1 || rc=$?
+# Afterwards, inside the simulator's lifetime (its secret files go with it):
+# neither the client secret nor the password may appear in anything logged.
+tests/zvmsim/zvmsimctl run --scale 20 -- sh -c '
+	build/integration/zerto_guard_test >"$1" 2>&1
+	rc=$?
+	for f in "$ZVMSIM_SECRET_FILE" "$ZVMSIM_PASSWORD_FILE"; do
+		if grep -qF -- "$(cat "$f")" "$1"; then
+			echo "60-zerto: a secret from $f appears in the log" >>"$1"
+			exit 3
+		fi
+	done
+	exit $rc' sh "$log" || rc=$?
 # The guard's key=value lines are for an operator; show the test verdicts,
 # and everything when something failed.
 show $rc
