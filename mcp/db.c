@@ -118,8 +118,14 @@ int mcp_db_connect(struct mcp_db *db)
 	                      NULL};
 	char q[512];
 
-	if (db->conn != NULL && PQstatus(db->conn) == CONNECTION_OK && db->login[0] != '\0')
+	/* A connection the server closed while we were idle (restart, terminated
+	 * backend) shows up here, before anything is sent on it, so reconnecting
+	 * cannot run a statement twice. */
+	if (db->conn != NULL && PQstatus(db->conn) == CONNECTION_OK && db->login[0] != '\0' &&
+	    PQconsumeInput(db->conn) == 1 && PQstatus(db->conn) == CONNECTION_OK)
 		return 0;
+	if (db->conn != NULL)
+		log_msg(LOG_INFO, "evt=mcp.db_reconnect");
 	PQfinish(db->conn);
 	db->login[0] = '\0';
 	db->conn = PQconnectdbParams(keys, vals, 1);
@@ -161,6 +167,17 @@ PGresult *mcp_db_query(struct mcp_db *db, const char *sql, int n, const char *co
 		set_result_error(db, res);
 	PQclear(res);
 	return NULL;
+}
+
+PGresult *mcp_db_read(struct mcp_db *db, const char *sql, int n, const char *const *params)
+{
+	PGresult *res = mcp_db_query(db, sql, n, params);
+
+	if (res == NULL && db->conn != NULL && PQstatus(db->conn) == CONNECTION_BAD) {
+		log_msg(LOG_INFO, "evt=mcp.db_retry_read");
+		res = mcp_db_query(db, sql, n, params);
+	}
+	return res;
 }
 
 const char *mcp_db_errmsg(const struct mcp_db *db)

@@ -27,6 +27,11 @@ int mcp_db_connect(struct mcp_db *db);
  * PQclear()s it) or NULL with the reason on the handle. */
 PGresult *mcp_db_query(struct mcp_db *db, const char *sql, int n, const char *const *params);
 
+/* The same for a statement without effects (a read): when the connection
+ * turns out to be dead, it is re-established and the statement sent once
+ * more.  Writes never are: a lost answer does not say whether they ran. */
+PGresult *mcp_db_read(struct mcp_db *db, const char *sql, int n, const char *const *params);
+
 /* Why the last call failed.  Borrowed until the next call on db.
  * errmsg: the server's primary message exactly as sent (or libpq's reason);
  * sqlstate: the five-character SQLSTATE, or "" when the server was not

@@ -17,12 +17,14 @@ static const char *str_field(const cJSON *obj, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-/* Runs a function returning one jsonb; the parsed object, or NULL with
+/* Runs a function returning one jsonb (a read when is_read: then it may be
+ * retried on a fresh connection); the parsed object, or NULL with
  * call->result set to the error. */
-static cJSON *call_one(struct mcp_db *db, const char *sql, int n, const char *const *params,
-                       const char *what, struct mcp_call *call)
+static cJSON *call_one(struct mcp_db *db, bool is_read, const char *sql, int n,
+                       const char *const *params, const char *what, struct mcp_call *call)
 {
-	PGresult *res = mcp_db_query(db, sql, n, params);
+	PGresult *res =
+	    is_read ? mcp_db_read(db, sql, n, params) : mcp_db_query(db, sql, n, params);
 	cJSON *obj = NULL;
 
 	if (res == NULL) {
@@ -46,7 +48,7 @@ static cJSON *call_one(struct mcp_db *db, const char *sql, int n, const char *co
 static cJSON *call_set(struct mcp_db *db, const char *sql, int n, const char *const *params,
                        const char *what, struct mcp_call *call)
 {
-	PGresult *res = mcp_db_query(db, sql, n, params);
+	PGresult *res = mcp_db_read(db, sql, n, params);
 	cJSON *list;
 
 	if (res == NULL) {
@@ -71,7 +73,8 @@ void mcp_entity_update_attributes(struct mcp_db *db, const cJSON *args, struct m
 	const cJSON *k;
 	cJSON *obj;
 
-	obj = call_one(db, "SELECT airlock.update_entity_attributes($1::text, $2::jsonb)::text", 2,
+	obj = call_one(db, false,
+	               "SELECT airlock.update_entity_attributes($1::text, $2::jsonb)::text", 2,
 	               params, "update_entity_attributes", call);
 	free(attrs);
 	if (obj == NULL)
@@ -96,8 +99,9 @@ void mcp_entity_create_relationship(struct mcp_db *db, const cJSON *args, struct
 	cJSON *obj;
 	char *text;
 
-	obj = call_one(db, "SELECT airlock.create_relationship($1::text, $2::text, $3::text)::text",
-	               3, params, "create_relationship", call);
+	obj = call_one(db, false,
+	               "SELECT airlock.create_relationship($1::text, $2::text, $3::text)::text", 3,
+	               params, "create_relationship", call);
 	if (obj == NULL)
 		return;
 	created = cJSON_GetObjectItemCaseSensitive(obj, "created");
@@ -147,9 +151,15 @@ void mcp_entity_get_relations(struct mcp_db *db, const cJSON *args, struct mcp_c
 
 void mcp_entity_health_summary(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
 {
-	static const char *const fields[] = {
-	    "slug",           "type",       "health", "status", "qemu_guest_agent",
-	    "checks_failing", "last_probe", NULL};
+	static const char *const fields[] = {"slug",
+	                                     "type",
+	                                     "health",
+	                                     "qemu_guest_agent",
+	                                     "container_status",
+	                                     "reachable",
+	                                     "checks_failing",
+	                                     "last_probe",
+	                                     NULL};
 	const char *params[1] = {mcp_arg_str(args, "slug")};
 	cJSON *rows = call_set(db, "SELECT j::text FROM airlock.get_health_summary($1::text) AS j",
 	                       1, params, "get_health_summary", call);
@@ -192,7 +202,7 @@ void mcp_entity_check_tool(struct mcp_db *db, const cJSON *args, struct mcp_call
 	cJSON *obj;
 	char *text;
 
-	obj = call_one(db, "SELECT airlock.check_tool($1::text, $2::text, $3::text)::text", 3,
+	obj = call_one(db, true, "SELECT airlock.check_tool($1::text, $2::text, $3::text)::text", 3,
 	               params, "check_tool", call);
 	if (obj == NULL)
 		return;

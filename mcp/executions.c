@@ -104,7 +104,7 @@ static cJSON *fetch(struct mcp_db *db, int64_t id, cJSON **err)
 	cJSON *row = NULL;
 
 	snprintf(idtext, sizeof(idtext), "%" PRId64, id);
-	res = mcp_db_query(db, "SELECT airlock.get_execution($1::bigint)::text", 1, params);
+	res = mcp_db_read(db, "SELECT airlock.get_execution($1::bigint)::text", 1, params);
 	if (res == NULL) {
 		*err = mcp_result_db_error(db, "get_execution");
 		return NULL;
@@ -398,10 +398,10 @@ void mcp_exec_list(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
 		snprintf(bid, sizeof(bid), "%" PRId64, before);
 		params[3] = bid;
 	}
-	res = mcp_db_query(db,
-	                   "SELECT j::text FROM airlock.list_executions($1::text, $2::text, "
-	                   "$3::int, $4::bigint) AS j",
-	                   4, params);
+	res = mcp_db_read(db,
+	                  "SELECT j::text FROM airlock.list_executions($1::text, $2::text, "
+	                  "$3::int, $4::bigint) AS j",
+	                  4, params);
 	if (res == NULL) {
 		call->result = mcp_result_db_error(db, "list_executions");
 		return;

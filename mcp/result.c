@@ -92,6 +92,8 @@ cJSON *mcp_result_db_error(const struct mcp_db *db, const char *what)
 	if (mcp_db_hint(db)[0] != '\0')
 		buf_printf(&guidance, "Hint: %s ", mcp_db_hint(db));
 	buf_puts(&guidance, advice_for(sqlstate));
+	if (strstr(buf_str(&guidance), "go around airlock") == NULL)
+		buf_puts(&guidance, " " MCP_NO_BYPASS);
 	r = mcp_result_error(mcp_db_errmsg(db), buf_str(&guidance));
 	buf_free(&guidance);
 	return r;

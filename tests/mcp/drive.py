@@ -17,7 +17,9 @@ JSON-RPC 2.0 message; stderr is kept in $DRIVE_STDERR (default: discarded).
 
 Patterns: an object matches if every key it names matches (other keys are
 free); an array matches an array of the same length element by element; a
-string starting with "~" is a regular expression searched for in the actual
+array whose first element is "..." matches an array in which each of the
+remaining patterns matches some element (in any order); a string starting
+with "~" is a regular expression searched for in the actual
 string; the string "*" matches any value that is present; "!absent" in an
 object means the key must not be there; anything else must be equal, with the
 same JSON type (1 is not 1.0 is not true).
@@ -60,6 +62,13 @@ def match(pat, got, path="$"):
             why = match(v, got[k], f"{path}.{k}")
             if why:
                 return why
+        return None
+    if isinstance(pat, list) and pat[:1] == ["..."]:
+        if not isinstance(got, list):
+            return f"{path}: wanted an array, got {got!r}"[:400]
+        for p in pat[1:]:
+            if all(match(p, g) for g in got):
+                return f"{path}: no element matches {p!r}"[:400]
         return None
     if isinstance(pat, list):
         if not isinstance(got, list) or len(got) != len(pat):

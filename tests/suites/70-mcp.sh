@@ -48,6 +48,28 @@ check_out "a login that is not an agent is refused" 'not a member of airlock_age
 	 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"list_checks\"}}" |
 	 build/bin/airlock-mcp --db "user=bystander" 2>/dev/null'
 
+# ---- SIGTERM: a clean exit, also in the middle of a wait (which is answered first)
+sigterm_test() {
+	local fifo=$tmp/sig.in out=$tmp/sig.out pid rc n
+	rm -f "$fifo" "$out" && mkfifo "$fifo"
+	build/bin/airlock-mcp --db "user=hermes" <"$fifo" >"$out" 2>"$tmp/sig.stderr" &
+	pid=$!
+	exec 3>"$fifo"
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}' \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run","arguments":{"target":"vm:web01","command":"true","action":"signal test","wait_seconds":300}}}' >&3
+	for n in $(seq 100); do
+		grep -q 'evt=mcp.wait ' "$tmp/sig.stderr" && break
+		sleep 0.1
+	done
+	kill -TERM "$pid"
+	wait "$pid"
+	rc=$?
+	exec 3>&-
+	[ "$rc" = 0 ] || { echo "exit status $rc"; return 1; }
+	tail -1 "$out" | grep -q '"ended":"stopped"' || { echo "no stopped answer: $(tail -c 300 "$out")"; return 1; }
+}
+check "SIGTERM during a wait: the wait is answered, then exit 0" sigterm_test
+
 # ---- hostile input: every statement hermes sends is logged from here on
 psql -qc "ALTER SYSTEM SET log_line_prefix = '%m [%p] user=%u '" -c "SELECT pg_reload_conf()" >/dev/null
 psql -qc "ALTER ROLE hermes SET log_statement = 'all'"
