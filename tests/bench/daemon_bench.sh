@@ -1,0 +1,64 @@
+#!/bin/bash
+# Runs inside scripts/pgtmp and `rigctl run`.  Prints the numbers; asserts nothing.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+. tests/daemon/lib.sh
+N=${BENCH_N:-2000}
+WAKE_N=${BENCH_WAKE_N:-100}
+
+setup_db >/dev/null || exit 1
+q "ALTER ROLE airlockd SET synchronous_commit = on" >/dev/null
+WORKERS=${BENCH_WORKERS:-8} PER_NODE=${BENCH_WORKERS:-8} LOG_LEVEL=warn write_config b1 >/dev/null
+start_daemon b1
+pid=$DPID
+wait_for 10 "SELECT count(*) > 0 FROM pg_stat_activity WHERE usename = 'airlockd'" || { echo "daemon did not start"; exit 1; }
+sleep 1
+rss() { awk '/^VmRSS/ {print $2}' /proc/$1/status; }
+hwm() { awk '/^VmHWM/ {print $2}' /proc/$1/status; }
+cpu() { awk '{print $14 + $15}' /proc/$1/stat; }
+pgcpu() { local t=0; for p in $(pgrep -u postgres); do t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat 2>/dev/null || echo 0))); done; echo $t; }
+hz=$(getconf CLK_TCK)
+echo "airlockd idle RSS: $(rss $pid) KiB"
+
+# Wake-up: one run() at a time on an idle queue; from the committing run() to
+# the command starting on the rig (the node's log stamps it on arrival).
+for i in $(seq 1 "$WAKE_N"); do
+	id=$(q "SELECT airlock.run('proxmox-host:hubris', 'echo wake-$i')")
+	wait_for 10 "SELECT state IN ('succeeded', 'failed') FROM airlock.executions WHERE id = $id" >/dev/null
+done
+q "SELECT command, extract(epoch FROM created_at) FROM airlock.executions WHERE command LIKE 'echo wake-%'" >"$WORK/created"
+python3 - "$WORK/created" "$AIRLOCK_RIG_LOG" <<'PY'
+import sys, datetime, statistics
+created = {}
+for line in open(sys.argv[1]):
+    cmd, t = line.rstrip("\n").split("|")
+    created[cmd] = float(t)
+lat = []
+for line in open(sys.argv[2]):
+    ts, where, cmd = line.rstrip("\n").split("\t", 2)
+    # The node's login shell receives [VAR=... ]/bin/sh -c '<command>'.
+    i = cmd.find("/bin/sh -c '")
+    if where == "node" and i >= 0 and cmd[i + 12:-1] in created:
+        cmd = cmd[i + 12:-1]
+        t = datetime.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+        lat.append((t - created[cmd]) * 1000)
+lat.sort()
+p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
+print("wake-up run() commit -> command on the rig: n=%d p50=%.2f ms p90=%.2f ms p99=%.2f ms max=%.2f ms"
+      % (len(lat), p(0.5), p(0.9), p(0.99), lat[-1]))
+PY
+
+# Throughput: N read-only host commands enqueued at once, drained by one daemon.
+c0=$(cpu $pid); p0=$(pgcpu); t0=$(date +%s.%N)
+q "SELECT airlock.run('proxmox-host:hubris', 'echo tput-' || g) FROM generate_series(1, $N) g" >/dev/null
+wait_for 600 "SELECT count(*) = $N FROM airlock.executions WHERE command LIKE 'echo tput-%' AND state IN ('succeeded', 'failed')" >/dev/null
+t1=$(date +%s.%N); c1=$(cpu $pid); p1=$(pgcpu)
+ok=$(q "SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo tput-%' AND state = 'succeeded'")
+python3 - <<PY
+n, secs = $N, $t1 - $t0
+print("throughput: %d read-only host executions (%d succeeded) in %.2f s = %.0f/s (workers=${BENCH_WORKERS:-8})" % (n, $ok, secs, n / secs))
+print("CPU per execution: airlockd %.3f ms, PostgreSQL %.3f ms" % (($c1 - $c0) * 1000.0 / $hz / n, ($p1 - $p0) * 1000.0 / $hz / n))
+PY
+echo "airlockd RSS after load: $(rss $pid) KiB (peak $(hwm $pid) KiB)"
+kill -TERM $pid; wait $pid

@@ -1,0 +1,94 @@
+# tests/daemon/lib.sh -- set-up for tests that run a real airlockd against the
+# rig and a throwaway database.  Source after tests/lib.sh, inside
+# scripts/pgtmp and `rigctl run` (PG* and AIRLOCK_RIG_* are set).
+A=build/bin/airlock
+D=build/bin/airlockd
+WORK=$(mktemp -d /tmp/airlock-dtest.XXXXXX)
+DAEMON_PIDS=()
+
+cleanup_daemons() {
+	for p in "${DAEMON_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$WORK"
+}
+trap cleanup_daemons EXIT
+
+q() { psql -XAtq -c "$1"; }
+
+# The incident's estate, pointed at the rig's node.
+setup_db() {
+	$A migrate >/dev/null || return 1
+	cp -r seeds "$WORK/seeds"
+	sed -i "s/^    port: 2222$/    port: $AIRLOCK_RIG_SSH_PORT/" "$WORK/seeds/inventory.yaml"
+	$A seed "$WORK/seeds" >/dev/null || return 1
+	q "CREATE ROLE airlockd LOGIN IN ROLE airlock_worker;
+	   CREATE ROLE hermes LOGIN IN ROLE airlock_agent;
+	   CREATE ROLE alice LOGIN IN ROLE airlock_operator;
+	   CREATE ROLE bob LOGIN IN ROLE airlock_operator;" >/dev/null
+}
+
+# write_config NAME [EXTRA YAML LINES]: a config for one daemon.
+write_config() {
+	local name=$1
+	shift
+	cat >"$WORK/$name.yaml" <<EOC
+worker_id: $name
+database: "host=$PGHOST port=$PGPORT dbname=$PGDATABASE user=airlockd"
+workers: ${WORKERS:-4}
+per_node: ${PER_NODE:-4}
+poll_interval_ms: 500
+reap_interval_ms: 200
+expire_interval_ms: 200
+log_level: ${LOG_LEVEL:-info}
+ssh:
+  private_key: $AIRLOCK_RIG_SSH_KEY
+  known_hosts: $AIRLOCK_RIG_KNOWN_HOSTS
+  connect_timeout_ms: 5000
+execution:
+  command_timeout_s: 60
+  qm_timeout_s: 5
+  output_cap_bytes: 65536
+$(printf '%s\n' "$@")
+EOC
+	echo "$WORK/$name.yaml"
+}
+
+# start_daemon NAME: starts airlockd with $WORK/NAME.yaml; its pid in $DPID.
+start_daemon() {
+	$D -c "$WORK/$1.yaml" --grace "${GRACE:-10}" >>"$WORK/$1.log" 2>&1 &
+	DPID=$!
+	DAEMON_PIDS+=("$DPID")
+}
+
+# wait_for SECONDS SQL: until the query returns 't' (a bound, not a timing test).
+wait_for() {
+	local limit=$(($1 * 10)) i=0
+	while [ $i -lt $limit ]; do
+		[ "$(q "$2" 2>/dev/null)" = "t" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+state_of() { q "SELECT state FROM airlock.executions WHERE id = $1"; }
+
+# as_agent CMD...: run the airlock CLI as the agent hermes.
+as_agent() { PGUSER=hermes "$@"; }
+as_alice() { PGUSER=alice "$@"; }
+as_bob() { PGUSER=bob "$@"; }
+
+# ran_count TEXT: how many commands the rig's node, VMs and CTs executed that
+# contain TEXT (the recording shims' own lines are not counted twice).
+ran_count() { grep -vF "$(printf '\tshim:')" "$AIRLOCK_RIG_LOG" 2>/dev/null | grep -cF -- "$1" || true; }
+
+# wait_hook SECONDS TEXT NAME: until a webhook body received at /NAME contains TEXT.
+wait_hook() {
+	local limit=$(($1 * 10)) i=0
+	while [ $i -lt $limit ]; do
+		cat "$WORK"/hooks/"$3".*.json 2>/dev/null | grep -qF -- "$2" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}

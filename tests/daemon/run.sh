@@ -1,0 +1,130 @@
+#!/bin/bash
+# The daemon end to end: a real airlockd, the rig, a throwaway database.
+# Runs inside scripts/pgtmp and `tests/rig/rigctl run`.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+. tests/daemon/lib.sh
+
+setup_db || { echo "set-up failed"; exit 1; }
+mkdir -p "$WORK/hooks"
+python3 tests/daemon/webhook_sink.py "$WORK/hook.port" "$WORK/hooks" &
+DAEMON_PIDS+=($!)
+for _ in $(seq 1 50); do [ -s "$WORK/hook.port" ] && break; sleep 0.1; done
+HP=$(cat "$WORK/hook.port")
+check "airlockd -n accepts a valid config" $D -n -c "$(write_config d1 "webhooks:" \
+	"  - url: http://127.0.0.1:$HP/ops" "  - url: http://127.0.0.1:$HP/hermes" "    operator: hermes")"
+printf 'workers: 0\n' >"$WORK/bad.yaml"
+check_out "airlockd -n names the bad line" "bad.yaml:1:10: workers must be an integer in 1..256" $D -n -c "$WORK/bad.yaml"
+check_rc "airlockd -n exits 1 on a bad config" 1 $D -n -c "$WORK/bad.yaml"
+start_daemon d1
+D1=$DPID
+
+# ---- a read-only command runs at once
+id=$(as_agent $A run --target proxmox-host:hubris -- 'hostname; echo ro-marker-1')
+check "a read-only host command finishes" wait_for 30 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
+check_eq "it was classified read_only" read_only "$(q "SELECT class FROM airlock.executions WHERE id = $id")"
+check_out "its output is recorded" 'ro-marker-1' as_agent $A show $id
+check_eq "it ran exactly once on the rig" 1 "$(ran_count 'ro-marker-1')"
+
+# ---- a host package install waits for a human
+id=$(as_agent $A run --target proxmox-host:hubris --change-id chg-412 --action "install NFS" -- apt-get install -y nfs-kernel-server)
+check "apt-get install on the host is held" wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
+check_out "the operator sees it with its reasons" "apt-get" as_alice $A pending
+check_out "the reasons name the rule and the class" 'config_mutation' as_alice $A show $id
+check_eq "nothing ran while it waits" 0 "$(ran_count 'nfs-kernel-server')"
+check "the operators' webhook is told" wait_hook 10 "\"execution_id\":$id," ops
+check_eq "the requester is never notified as a reviewer" 0 "$(ls "$WORK"/hooks/hermes.* 2>/dev/null | wc -l)"
+check_rc "the agent cannot approve it" 3 as_agent $A approve $id
+check_out "the requester is told what to do" 'Waiting for operator approval' as_agent $A show $id
+check_out "alice approves" "execution $id: approved" as_alice $A approve $id --reason "maintenance window"
+check "the approved install runs" wait_for 30 "SELECT state IN ('succeeded', 'failed') FROM airlock.executions WHERE id = $id"
+check_eq "it ran exactly once" 1 "$(ran_count 'nfs-kernel-server')"
+check_out "the row records that there was no rewind point" 'no rewind point' as_alice $A show $id
+
+# ---- dead transports are refused, with the pre-flight's words
+check_out "a VM with a dead agent is refused at the door" 'QEMU guest agent is not running' as_agent $A run --target vm:zimaos -- ls /
+
+# ---- rejection reaches the agent
+id=$(as_agent $A run --target proxmox-host:hubris -- 'systemctl restart pveproxy')
+wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
+as_alice $A reject $id --reason "not during business hours" >/dev/null
+check_out "a rejection's reason reaches the requester" 'not during business hours' as_agent $A show $id
+
+# ---- expiry is an outcome
+q "UPDATE airlock.gate_policy SET ttl = interval '1 second'" >/dev/null
+id=$(as_agent $A run --target proxmox-host:hubris -- 'systemctl restart corosync')
+check "an unanswered request expires" wait_for 30 "SELECT state = 'expired' FROM airlock.executions WHERE id = $id"
+q "UPDATE airlock.gate_policy SET ttl = interval '1 hour'" >/dev/null
+
+# ---- a policy change between approval and execution voids the approval
+kill -TERM $D1; wait $D1 2>/dev/null
+id=$(as_agent $A run --target proxmox-host:hubris -- 'systemctl restart pvestatd; echo policy-marker')
+# classify it with a daemon, then stop it before approving
+start_daemon d1; D1=$DPID
+wait_for 30 "SELECT state IN ('pending_approval', 'queued', 'succeeded') FROM airlock.executions WHERE id = $id"
+cls=$(q "SELECT class FROM airlock.executions WHERE id = $id")
+kill -TERM $D1; wait $D1 2>/dev/null
+if [ "$(state_of $id)" = pending_approval ]; then
+	as_alice $A approve $id >/dev/null
+	cp -r "$WORK/seeds" "$WORK/seeds-strict"
+	python3 - "$WORK/seeds-strict/policy.yaml" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+# Raise every redirect-target rule for /tmp to destructive: a stricter policy.
+s = s.replace("reversible_low", "destructive").replace("config_mutation", "destructive")
+open(p, "w").write(s)
+PY
+	$A seed "$WORK/seeds-strict" >/dev/null
+	start_daemon d1; D1=$DPID
+	check "a class that rose voids the approval" wait_for 30 "SELECT state = 'pending_approval' AND class = 'destructive' FROM airlock.executions WHERE id = $id"
+	check_out "the history says why" 'class rose from' as_alice $A history $id
+	check_eq "it did not run" 0 "$(ran_count 'policy-marker')"
+	$A seed "$WORK/seeds" >/dev/null
+	as_alice $A cancel $id >/dev/null
+else
+	failt "policy-change test: expected a pending row, got $(state_of $id) ($cls)"
+	start_daemon d1; D1=$DPID
+fi
+
+# ---- kill -9 while a command runs: outcome_unknown, never re-run
+id=$(as_agent $A run --target proxmox-host:hubris -- 'sleep 3; echo crash-marker-1')
+check "the command starts" wait_for 30 "SELECT state = 'running' FROM airlock.executions WHERE id = $id"
+kill -9 $D1; wait $D1 2>/dev/null
+start_daemon d1; D1=$DPID
+check "a command whose worker died is outcome_unknown" wait_for 30 "SELECT state = 'outcome_unknown' FROM airlock.executions WHERE id = $id"
+sleep 4
+check_eq "it ran exactly once, and was not re-run" 1 "$(ran_count 'crash-marker-1')"
+check_out "the history names the dead worker" 'dead_worker' as_alice $A history $id
+
+# ---- two daemons drain a backlog, each row exactly once
+kill -TERM $D1; wait $D1 2>/dev/null
+N=${DRAIN_N:-300}
+q "SELECT airlock.run('proxmox-host:hubris', 'echo drain-' || g) FROM generate_series(1, $N) g" >/dev/null
+WORKERS=4 write_config d2 >/dev/null
+start_daemon d1; D1=$DPID
+start_daemon d2; D2=$DPID
+check "two daemons drain $N rows" wait_for 240 "SELECT count(*) = 0 FROM airlock.executions WHERE command LIKE 'echo drain-%' AND state NOT IN ('succeeded', 'failed')"
+check_eq "every row succeeded" "$N" "$(q "SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo drain-%' AND state = 'succeeded'")"
+check_eq "no row ran twice" 0 "$(grep -oE 'echo drain-[0-9]+$' "$AIRLOCK_RIG_LOG" | sort | uniq -d | wc -l)"
+check_eq "each row has one running event" 0 "$(q "SELECT count(*) FROM (SELECT execution_id FROM airlock.execution_events WHERE to_state = 'running' AND from_state <> 'running' GROUP BY 1 HAVING count(*) > 1) x")"
+check_eq "both daemons took part" 2 "$(q "SELECT count(DISTINCT split_part(detail->>'worker', '/', 1)) FROM airlock.execution_events e JOIN airlock.executions x ON x.id = e.execution_id WHERE x.command LIKE 'echo drain-%' AND e.to_state = 'running'")"
+
+# ---- PostgreSQL restarted under load: nothing lost or stuck
+q "SELECT airlock.run('proxmox-host:hubris', 'echo restart-' || g) FROM generate_series(1, 100) g" >/dev/null
+sleep 0.5
+runuser -u postgres -- "$(pg_config --bindir)/pg_ctl" -D "$AIRLOCK_PGTMP/data" -m fast -w restart \
+	-o "-p $PGPORT -k $AIRLOCK_PGTMP -c listen_addresses=127.0.0.1 -c fsync=off" >/dev/null 2>&1
+check "after a restart every row reaches a final state" wait_for 120 "SELECT count(*) = 0 FROM airlock.executions WHERE command LIKE 'echo restart-%' AND state NOT IN ('succeeded', 'failed', 'outcome_unknown')"
+check_eq "no row ran twice across the restart" 0 "$(grep -oE 'echo restart-[0-9]+$' "$AIRLOCK_RIG_LOG" | sort | uniq -d | wc -l)"
+check "the daemons survived the restart" kill -0 $D1 $D2
+
+# ---- SIGTERM: clean exit
+kill -TERM $D1 $D2
+wait $D1; rc1=$?
+wait $D2; rc2=$?
+check_eq "SIGTERM ends both daemons cleanly" "0 0" "$rc1 $rc2"
+check_out "the audit chain is intact" 'audit: intact' as_alice $A audit verify
+
+finish

@@ -1,0 +1,141 @@
+/* worker_config_test.c -- airlockd's config: whole or not at all, with positions. */
+#include "worker/config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char dir[64];
+static char key[128], known[128], secret[128];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/airlock-cfgtest.XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(key, sizeof(key), "%s/id", dir);
+	snprintf(known, sizeof(known), "%s/known_hosts", dir);
+	snprintf(secret, sizeof(secret), "%s/zerto.secret", dir);
+	const char *files[] = {key, known, secret};
+	for (int i = 0; i < 3; i++) {
+		FILE *f = fopen(files[i], "w");
+		if (f == NULL)
+			return -1;
+		fputs("x\n", f);
+		fclose(f);
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Writes text (with %1$s = key, %2$s = known_hosts, %3$s = secret) and loads it. */
+static struct config *load(const char *text, char *err, size_t errlen)
+{
+	char path[160];
+	snprintf(path, sizeof(path), "%s/airlockd.yaml", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, text, key, known, secret);
+	fclose(f);
+	return config_load(path, err, errlen);
+}
+
+#define SSH "ssh:\n  private_key: %1$s\n  known_hosts: %2$s\n"
+
+static void test_defaults_and_values(void **state)
+{
+	char err[512];
+	(void)state;
+
+	struct config *c = load("worker_id: w1\nworkers: 3\nper_node: 2\n" SSH
+	                        "execution:\n  command_timeout_s: 42\n  output_cap_bytes: 4096\n"
+	                        "guard:\n  reversible_low_without_rewind: refuse\n"
+	                        "webhooks:\n  - url: https://ntfy.example/x\n    operator: alice\n",
+	                        err, sizeof(err));
+	assert_non_null(c);
+	assert_string_equal(c->worker_id, "w1");
+	assert_int_equal(c->workers, 3);
+	assert_int_equal(c->per_node, 2);
+	assert_int_equal(c->command_timeout_s, 42);
+	assert_int_equal(c->output_cap, 4096);
+	assert_false(c->reversible_low_without_rewind);
+	assert_int_equal(c->poll_interval_ms, 2000);
+	assert_null(c->zerto_url);
+	assert_int_equal(c->nwebhooks, 1);
+	assert_string_equal(c->webhooks[0].operator_name, "alice");
+	config_free(c);
+}
+
+static void test_errors_name_the_place(void **state)
+{
+	char err[512];
+	(void)state;
+
+	assert_null(load(SSH "workers: 0\n", err, sizeof(err)));
+	assert_non_null(strstr(err, "airlockd.yaml:4:10: workers must be an integer in 1..256"));
+	assert_null(load(SSH "wrokers: 2\n", err, sizeof(err)));
+	assert_non_null(strstr(err, ":4:1: unknown key \"wrokers\""));
+	assert_null(load(SSH "  colour: blue\n", err, sizeof(err)));
+	assert_non_null(strstr(err, "unknown key \"colour\" in ssh"));
+	assert_null(load("workers: 4\n", err, sizeof(err)));
+	assert_non_null(strstr(err, "private_key and known_hosts are required"));
+	assert_null(
+	    load("ssh:\n  private_key: /nonexistent/key\n  known_hosts: %2$s\n", err, sizeof(err)));
+	assert_non_null(strstr(err, "cannot read ssh private_key /nonexistent/key"));
+	assert_null(load(SSH "workers: 2\nper_node: 3\n", err, sizeof(err)));
+	assert_non_null(strstr(err, "per_node must not exceed workers"));
+	assert_null(load(SSH "log_level: loud\n", err, sizeof(err)));
+	assert_non_null(strstr(err, "log_level \"loud\""));
+	assert_null(load(SSH "webhooks:\n  - url: ftp://x\n", err, sizeof(err)));
+	assert_non_null(strstr(err, "http://"));
+	assert_null(load(SSH "workers: [1\n", err, sizeof(err)));
+}
+
+static void test_secrets_stay_out(void **state)
+{
+	char err[512];
+	(void)state;
+
+	assert_null(load(SSH "database: \"host=db user=a password=hunter2\"\n", err, sizeof(err)));
+	assert_non_null(strstr(err, "must not contain a password"));
+	assert_null(strstr(err, "hunter2"));
+	assert_null(load(SSH "zerto:\n  url: https://zvm\n", err, sizeof(err)));
+	assert_non_null(strstr(err, "secret_file or secret_env"));
+	assert_null(load(SSH "zerto:\n  url: http://zvm\n  secret_env: ZS\n", err, sizeof(err)));
+	assert_non_null(strstr(err, "https://"));
+	struct config *c = load(SSH "zerto:\n  url: https://zvm\n  secret_file: %3$s\n"
+	                            "  verify_tls: false\n  grant: client_credentials\n",
+	                        err, sizeof(err));
+	assert_non_null(c);
+	assert_false(c->zerto_verify_tls);
+	assert_string_equal(c->zerto_secret_file, secret);
+	config_free(c);
+	assert_null(load(SSH "zerto:\n  url: https://zvm\n  secret_env: ZS\n  grant: password\n",
+	                 err, sizeof(err)));
+	assert_non_null(strstr(err, "needs username"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_defaults_and_values),
+	    cmocka_unit_test(test_errors_name_the_place),
+	    cmocka_unit_test(test_secrets_stay_out),
+	};
+	return cmocka_run_group_tests_name("worker_config", tests, setup, teardown);
+}

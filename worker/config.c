@@ -1,0 +1,386 @@
+/* config.c -- read airlockd's YAML config into a struct config, whole or not at all. */
+#include "worker/config.h"
+
+#include "lib/log.h"
+#include "lib/readfile.h"
+#include "lib/xalloc.h"
+#include "lib/yamltree.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum field_type { F_STR, F_INT, F_BOOL, F_DOUBLE, F_SIZE, F_LOGLEVEL, F_ONOFF };
+
+struct field {
+	const char *section; /* NULL: top level */
+	const char *key;
+	enum field_type type;
+	size_t offset;
+	long min, max;
+};
+
+#define OFF(f) offsetof(struct config, f)
+
+static const struct field fields[] = {
+    {NULL, "worker_id", F_STR, OFF(worker_id), 0, 0},
+    {NULL, "database", F_STR, OFF(database), 0, 0},
+    {NULL, "scheduler_database", F_STR, OFF(scheduler_database), 0, 0},
+    {NULL, "workers", F_INT, OFF(workers), 1, 256},
+    {NULL, "per_node", F_INT, OFF(per_node), 1, 256},
+    {NULL, "poll_interval_ms", F_INT, OFF(poll_interval_ms), 10, 600000},
+    {NULL, "reap_interval_ms", F_INT, OFF(reap_interval_ms), 10, 600000},
+    {NULL, "expire_interval_ms", F_INT, OFF(expire_interval_ms), 100, 3600000},
+    {NULL, "retry_max", F_INT, OFF(retry_max), 1, 100},
+    {NULL, "log_level", F_LOGLEVEL, OFF(log_level), 0, 0},
+    {"ssh", "private_key", F_STR, OFF(ssh_private_key), 0, 0},
+    {"ssh", "known_hosts", F_STR, OFF(ssh_known_hosts), 0, 0},
+    {"ssh", "connect_timeout_ms", F_INT, OFF(ssh_connect_timeout_ms), 100, 600000},
+    {"ssh", "keepalive_s", F_INT, OFF(ssh_keepalive_s), 1, 3600},
+    {"execution", "command_timeout_s", F_INT, OFF(command_timeout_s), 1, 86400},
+    {"execution", "qm_timeout_s", F_INT, OFF(qm_timeout_s), 1, 3600},
+    {"execution", "output_cap_bytes", F_SIZE, OFF(output_cap), 1024, 16L << 20},
+    {"probes", "interval_s", F_INT, OFF(probe_interval_s), 1, 86400},
+    {"guard", "reversible_low_without_rewind", F_ONOFF, OFF(reversible_low_without_rewind), 0, 0},
+    {"zerto", "url", F_STR, OFF(zerto_url), 0, 0},
+    {"zerto", "token_url", F_STR, OFF(zerto_token_url), 0, 0},
+    {"zerto", "realm", F_STR, OFF(zerto_realm), 0, 0},
+    {"zerto", "grant", F_STR, 0, 0, 0}, /* handled specially */
+    {"zerto", "client_id", F_STR, OFF(zerto_client_id), 0, 0},
+    {"zerto", "username", F_STR, OFF(zerto_username), 0, 0},
+    {"zerto", "secret_file", F_STR, OFF(zerto_secret_file), 0, 0},
+    {"zerto", "secret_env", F_STR, OFF(zerto_secret_env), 0, 0},
+    {"zerto", "ca_file", F_STR, OFF(zerto_ca_file), 0, 0},
+    {"zerto", "verify_tls", F_BOOL, OFF(zerto_verify_tls), 0, 0},
+    {"zerto", "connect_timeout_ms", F_INT, OFF(zerto_connect_timeout_ms), 100, 600000},
+    {"zerto", "request_timeout_ms", F_INT, OFF(zerto_request_timeout_ms), 100, 600000},
+    {"zerto", "time_scale", F_DOUBLE, OFF(zerto_time_scale), 1, 10000},
+};
+
+static int failf(char *err, size_t errlen, const char *path, const struct yt_node *n,
+                 const char *fmt, const char *a, const char *b)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), fmt, a, b ? b : "");
+	snprintf(err, errlen, "%s:%d:%d: %s", path, n ? n->line : 1, n ? n->col : 1, msg);
+	return -1;
+}
+
+static const struct field *find_field(const char *section, const char *key)
+{
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const struct field *f = &fields[i];
+		if (((f->section == NULL && section == NULL) ||
+		     (f->section && section && strcmp(f->section, section) == 0)) &&
+		    strcmp(f->key, key) == 0)
+			return f;
+	}
+	return NULL;
+}
+
+static int set_field(struct config *c, const struct field *f, const struct yt_node *v,
+                     const char *path, char *err, size_t errlen)
+{
+	char *base = (char *)c;
+	char *end;
+
+	if (v->kind != YT_SCALAR)
+		return failf(err, errlen, path, v, "%s must be a single value, not a %s", f->key,
+		             yt_kind_name(v->kind));
+	const char *s = v->scalar;
+	switch (f->type) {
+	case F_STR:
+		if (strcmp(f->key, "grant") == 0) {
+			if (strcmp(s, "password") == 0)
+				c->zerto_password_grant = true;
+			else if (strcmp(s, "client_credentials") == 0)
+				c->zerto_password_grant = false;
+			else
+				return failf(err, errlen, path, v,
+				             "grant \"%s\" must be client_credentials or password",
+				             s, NULL);
+			return 0;
+		}
+		if (s[0] == '\0')
+			return failf(err, errlen, path, v, "%s must not be empty", f->key, NULL);
+		free(*(char **)(base + f->offset));
+		*(char **)(base + f->offset) = xstrdup(s);
+		return 0;
+	case F_INT:
+	case F_SIZE: {
+		errno = 0;
+		long x = strtol(s, &end, 10);
+		if (errno || *end || s[0] == '\0' || x < f->min || x > f->max) {
+			char range[64];
+			snprintf(range, sizeof(range), "%ld..%ld", f->min, f->max);
+			return failf(err, errlen, path, v, "%s must be an integer in %s", f->key,
+			             range);
+		}
+		if (f->type == F_INT)
+			*(int *)(base + f->offset) = (int)x;
+		else
+			*(size_t *)(base + f->offset) = (size_t)x;
+		return 0;
+	}
+	case F_DOUBLE: {
+		errno = 0;
+		double x = strtod(s, &end);
+		if (errno || *end || s[0] == '\0' || !isfinite(x) || x < f->min || x > f->max)
+			return failf(err, errlen, path, v, "%s must be a number from 1 to 10000",
+			             f->key, NULL);
+		*(double *)(base + f->offset) = x;
+		return 0;
+	}
+	case F_BOOL:
+		if (strcmp(s, "true") == 0)
+			*(bool *)(base + f->offset) = true;
+		else if (strcmp(s, "false") == 0)
+			*(bool *)(base + f->offset) = false;
+		else
+			return failf(err, errlen, path, v, "%s must be true or false", f->key,
+			             NULL);
+		return 0;
+	case F_ONOFF:
+		if (strcmp(s, "run") == 0)
+			*(bool *)(base + f->offset) = true;
+		else if (strcmp(s, "refuse") == 0)
+			*(bool *)(base + f->offset) = false;
+		else
+			return failf(err, errlen, path, v, "%s must be run or refuse", f->key,
+			             NULL);
+		return 0;
+	case F_LOGLEVEL: {
+		int lvl = log_level_parse(s);
+		if (lvl < 0)
+			return failf(err, errlen, path, v,
+			             "log_level \"%s\" must be debug, info, warn or error", s,
+			             NULL);
+		*(int *)(base + f->offset) = lvl;
+		return 0;
+	}
+	}
+	return 0;
+}
+
+static int load_webhooks(struct config *c, const struct yt_node *list, const char *path, char *err,
+                         size_t errlen)
+{
+	if (list->kind != YT_SEQ)
+		return failf(err, errlen, path, list, "webhooks must be a list%s", "", NULL);
+	if (list->n > CONFIG_MAX_WEBHOOKS)
+		return failf(err, errlen, path, list, "at most 16 webhooks%s", "", NULL);
+	for (size_t i = 0; i < list->n; i++) {
+		const struct yt_node *w = list->items[i], *v;
+		struct config_webhook *h = &c->webhooks[c->nwebhooks++];
+		h->timeout_ms = 5000;
+		if (w->kind != YT_MAP)
+			return failf(err, errlen, path, w, "each webhook must be a mapping%s", "",
+			             NULL);
+		for (size_t k = 0; k < w->n; k++) {
+			const char *key = w->items[2 * k]->scalar;
+			if (strcmp(key, "url") && strcmp(key, "operator") &&
+			    strcmp(key, "timeout_ms"))
+				return failf(err, errlen, path, w->items[2 * k],
+				             "unknown webhook key \"%s\"", key, NULL);
+		}
+		v = yt_get(w, "url");
+		if (v == NULL || v->kind != YT_SCALAR ||
+		    (strncmp(v->scalar, "http://", 7) && strncmp(v->scalar, "https://", 8)))
+			return failf(err, errlen, path, v ? v : w,
+			             "a webhook needs url: http://... or https://...%s", "", NULL);
+		h->url = xstrdup(v->scalar);
+		v = yt_get(w, "operator");
+		if (v && v->kind == YT_SCALAR)
+			h->operator_name = xstrdup(v->scalar);
+		v = yt_get(w, "timeout_ms");
+		if (v) {
+			char *end;
+			long t = v->kind == YT_SCALAR ? strtol(v->scalar, &end, 10) : -1;
+			if (v->kind != YT_SCALAR || *end || t < 100 || t > 60000)
+				return failf(err, errlen, path, v,
+				             "timeout_ms must be an integer in 100..60000%s", "",
+				             NULL);
+			h->timeout_ms = (int)t;
+		}
+	}
+	return 0;
+}
+
+static void set_defaults(struct config *c)
+{
+	char host[256] = "airlockd";
+
+	gethostname(host, sizeof(host) - 1);
+	c->worker_id = xasprintf("%s-%d", host, (int)getpid());
+	c->workers = 8;
+	c->per_node = 4;
+	c->poll_interval_ms = 2000;
+	c->reap_interval_ms = 2000;
+	c->expire_interval_ms = 10000;
+	c->retry_max = 5;
+	c->log_level = LOG_INFO;
+	c->ssh_connect_timeout_ms = 10000;
+	c->ssh_keepalive_s = 15;
+	c->command_timeout_s = 600;
+	c->qm_timeout_s = 30;
+	c->output_cap = 1 << 20;
+	c->probe_interval_s = 60;
+	c->reversible_low_without_rewind = true;
+	c->zerto_verify_tls = true;
+	c->zerto_connect_timeout_ms = 5000;
+	c->zerto_request_timeout_ms = 30000;
+	c->zerto_time_scale = 1.0;
+}
+
+/* Checks that hold between fields. */
+static int cross_check(struct config *c, const char *path, const struct yt_node *root, char *err,
+                       size_t errlen)
+{
+	const char *dbs[] = {c->database, c->scheduler_database};
+	const char *dbkeys[] = {"database", "scheduler_database"};
+	for (int i = 0; i < 2; i++)
+		if (dbs[i] && strstr(dbs[i], "password"))
+			return failf(err, errlen, path, yt_get(root, dbkeys[i]),
+			             "%s must not contain a password: use PGPASSFILE or PGPASSWORD "
+			             "in the daemon's environment%s",
+			             dbkeys[i], "");
+	if (yt_get(root, "per_node") == NULL && c->per_node > c->workers)
+		c->per_node = c->workers; /* the default follows a small worker count */
+	if (c->per_node > c->workers)
+		return failf(err, errlen, path, yt_get(root, "per_node"),
+		             "per_node must not exceed workers%s", "", NULL);
+	if (c->ssh_private_key == NULL || c->ssh_known_hosts == NULL)
+		return failf(err, errlen, path, yt_get(root, "ssh") ? yt_get(root, "ssh") : root,
+		             "ssh: private_key and known_hosts are required%s", "", NULL);
+	if (access(c->ssh_private_key, R_OK) != 0)
+		return failf(err, errlen, path, yt_get(yt_get(root, "ssh"), "private_key"),
+		             "cannot read ssh private_key %s", c->ssh_private_key, NULL);
+	if (access(c->ssh_known_hosts, R_OK) != 0)
+		return failf(err, errlen, path, yt_get(yt_get(root, "ssh"), "known_hosts"),
+		             "cannot read ssh known_hosts %s", c->ssh_known_hosts, NULL);
+	if (c->zerto_url) {
+		const struct yt_node *z = yt_get(root, "zerto");
+		if (strncmp(c->zerto_url, "https://", 8) != 0)
+			return failf(err, errlen, path, yt_get(z, "url"),
+			             "zerto url must be https://...%s", "", NULL);
+		if (c->zerto_secret_file == NULL && c->zerto_secret_env == NULL)
+			return failf(err, errlen, path, z,
+			             "zerto needs secret_file or secret_env (secrets never go in "
+			             "the config itself)%s",
+			             "", NULL);
+		if (c->zerto_secret_file && access(c->zerto_secret_file, R_OK) != 0)
+			return failf(err, errlen, path, yt_get(z, "secret_file"),
+			             "cannot read zerto secret_file %s", c->zerto_secret_file,
+			             NULL);
+		if (c->zerto_password_grant && c->zerto_username == NULL)
+			return failf(err, errlen, path, z, "zerto grant: password needs username%s",
+			             "", NULL);
+		if (c->zerto_ca_file && access(c->zerto_ca_file, R_OK) != 0)
+			return failf(err, errlen, path, yt_get(z, "ca_file"),
+			             "cannot read zerto ca_file %s", c->zerto_ca_file, NULL);
+	} else if (yt_get(root, "zerto")) {
+		return failf(err, errlen, path, yt_get(root, "zerto"),
+		             "zerto: url is required when the section is present%s", "", NULL);
+	}
+	return 0;
+}
+
+struct config *config_load(const char *path, char *err, size_t errlen)
+{
+	struct config *c = xcalloc(1, sizeof(*c));
+	struct yt_node *root = NULL;
+	size_t len;
+	char *text;
+
+	set_defaults(c);
+	c->path = xstrdup(path);
+	text = readfile(path, 1 << 20, &len, err, errlen);
+	if (text == NULL)
+		goto fail;
+	root = yt_parse(text, len, path, err, errlen);
+	free(text);
+	if (root == NULL)
+		goto fail;
+	if (root->kind != YT_MAP) {
+		failf(err, errlen, path, root, "the config must be a mapping%s", "", NULL);
+		goto fail;
+	}
+	for (size_t i = 0; i < root->n; i++) {
+		const struct yt_node *k = root->items[2 * i], *v = root->items[2 * i + 1];
+		const struct field *f = find_field(NULL, k->scalar);
+		if (f) {
+			if (set_field(c, f, v, path, err, errlen) < 0)
+				goto fail;
+			continue;
+		}
+		if (strcmp(k->scalar, "webhooks") == 0) {
+			if (load_webhooks(c, v, path, err, errlen) < 0)
+				goto fail;
+			continue;
+		}
+		if (v->kind == YT_MAP) {
+			bool known = false;
+			for (size_t j = 0; j < sizeof(fields) / sizeof(fields[0]); j++)
+				if (fields[j].section && strcmp(fields[j].section, k->scalar) == 0)
+					known = true;
+			if (known) {
+				for (size_t j = 0; j < v->n; j++) {
+					const struct yt_node *sk = v->items[2 * j];
+					const struct field *sf = find_field(k->scalar, sk->scalar);
+					if (sf == NULL) {
+						failf(err, errlen, path, sk,
+						      "unknown key \"%s\" in %s", sk->scalar,
+						      k->scalar);
+						goto fail;
+					}
+					if (set_field(c, sf, v->items[2 * j + 1], path, err,
+					              errlen) < 0)
+						goto fail;
+				}
+				continue;
+			}
+		}
+		failf(err, errlen, path, k, "unknown key \"%s\"%s", k->scalar, NULL);
+		goto fail;
+	}
+	if (cross_check(c, path, root, err, errlen) < 0)
+		goto fail;
+	yt_free(root);
+	return c;
+fail:
+	yt_free(root);
+	config_free(c);
+	return NULL;
+}
+
+void config_free(struct config *c)
+{
+	if (c == NULL)
+		return;
+	char **strs[] = {&c->path,
+	                 &c->worker_id,
+	                 &c->database,
+	                 &c->scheduler_database,
+	                 &c->ssh_private_key,
+	                 &c->ssh_known_hosts,
+	                 &c->zerto_url,
+	                 &c->zerto_token_url,
+	                 &c->zerto_realm,
+	                 &c->zerto_client_id,
+	                 &c->zerto_username,
+	                 &c->zerto_secret_file,
+	                 &c->zerto_secret_env,
+	                 &c->zerto_ca_file};
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		free(*strs[i]);
+	for (int i = 0; i < c->nwebhooks; i++) {
+		free(c->webhooks[i].url);
+		free(c->webhooks[i].operator_name);
+	}
+	free(c);
+}

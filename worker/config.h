@@ -1,0 +1,68 @@
+/* config.h -- airlockd's one configuration file, validated whole.
+ *
+ * YAML (see docs/airlockd.example.yaml).  Secrets never come from the file's
+ * values or argv: a password comes from a file named here or from the
+ * environment (PGPASSWORD / PGPASSFILE, as libpq reads them). */
+#ifndef AIRLOCK_WORKER_CONFIG_H
+#define AIRLOCK_WORKER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CONFIG_MAX_WEBHOOKS 16
+
+struct config_webhook {
+	char *url;
+	char *operator_name; /* NULL: a shared channel; else skipped for this requester */
+	int timeout_ms;
+};
+
+struct config {
+	char *path;               /* where it was read from */
+	char *worker_id;          /* claimed_by; default "<hostname>-<pid>" */
+	char *database;           /* conninfo; NULL = AIRLOCK_DB / PG* */
+	char *scheduler_database; /* conninfo for probes; NULL = probes off */
+	int workers;              /* concurrent executions, 1..256 */
+	int per_node;             /* concurrent executions per node, 1..workers */
+	int poll_interval_ms;     /* backstop wake-up without NOTIFY */
+	int reap_interval_ms;     /* settle rows of dead workers */
+	int expire_interval_ms;   /* expire pending rows past their TTL */
+	int retry_max;            /* attempts before a pre-execution failure refuses */
+	int log_level;            /* enum log_level */
+	/* ssh transport */
+	char *ssh_private_key;
+	char *ssh_known_hosts;
+	int ssh_connect_timeout_ms;
+	int ssh_keepalive_s;
+	/* execution */
+	int command_timeout_s; /* airlock's own deadline for one command */
+	int qm_timeout_s;      /* qm guest exec --timeout before polling exec-status */
+	size_t output_cap;     /* bytes kept per stream */
+	/* probes */
+	int probe_interval_s;
+	/* guard policy when a target has no rewind point */
+	bool reversible_low_without_rewind; /* default true: run and record "no rewind point" */
+	/* zerto: NULL url = no checkpoint provider configured */
+	char *zerto_url;
+	char *zerto_token_url;
+	char *zerto_realm;
+	bool zerto_password_grant; /* false: client credentials */
+	char *zerto_client_id;
+	char *zerto_username;
+	char *zerto_secret_file;
+	char *zerto_secret_env;
+	char *zerto_ca_file;
+	bool zerto_verify_tls; /* default true; false is logged loudly */
+	int zerto_connect_timeout_ms;
+	int zerto_request_timeout_ms;
+	double zerto_time_scale; /* tests only: the simulator's virtual clock speed */
+	struct config_webhook webhooks[CONFIG_MAX_WEBHOOKS];
+	int nwebhooks;
+};
+
+/* Reads and validates path; NULL with "path:line:col: reason" in err.
+ * Free with config_free(). */
+struct config *config_load(const char *path, char *err, size_t errlen);
+void config_free(struct config *c); /* NULL is a no-op */
+
+#endif

@@ -1,0 +1,420 @@
+/* daemon.c -- airlockd's threads and its main loop. */
+#include "worker/daemon.h"
+
+#include "lib/log.h"
+#include "lib/xalloc.h"
+#include "store/queue.h"
+#include "worker/pipeline.h"
+#include "worker/probe.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct wthread {
+	struct daemon *d;
+	int index;
+	pthread_t thread;
+	bool started;
+};
+
+struct daemon {
+	struct config *cfg;
+	struct store *listen; /* LISTEN, reap, expire: never holds an execution lock */
+	struct policyset *policies;
+	struct guard *guard;
+	struct targets *targets;
+	struct notifier *notifier;
+	struct slots *node_slots;
+	struct prober *prober; /* NULL: no scheduler_database configured */
+	struct pipeline_env env;
+
+	pthread_mutex_t mu;
+	pthread_cond_t wake;
+	unsigned long wake_gen;
+	volatile bool stopping;
+	atomic_int cancel;
+
+	struct wthread *threads;
+	int nthreads;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Wakes up to n idle workers (one per new row is enough: a worker that
+ * claims something keeps claiming until the queue is empty). */
+static void wake_workers(struct daemon *d, int n)
+{
+	pthread_mutex_lock(&d->mu);
+	d->wake_gen++;
+	if (n >= d->nthreads)
+		pthread_cond_broadcast(&d->wake);
+	else
+		for (int i = 0; i < n; i++)
+			pthread_cond_signal(&d->wake);
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* Waits for a wake-up or the backstop poll interval. */
+static void idle_wait(struct daemon *d, unsigned long seen)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += d->cfg->poll_interval_ms / 1000;
+	t.tv_nsec += (long)(d->cfg->poll_interval_ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&d->mu);
+	while (d->wake_gen == seen && !d->stopping)
+		if (pthread_cond_timedwait(&d->wake, &d->mu, &t) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* Opens the thread's connection, retrying with backoff until it works or the
+ * daemon stops. */
+static struct store *connect_retry(struct daemon *d, const char *who)
+{
+	char err[1024];
+	int delay_ms = 200;
+
+	while (!d->stopping) {
+		struct store *s = store_open(d->cfg->database, "airlockd", err, sizeof(err));
+		if (s) {
+			PQclear(store_exec(s, "SET statement_timeout = '30s'", 0, NULL));
+			return s;
+		}
+		log_msg(LOG_WARN, "worker=%s evt=db.connect_failed retry_ms=%d error=\"%s\"", who,
+		        delay_ms, err);
+		usleep((useconds_t)delay_ms * 1000);
+		if (delay_ms < 5000)
+			delay_ms *= 2;
+	}
+	return NULL;
+}
+
+static void *worker_main(void *arg)
+{
+	struct wthread *w = arg;
+	struct daemon *d = w->d;
+	struct verdict v = VERDICT_INIT;
+	struct store *db = NULL;
+	char who[256];
+
+	snprintf(who, sizeof(who), "%s/%d", d->cfg->worker_id, w->index);
+	struct pipeline_env env = d->env;
+	env.worker_id = who;
+	while (!d->stopping) {
+		if (db == NULL || PQstatus(store_conn(db)) != CONNECTION_OK) {
+			store_close(db);
+			db = connect_retry(d, who);
+			if (db == NULL)
+				break;
+		}
+		pthread_mutex_lock(&d->mu);
+		unsigned long seen = d->wake_gen;
+		pthread_mutex_unlock(&d->mu);
+
+		struct queue_item it;
+		int got = queue_claim(db, who, &it);
+		if (got < 0) {
+			log_msg(LOG_WARN, "worker=%s evt=claim_failed error=\"%s\"", who,
+			        store_errmsg(db));
+			usleep(200 * 1000);
+			continue;
+		}
+		if (got == 0) {
+			idle_wait(d, seen);
+			continue;
+		}
+		log_msg(LOG_DEBUG, "exec=%lld evt=claimed state=%s worker=%s attempt=%d",
+		        (long long)it.id, it.state, who, it.attempts);
+		pipeline_process(&env, db, &v, &it);
+		queue_item_clear(&it);
+	}
+	verdict_free(&v);
+	store_close(db);
+	return NULL;
+}
+
+struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
+{
+	struct daemon *d = xcalloc(1, sizeof(*d));
+
+	d->cfg = cfg;
+	log_set_level(cfg->log_level);
+	d->guard = guard_new(cfg, err, errlen);
+	if (d->guard == NULL)
+		goto fail;
+	d->targets = targets_new(cfg, err, errlen);
+	if (d->targets == NULL)
+		goto fail;
+	d->policies = policyset_new();
+	d->notifier = notifier_new(cfg);
+	d->node_slots = slots_new(cfg->per_node);
+	pthread_mutex_init(&d->mu, NULL);
+	pthread_cond_init(&d->wake, NULL);
+	d->env = (struct pipeline_env){
+	    .worker_id = cfg->worker_id,
+	    .cfg = cfg,
+	    .policies = d->policies,
+	    .guard = d->guard,
+	    .targets = d->targets,
+	    .notifier = d->notifier,
+	    .node_slots = d->node_slots,
+	    .stopping = &d->stopping,
+	    .cancel = &d->cancel,
+	};
+	return d;
+fail:
+	guard_free(d->guard);
+	targets_free(d->targets);
+	free(d);
+	return NULL;
+}
+
+/* LISTEN on a fresh connection, then settle what dead workers left. */
+static int listen_connect(struct daemon *d)
+{
+	static const char *const channels[] = {"LISTEN airlock_work", "LISTEN airlock_policy"};
+	char err[1024];
+
+	store_close(d->listen);
+	d->listen = store_open(d->cfg->database, "airlockd-listen", err, sizeof(err));
+	if (d->listen == NULL) {
+		log_msg(LOG_WARN, "evt=db.connect_failed error=\"%s\"", err);
+		return -1;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		PGresult *res = store_exec(d->listen, channels[i], 0, NULL);
+		if (res == NULL) {
+			log_msg(LOG_WARN, "evt=db.listen_failed error=\"%s\"",
+			        store_errmsg(d->listen));
+			return -1;
+		}
+		PQclear(res);
+	}
+	return 0;
+}
+
+static void reload_policy(struct daemon *d)
+{
+	char err[1024];
+	long long before = policyset_version(d->policies);
+
+	if (policyset_reload(d->policies, d->listen, err, sizeof(err)) < 0) {
+		log_msg(LOG_ERROR, "evt=policy.reload_failed in_force=%lld error=\"%s\"", before,
+		        err);
+		return;
+	}
+	if (policyset_version(d->policies) != before)
+		log_msg(LOG_INFO, "evt=policy.loaded version=%lld previous=%lld",
+		        policyset_version(d->policies), before);
+}
+
+static void reap(struct daemon *d)
+{
+	int n = 0;
+
+	if (queue_reap(d->listen, &n) < 0)
+		log_msg(LOG_WARN, "evt=reap_failed error=\"%s\"", store_errmsg(d->listen));
+	else if (n > 0)
+		log_msg(LOG_INFO, "evt=reaped rows=%d", n);
+}
+
+static void expire(struct daemon *d)
+{
+	int n = 0;
+
+	if (queue_expire(d->listen, &n) < 0)
+		log_msg(LOG_WARN, "evt=expire_failed error=\"%s\"", store_errmsg(d->listen));
+	else if (n > 0)
+		log_msg(LOG_INFO, "evt=expired rows=%d", n);
+}
+
+/* Reads the config file again.  Settings that shape running threads and
+ * connections (workers, per_node, database, ssh, zerto) need a restart; the
+ * rest takes effect now.  A bad file leaves the old config in force. */
+static void reload_config(struct daemon *d)
+{
+	char err[1024];
+	struct config *n = config_load(d->cfg->path, err, sizeof(err));
+
+	if (n == NULL) {
+		log_msg(LOG_ERROR, "evt=config.reload_failed kept=old error=\"%s\"", err);
+		return;
+	}
+	d->cfg->log_level = n->log_level;
+	d->cfg->poll_interval_ms = n->poll_interval_ms;
+	d->cfg->reap_interval_ms = n->reap_interval_ms;
+	d->cfg->expire_interval_ms = n->expire_interval_ms;
+	d->cfg->retry_max = n->retry_max;
+	d->cfg->command_timeout_s = n->command_timeout_s;
+	log_set_level(n->log_level);
+	log_msg(LOG_INFO,
+	        "evt=config.reloaded path=%s note=\"workers, per_node, database, ssh, "
+	        "zerto and webhooks change on restart\"",
+	        d->cfg->path);
+	config_free(n);
+}
+
+/* Drains notifications: wakes a worker per new row, reloads a changed policy. */
+static void handle_notifies(struct daemon *d)
+{
+	PGnotify *n;
+	bool policy = false;
+	int work = 0;
+
+	if (!PQconsumeInput(store_conn(d->listen)))
+		return;
+	while ((n = PQnotifies(store_conn(d->listen))) != NULL) {
+		if (strcmp(n->relname, "airlock_policy") == 0)
+			policy = true;
+		else
+			work++;
+		PQfreemem(n);
+	}
+	if (policy)
+		reload_policy(d);
+	if (work)
+		wake_workers(d, work);
+}
+
+static void stop_threads(struct daemon *d, int grace_s)
+{
+	int64_t deadline = now_ms() + (int64_t)grace_s * 1000;
+
+	pthread_mutex_lock(&d->mu);
+	d->stopping = true;
+	pthread_cond_broadcast(&d->wake);
+	pthread_mutex_unlock(&d->mu);
+	log_msg(LOG_INFO, "evt=stopping grace_s=%d", grace_s);
+	for (int i = 0; i < d->nthreads; i++) {
+		if (!d->threads[i].started)
+			continue;
+		for (;;) {
+			struct timespec t;
+			clock_gettime(CLOCK_REALTIME, &t);
+			t.tv_sec += 1;
+			if (pthread_timedjoin_np(d->threads[i].thread, NULL, &t) == 0)
+				break;
+			if (now_ms() >= deadline && !atomic_load(&d->cancel)) {
+				log_msg(LOG_WARN, "evt=grace_over cancelling=in_flight");
+				atomic_store(&d->cancel, 1);
+			}
+		}
+	}
+}
+
+int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload,
+               int grace_s)
+{
+	int64_t next_reap = 0, next_expire = 0, next_connect = 0;
+	int connect_delay = 200;
+
+	/* Settle what a previous crash left before claiming anything. */
+	while (!*stop && listen_connect(d) < 0) {
+		usleep((useconds_t)connect_delay * 1000);
+		if (connect_delay < 5000)
+			connect_delay *= 2;
+	}
+	if (*stop)
+		return 0;
+	reap(d);
+	expire(d);
+	reload_policy(d);
+
+	d->nthreads = d->cfg->workers;
+	d->threads = xcalloc((size_t)d->nthreads, sizeof(*d->threads));
+	for (int i = 0; i < d->nthreads; i++) {
+		d->threads[i].d = d;
+		d->threads[i].index = i;
+		d->threads[i].started =
+		    pthread_create(&d->threads[i].thread, NULL, worker_main, &d->threads[i]) == 0;
+	}
+	if (d->cfg->scheduler_database)
+		d->prober = prober_new(d->cfg->scheduler_database, targets_transport(d->targets),
+		                       d->cfg->probe_interval_s);
+	log_msg(LOG_INFO, "evt=started worker=%s workers=%d per_node=%d policy=%lld",
+	        d->cfg->worker_id, d->nthreads, d->cfg->per_node, policyset_version(d->policies));
+
+	while (!*stop) {
+		int64_t now = now_ms();
+		if (*reload) {
+			*reload = 0;
+			reload_config(d);
+		}
+		if (d->listen == NULL || PQstatus(store_conn(d->listen)) != CONNECTION_OK) {
+			if (now >= next_connect) {
+				if (listen_connect(d) == 0) {
+					connect_delay = 200;
+					log_msg(LOG_INFO, "evt=db.reconnected");
+					reload_policy(d);
+					wake_workers(
+					    d, d->nthreads); /* claim at once after reconnecting */
+				} else {
+					next_connect = now + connect_delay;
+					if (connect_delay < 5000)
+						connect_delay *= 2;
+				}
+			}
+			usleep(100 * 1000);
+			continue;
+		}
+		if (now >= next_reap) {
+			reap(d);
+			next_reap = now + d->cfg->reap_interval_ms;
+		}
+		if (now >= next_expire) {
+			expire(d);
+			next_expire = now + d->cfg->expire_interval_ms;
+		}
+		int64_t until = next_reap < next_expire ? next_reap : next_expire;
+		int timeout = (int)(until - now_ms());
+		if (timeout < 0)
+			timeout = 0;
+		if (timeout > 1000)
+			timeout = 1000; /* re-check the signal flags */
+		struct pollfd pfd = {.fd = PQsocket(store_conn(d->listen)), .events = POLLIN};
+		if (poll(&pfd, 1, timeout) > 0)
+			handle_notifies(d);
+		else if (pfd.revents & (POLLERR | POLLHUP))
+			PQconsumeInput(store_conn(d->listen));
+	}
+	prober_free(d->prober);
+	d->prober = NULL;
+	stop_threads(d, grace_s);
+	log_msg(LOG_INFO, "evt=stopped worker=%s", d->cfg->worker_id);
+	return 0;
+}
+
+void daemon_free(struct daemon *d)
+{
+	if (d == NULL)
+		return;
+	free(d->threads);
+	store_close(d->listen);
+	notifier_free(d->notifier, 2000);
+	slots_free(d->node_slots);
+	targets_free(d->targets);
+	guard_free(d->guard);
+	policyset_free(d->policies);
+	pthread_cond_destroy(&d->wake);
+	pthread_mutex_destroy(&d->mu);
+	config_free(d->cfg);
+	free(d);
+}

@@ -1,0 +1,117 @@
+/* main.c -- airlockd: the daemon that moves rows from received to final. */
+#include "lib/log.h"
+#include "worker/config.h"
+#include "worker/daemon.h"
+
+#include <curl/curl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t reload_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	reload_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: airlockd [-c CONFIG] [-n] [--grace SECONDS]\n"
+	        "  -c, --config FILE  the configuration (default $AIRLOCK_CONFIG, else\n"
+	        "                     /etc/airlock/airlockd.yaml); see docs/airlockd.example.yaml\n"
+	        "  -n, --check        validate the configuration and exit (0 valid, 1 not)\n"
+	        "      --grace S      on SIGTERM/SIGINT, let running commands finish for S\n"
+	        "                     seconds (default 30), then cancel and record them\n"
+	        "Signals: SIGHUP re-reads the config (the old one stays if the new one is\n"
+	        "invalid); SIGTERM/SIGINT stop claiming and shut down cleanly.\n"
+	        "The database password comes from PGPASSFILE or PGPASSWORD, never the config.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"config", required_argument, NULL, 'c'},
+	    {"check", no_argument, NULL, 'n'},
+	    {"grace", required_argument, NULL, 'g'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *path = getenv("AIRLOCK_CONFIG");
+	int check = 0, grace = 30, c;
+	char err[1024];
+
+	if (path == NULL)
+		path = "/etc/airlock/airlockd.yaml";
+	while ((c = getopt_long(argc, argv, "c:nh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			path = optarg;
+			break;
+		case 'n':
+			check = 1;
+			break;
+		case 'g':
+			grace = atoi(optarg);
+			if (grace < 0 || grace > 86400) {
+				fprintf(stderr, "airlockd: --grace takes 0..86400 seconds\n");
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	struct config *cfg = config_load(path, err, sizeof(err));
+	if (cfg == NULL) {
+		fprintf(stderr, "airlockd: invalid configuration: %s\n", err);
+		return 1;
+	}
+	if (check) {
+		printf("airlockd: %s is valid (worker_id %s, %d workers, zerto %s, %d webhooks)\n",
+		       path, cfg->worker_id, cfg->workers,
+		       cfg->zerto_url ? cfg->zerto_url : "not configured", cfg->nwebhooks);
+		config_free(cfg);
+		return 0;
+	}
+	if (!cfg->zerto_verify_tls && cfg->zerto_url)
+		log_msg(LOG_WARN,
+		        "evt=zerto.tls_verification_off url=%s note=\"verify_tls: false in "
+		        "the config; the ZVM's certificate is NOT checked\"",
+		        cfg->zerto_url);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	struct sigaction sa = {0};
+	sa.sa_handler = on_stop;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct daemon *d = daemon_new(cfg, err, sizeof(err));
+	if (d == NULL)
+		fatal("evt=start_failed error=\"%s\"", err);
+	daemon_run(d, &stop_requested, &reload_requested, grace);
+	daemon_free(d);
+	curl_global_cleanup();
+	return 0;
+}

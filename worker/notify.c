@@ -1,0 +1,231 @@
+/* notify.c -- webhook delivery in a thread of its own. */
+#include "worker/notify.h"
+
+#include "lib/log.h"
+#include "lib/xalloc.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NOTIFY_QUEUE_MAX 256
+#define NOTIFY_ATTEMPTS  4
+
+struct item {
+	char *url;
+	char *body;
+	int timeout_ms;
+	struct item *next;
+};
+
+struct notifier {
+	struct config_webhook hooks[CONFIG_MAX_WEBHOOKS];
+	int nhooks;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct item *head, *tail;
+	int queued;
+	bool stopping;
+	struct timespec deadline; /* for draining at stop */
+	pthread_t thread;
+	bool started;
+};
+
+static size_t discard(void *p, size_t size, size_t n, void *arg)
+{
+	(void)p;
+	(void)arg;
+	return size * n;
+}
+
+/* One POST; 0 on a 2xx answer. */
+static int post(const struct item *it, long *status, char *err, size_t errlen)
+{
+	CURL *h = curl_easy_init();
+	struct curl_slist *hdr = NULL;
+	CURLcode rc;
+
+	if (h == NULL) {
+		snprintf(err, errlen, "curl_easy_init failed");
+		return -1;
+	}
+	hdr = curl_slist_append(hdr, "Content-Type: application/json");
+	curl_easy_setopt(h, CURLOPT_URL, it->url);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, it->body);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)it->timeout_ms);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)it->timeout_ms);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	rc = curl_easy_perform(h);
+	*status = 0;
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+	else
+		snprintf(err, errlen, "%s", curl_easy_strerror(rc));
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(h);
+	if (rc != CURLE_OK)
+		return -1;
+	if (*status < 200 || *status > 299) {
+		snprintf(err, errlen, "HTTP %ld", *status);
+		return -1;
+	}
+	return 0;
+}
+
+static bool past(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
+static void *run(void *arg)
+{
+	struct notifier *n = arg;
+
+	pthread_mutex_lock(&n->mu);
+	for (;;) {
+		while (n->head == NULL && !n->stopping)
+			pthread_cond_wait(&n->cv, &n->mu);
+		if (n->head == NULL || (n->stopping && past(&n->deadline)))
+			break;
+		struct item *it = n->head;
+		n->head = it->next;
+		if (n->head == NULL)
+			n->tail = NULL;
+		n->queued--;
+		pthread_mutex_unlock(&n->mu);
+
+		for (int attempt = 1; attempt <= NOTIFY_ATTEMPTS; attempt++) {
+			char err[256] = "";
+			long status = 0;
+			if (post(it, &status, err, sizeof(err)) == 0) {
+				log_msg(LOG_INFO, "evt=webhook.sent url=%s status=%ld", it->url,
+				        status);
+				break;
+			}
+			log_msg(LOG_WARN, "evt=webhook.failed url=%s attempt=%d error=\"%s\"",
+			        it->url, attempt, err);
+			if (attempt == NOTIFY_ATTEMPTS)
+				break;
+			/* Back off 1, 2, 4 s, but not past a stop's grace. */
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += 1 << (attempt - 1);
+			pthread_mutex_lock(&n->mu);
+			if (n->stopping && past(&n->deadline)) {
+				pthread_mutex_unlock(&n->mu);
+				break;
+			}
+			pthread_cond_timedwait(&n->cv, &n->mu, n->stopping ? &n->deadline : &until);
+			pthread_mutex_unlock(&n->mu);
+		}
+		free(it->url);
+		free(it->body);
+		free(it);
+		pthread_mutex_lock(&n->mu);
+	}
+	pthread_mutex_unlock(&n->mu);
+	return NULL;
+}
+
+struct notifier *notifier_new(const struct config *cfg)
+{
+	struct notifier *n = xcalloc(1, sizeof(*n));
+
+	for (int i = 0; i < cfg->nwebhooks; i++) {
+		n->hooks[i].url = xstrdup(cfg->webhooks[i].url);
+		n->hooks[i].operator_name =
+		    cfg->webhooks[i].operator_name ? xstrdup(cfg->webhooks[i].operator_name) : NULL;
+		n->hooks[i].timeout_ms = cfg->webhooks[i].timeout_ms;
+	}
+	n->nhooks = cfg->nwebhooks;
+	pthread_mutex_init(&n->mu, NULL);
+	pthread_cond_init(&n->cv, NULL);
+	if (n->nhooks > 0)
+		n->started = pthread_create(&n->thread, NULL, run, n) == 0;
+	return n;
+}
+
+void notifier_post(struct notifier *n, const char *requester, cJSON *msg)
+{
+	char *body = NULL;
+
+	if (n->nhooks == 0 || !n->started) {
+		cJSON_Delete(msg);
+		return;
+	}
+	body = cJSON_PrintUnformatted(msg);
+	cJSON_Delete(msg);
+	pthread_mutex_lock(&n->mu);
+	for (int i = 0; i < n->nhooks; i++) {
+		const struct config_webhook *h = &n->hooks[i];
+		if (h->operator_name && requester && strcmp(h->operator_name, requester) == 0)
+			continue;
+		if (n->queued >= NOTIFY_QUEUE_MAX) {
+			struct item *old = n->head;
+			n->head = old->next;
+			if (n->head == NULL)
+				n->tail = NULL;
+			n->queued--;
+			log_msg(LOG_WARN, "evt=webhook.dropped url=%s why=queue_full", old->url);
+			free(old->url);
+			free(old->body);
+			free(old);
+		}
+		struct item *it = xcalloc(1, sizeof(*it));
+		it->url = xstrdup(h->url);
+		it->body = xstrdup(body);
+		it->timeout_ms = h->timeout_ms;
+		if (n->tail)
+			n->tail->next = it;
+		else
+			n->head = it;
+		n->tail = it;
+		n->queued++;
+	}
+	pthread_cond_signal(&n->cv);
+	pthread_mutex_unlock(&n->mu);
+	free(body);
+}
+
+void notifier_free(struct notifier *n, int grace_ms)
+{
+	if (n == NULL)
+		return;
+	if (n->started) {
+		pthread_mutex_lock(&n->mu);
+		n->stopping = true;
+		clock_gettime(CLOCK_REALTIME, &n->deadline);
+		n->deadline.tv_sec += grace_ms / 1000;
+		n->deadline.tv_nsec += (long)(grace_ms % 1000) * 1000000L;
+		if (n->deadline.tv_nsec >= 1000000000L) {
+			n->deadline.tv_sec++;
+			n->deadline.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_broadcast(&n->cv);
+		pthread_mutex_unlock(&n->mu);
+		pthread_join(n->thread, NULL);
+	}
+	while (n->head) {
+		struct item *it = n->head;
+		n->head = it->next;
+		free(it->url);
+		free(it->body);
+		free(it);
+	}
+	for (int i = 0; i < n->nhooks; i++) {
+		free(n->hooks[i].url);
+		free(n->hooks[i].operator_name);
+	}
+	pthread_cond_destroy(&n->cv);
+	pthread_mutex_destroy(&n->mu);
+	free(n);
+}

@@ -1,0 +1,311 @@
+/* pipeline.c -- one claimed row from where it stands to as far as it can go. */
+#include "worker/pipeline.h"
+
+#include "classifier/classifier.h"
+#include "lib/log.h"
+#include "lib/xalloc.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Advisory-lock class for "one mutating execution per target". */
+#define TARGET_LOCK_CLASS "74287731"
+/* How long a row waits when its target is busy with another mutation. */
+#define TARGET_BUSY_RETRY_MS 500
+
+struct classification {
+	struct policy_snap snap;
+	const char *cls;
+	char *reasons_json;
+	char *reasons_text;
+};
+
+static void classification_clear(const struct pipeline_env *env, struct classification *c)
+{
+	if (c->snap.classifier)
+		policyset_release(env->policies, &c->snap);
+	free(c->reasons_json);
+	free(c->reasons_text);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Classifies the row under the policy in force.  -1 when no policy is loaded. */
+static int classify(const struct pipeline_env *env, struct verdict *v, const struct queue_item *it,
+                    struct classification *c)
+{
+	enum target_type tt = TARGET_PROXMOX_HOST;
+	enum risk_class declared = RISK_READ_ONLY;
+
+	memset(c, 0, sizeof(*c));
+	if (policyset_acquire(env->policies, &c->snap) < 0)
+		return -1;
+	target_type_parse(it->target_type, &tt);
+	if (it->declared_risk)
+		risk_class_parse(it->declared_risk, &declared);
+	classifier_classify(c->snap.classifier, tt, it->command, strlen(it->command), declared, v);
+	c->cls = risk_class_name(v->cls);
+	cJSON *r = verdict_reasons_json(v);
+	c->reasons_json = cJSON_PrintUnformatted(r);
+	cJSON_Delete(r);
+	c->reasons_text = verdict_reasons_text(v);
+	return 0;
+}
+
+/* Waits for a broken connection to come back, with backoff.  false when the
+ * daemon is stopping and the grace is over. */
+static bool reconnect(const struct pipeline_env *env, struct store *db)
+{
+	PGconn *conn = store_conn(db);
+	int delay_ms = 200;
+
+	while (PQstatus(conn) != CONNECTION_OK) {
+		if (atomic_load(env->cancel))
+			return false;
+		PQreset(conn);
+		if (PQstatus(conn) == CONNECTION_OK)
+			break;
+		log_msg(LOG_WARN, "worker=%s evt=db.reconnect_failed retry_ms=%d", env->worker_id,
+		        delay_ms);
+		usleep((useconds_t)delay_ms * 1000);
+		if (delay_ms < 5000)
+			delay_ms *= 2;
+	}
+	return true;
+}
+
+/* True when the last failure on db was the connection, not a refusal. */
+static bool connection_lost(struct store *db)
+{
+	return PQstatus(store_conn(db)) != CONNECTION_OK || store_sqlstate(db)[0] == '\0' ||
+	       strncmp(store_sqlstate(db), "08", 2) == 0 ||
+	       strncmp(store_sqlstate(db), "57P", 3) == 0;
+}
+
+static void log_db_error(const struct queue_item *it, const char *what, struct store *db)
+{
+	char q[600];
+
+	log_msg(LOG_ERROR, "exec=%lld evt=%s sqlstate=%s error=%s", (long long)it->id, what,
+	        store_sqlstate(db)[0] ? store_sqlstate(db) : "-",
+	        log_quote(store_errmsg(db), q, sizeof(q)));
+}
+
+static void notify_pending(const struct pipeline_env *env, const struct queue_item *it,
+                           const struct classification *c, const char *rewind_status, bool voided)
+{
+	cJSON *m = cJSON_CreateObject();
+	char text[1024];
+
+	cJSON_AddStringToObject(m, "event", voided ? "approval_void" : "pending_approval");
+	cJSON_AddNumberToObject(m, "execution_id", (double)it->id);
+	cJSON_AddStringToObject(m, "target", it->target);
+	cJSON_AddStringToObject(m, "command", it->command);
+	cJSON_AddStringToObject(m, "class", c->cls);
+	cJSON_AddStringToObject(m, "reasons", c->reasons_text ? c->reasons_text : "");
+	cJSON_AddStringToObject(m, "requested_by", it->requested_by);
+	if (rewind_status)
+		cJSON_AddStringToObject(m, "rewind_status", rewind_status);
+	snprintf(text, sizeof(text),
+	         "airlock: %s wants to run on %s (%s): %.300s -- review with "
+	         "`airlock show %lld`, then `airlock approve %lld` or `airlock reject %lld "
+	         "--reason ...`",
+	         it->requested_by, it->target, c->cls, it->command, (long long)it->id,
+	         (long long)it->id, (long long)it->id);
+	cJSON_AddStringToObject(m, "text", text);
+	notifier_post(env->notifier, it->requested_by, m);
+}
+
+static bool target_lock(struct store *db, const char *target)
+{
+	PGresult *res =
+	    store_exec(db, "SELECT pg_try_advisory_lock(" TARGET_LOCK_CLASS ", hashtext($1))", 1,
+	               (const char *const[]){target});
+	bool got = res && PQgetvalue(res, 0, 0)[0] == 't';
+
+	PQclear(res);
+	return got;
+}
+
+static void target_unlock(struct store *db, const char *target)
+{
+	PQclear(store_exec(db, "SELECT pg_advisory_unlock(" TARGET_LOCK_CLASS ", hashtext($1))", 1,
+	                   (const char *const[]){target}));
+}
+
+static void refuse(struct store *db, const char *worker, const struct queue_item *it,
+                   const char *reason, const char *detail)
+{
+	char q[600];
+
+	log_msg(LOG_INFO, "exec=%lld evt=refused reason=%s", (long long)it->id,
+	        log_quote(reason, q, sizeof(q)));
+	if (queue_refuse(db, it->id, worker, reason, detail) < 0)
+		log_db_error(it, "refuse_failed", db);
+}
+
+/* Writes the result, retrying through a lost connection: a result is never
+ * dropped while the daemon runs. */
+static void record_result(const struct pipeline_env *env, struct store *db,
+                          const struct queue_item *it, const struct target_result *r)
+{
+	struct queue_result qr = {
+	    .state = r->state,
+	    .exit_code = r->exit_code,
+	    .signal = r->signal,
+	    .out = r->out.data,
+	    .outlen = r->out.len,
+	    .err = r->err.data,
+	    .errlen = r->err.len,
+	    .out_truncated = r->out.truncated,
+	    .err_truncated = r->err.truncated,
+	    .duration_ms = r->duration_ms,
+	    .error = r->error[0] ? r->error : NULL,
+	};
+	bool recorded = false;
+
+	for (;;) {
+		if (queue_finish(db, it->id, env->worker_id, &qr, &recorded) == 0)
+			break;
+		log_db_error(it, "finish_failed", db);
+		if (!connection_lost(db) || !reconnect(env, db)) {
+			log_msg(LOG_ERROR, "exec=%lld evt=result_lost state=%s exit=%d",
+			        (long long)it->id, r->state, r->exit_code);
+			return;
+		}
+	}
+	log_msg(LOG_INFO, "exec=%lld evt=finished state=%s exit=%d signal=%d ms=%lld out=%zu%s%s",
+	        (long long)it->id, r->state, r->exit_code, r->signal, r->duration_ms, r->out.len,
+	        r->out.truncated ? " truncated=1" : "", recorded ? "" : " late=1");
+}
+
+/* queued/approved, re-validated: live check, guard, run, record. */
+static void execute(const struct pipeline_env *env, struct store *db, struct queue_item *it,
+                    const char *cls)
+{
+	char reason[1024];
+	char *rewind_json = NULL, *guard_json = NULL;
+	bool mutating = strcmp(cls, "read_only") != 0;
+	bool slot = false;
+	struct target_result r;
+
+	if (mutating && !target_lock(db, it->target)) {
+		log_msg(LOG_DEBUG, "exec=%lld evt=target_busy target=%s", (long long)it->id,
+		        it->target);
+		if (queue_release(db, it->id, env->worker_id, TARGET_BUSY_RETRY_MS, NULL) < 0)
+			log_db_error(it, "release_failed", db);
+		return;
+	}
+	if (!slots_take(env->node_slots, it->node, env->stopping)) {
+		queue_release(db, it->id, env->worker_id, 0,
+		              "airlockd is stopping; released before it ran");
+		goto out;
+	}
+	slot = true;
+	int live = targets_check(env->targets, it, reason, sizeof(reason));
+	if (live == -1) {
+		refuse(db, env->worker_id, it, reason, NULL);
+		goto out;
+	}
+	if (live == -2) {
+		if (it->attempts < env->cfg->retry_max) {
+			int delay = 1000 << (it->attempts < 6 ? it->attempts : 6);
+			queue_release(db, it->id, env->worker_id, delay, reason);
+		} else {
+			char why[1200];
+			snprintf(why, sizeof(why), "%s (gave up after %d attempts). Nothing ran.",
+			         reason, it->attempts);
+			refuse(db, env->worker_id, it, why, NULL);
+		}
+		goto out;
+	}
+	if (guard_before(env->guard, db, env->worker_id, it, cls, &rewind_json, &guard_json, reason,
+	                 sizeof(reason)) < 0) {
+		refuse(db, env->worker_id, it, reason, guard_json);
+		goto out;
+	}
+	if (*env->stopping) {
+		queue_release(db, it->id, env->worker_id, 0,
+		              "airlockd is stopping; released before it ran");
+		goto out;
+	}
+	if (queue_start(db, it->id, env->worker_id, rewind_json, guard_json) < 0) {
+		log_db_error(it, "start_failed", db);
+		if (!connection_lost(db)) {
+			char why[1200];
+			snprintf(why, sizeof(why), "refused at start: %s. Nothing ran.",
+			         store_errmsg(db));
+			refuse(db, env->worker_id, it, why, NULL);
+		}
+		goto out;
+	}
+	log_msg(LOG_INFO, "exec=%lld evt=started target=%s class=%s", (long long)it->id, it->target,
+	        cls);
+	targets_run(env->targets, it, env->cancel, &r);
+	record_result(env, db, it, &r);
+	target_result_clear(&r);
+out:
+	if (slot)
+		slots_give(env->node_slots, it->node);
+	if (mutating)
+		target_unlock(db, it->target);
+	free(rewind_json);
+	free(guard_json);
+}
+
+void pipeline_process(const struct pipeline_env *env, struct store *db, struct verdict *v,
+                      struct queue_item *it)
+{
+	struct classification c;
+	char state[24] = "";
+
+	if (classify(env, v, it, &c) < 0) {
+		log_msg(LOG_WARN, "exec=%lld evt=no_policy", (long long)it->id);
+		queue_release(
+		    db, it->id, env->worker_id, 5000,
+		    "no classifier policy is loaded; an administrator must run `airlock seed`");
+		return;
+	}
+	if (strcmp(it->state, "received") == 0) {
+		char rewind[512];
+		int possible = 0;
+		guard_status(env->guard, it, rewind, sizeof(rewind), &possible);
+		if (queue_classified(db, it->id, env->worker_id, c.cls, c.reasons_json,
+		                     c.snap.version, CLASSIFIER_VERSION, rewind, possible,
+		                     state) < 0) {
+			log_db_error(it, "classify_failed", db);
+			goto out;
+		}
+		log_msg(LOG_INFO, "exec=%lld evt=classified class=%s state=%s policy=%lld",
+		        (long long)it->id, c.cls, state, c.snap.version);
+		if (strcmp(state, "pending_approval") == 0) {
+			notify_pending(env, it, &c, rewind, false);
+			goto out;
+		}
+		it->rewind_possible = possible;
+	} else {
+		if (queue_revalidate(db, it->id, env->worker_id, c.cls, c.reasons_json,
+		                     c.snap.version, CLASSIFIER_VERSION, state) < 0) {
+			log_db_error(it, "revalidate_failed", db);
+			goto out;
+		}
+		if (strcmp(state, "pending_approval") == 0) {
+			log_msg(LOG_INFO, "exec=%lld evt=approval_void class=%s policy=%lld",
+			        (long long)it->id, c.cls, c.snap.version);
+			notify_pending(env, it, &c, NULL, true);
+			goto out;
+		}
+	}
+	/* The class to run under: never below what was recorded. */
+	const char *cls = c.cls;
+	enum risk_class now_cls, then_cls;
+	if (it->cls && risk_class_parse(it->cls, &then_cls) == 0 &&
+	    risk_class_parse(c.cls, &now_cls) == 0 && then_cls > now_cls)
+		cls = it->cls;
+	execute(env, db, it, cls);
+out:
+	classification_clear(env, &c);
+}

@@ -1,0 +1,37 @@
+/* pipeline.h -- one claimed row, moved as far as it can go now:
+ * received -> classified (queued, or pending_approval and released);
+ * queued/approved -> re-validated -> live check -> guard -> running -> result. */
+#ifndef AIRLOCK_WORKER_PIPELINE_H
+#define AIRLOCK_WORKER_PIPELINE_H
+
+#include "classifier/verdict.h"
+#include "store/queue.h"
+#include "worker/config.h"
+#include "worker/guard.h"
+#include "worker/notify.h"
+#include "worker/policyset.h"
+#include "worker/slots.h"
+#include "worker/target.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+struct pipeline_env {
+	const char *worker_id;
+	const struct config *cfg;
+	struct policyset *policies;
+	struct guard *guard;
+	struct targets *targets;
+	struct notifier *notifier;
+	struct slots *node_slots;
+	volatile bool *stopping; /* shutting down: give rows back rather than start them */
+	atomic_int *cancel;      /* grace is over: cancel commands in flight */
+};
+
+/* Processes one claimed row.  Every outcome is written to the row; database
+ * failures while writing a result are retried until the write lands or the
+ * daemon is stopping (then logged with the result). */
+void pipeline_process(const struct pipeline_env *env, struct store *db, struct verdict *v,
+                      struct queue_item *it);
+
+#endif

@@ -1,0 +1,206 @@
+/* probe.c -- probe the estate, node by node, and record what was seen. */
+#include "worker/probe.h"
+
+#include "lib/log.h"
+#include "lib/xalloc.h"
+#include "store/store.h"
+
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PROBE_TIMEOUT_MS 15000
+
+struct prober {
+	char *conninfo;
+	struct transport *t;
+	int interval_s;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stopping;
+};
+
+static const char *name_of(const char *slug)
+{
+	const char *c = strchr(slug, ':');
+
+	return c ? c + 1 : slug;
+}
+
+static void write_probe(struct store *db, const char *slug, cJSON *attrs, cJSON *checks)
+{
+	char *a = cJSON_PrintUnformatted(attrs);
+	char *c = cJSON_PrintUnformatted(checks);
+	PGresult *res = store_exec(db, "SELECT airlock.record_probe($1, $2::jsonb, $3::jsonb)", 3,
+	                           (const char *const[]){slug, a, c});
+
+	if (res == NULL)
+		log_msg(LOG_WARN, "evt=probe.record_failed slug=%s error=\"%s\"", slug,
+		        store_errmsg(db));
+	PQclear(res);
+	free(a);
+	free(c);
+}
+
+static cJSON *check_row(const char *name, bool ok, const char *detail)
+{
+	cJSON *c = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(c, "name", name);
+	cJSON_AddStringToObject(c, "status", ok ? "ok" : "failing");
+	cJSON_AddStringToObject(c, "detail", detail);
+	return c;
+}
+
+/* Probes one node's host and guests (rows [from, to) of res share the node). */
+static int probe_node(struct store *db, struct transport *t, PGresult *res, int from, int to)
+{
+	int n = to - from;
+	struct transport_probe *pr = xcalloc((size_t)n, sizeof(*pr));
+	struct transport_node node = {
+	    .name = name_of(PQgetvalue(res, from, 1)),
+	    .address = PQgetvalue(res, from, 4),
+	    .port = atoi(PQgetvalue(res, from, 5)),
+	    .user = PQgetisnull(res, from, 6) ? NULL : PQgetvalue(res, from, 6),
+	    .host_key_sha256 = PQgetisnull(res, from, 7) ? NULL : PQgetvalue(res, from, 7),
+	};
+	char now[32];
+	time_t tt = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	for (int i = 0; i < n; i++) {
+		const char *type = PQgetvalue(res, from + i, 2);
+		pr[i].kind = strcmp(type, "vm") == 0    ? TRANSPORT_PROBE_AGENT
+		             : strcmp(type, "lxc") == 0 ? TRANSPORT_PROBE_CT
+		                                        : TRANSPORT_PROBE_HOST;
+		pr[i].vmid = PQgetisnull(res, from + i, 3) ? 0 : atoi(PQgetvalue(res, from + i, 3));
+	}
+	transport_probe(t, &node, pr, (size_t)n, PROBE_TIMEOUT_MS);
+	for (int i = 0; i < n; i++) {
+		const char *slug = PQgetvalue(res, from + i, 0);
+		cJSON *attrs = cJSON_CreateObject(), *checks = cJSON_CreateArray();
+		bool ok = pr[i].state == TRANSPORT_PROBE_OK;
+		char detail[320];
+		snprintf(detail, sizeof(detail), "%s%s%s", transport_probe_state_name(pr[i].state),
+		         pr[i].detail[0] ? ": " : "", pr[i].detail);
+		if (pr[i].state == TRANSPORT_PROBE_UNREACHABLE) {
+			/* The node could not be asked: we know nothing new about the guest. */
+			if (pr[i].kind == TRANSPORT_PROBE_HOST)
+				cJSON_AddFalseToObject(attrs, "reachable");
+			cJSON_AddItemToArray(checks, check_row("ssh", false, detail));
+		} else if (pr[i].kind == TRANSPORT_PROBE_AGENT) {
+			const char *attr = transport_agent_attr(pr[i].state);
+			if (attr)
+				cJSON_AddStringToObject(attrs, "qemu_guest_agent", attr);
+			cJSON_AddItemToArray(checks, check_row("guest-agent", ok, detail));
+		} else if (pr[i].kind == TRANSPORT_PROBE_CT) {
+			if (pr[i].state == TRANSPORT_PROBE_OK ||
+			    pr[i].state == TRANSPORT_PROBE_NOT_RUNNING)
+				cJSON_AddStringToObject(attrs, "container_status",
+				                        ok ? "running" : "stopped");
+			cJSON_AddItemToArray(checks, check_row("container", ok, detail));
+		} else {
+			cJSON_AddBoolToObject(attrs, "reachable", ok);
+			cJSON_AddItemToArray(checks, check_row("ssh", ok, detail));
+		}
+		cJSON_AddStringToObject(attrs, "health", ok ? "healthy" : "unhealthy");
+		cJSON_AddStringToObject(attrs, "last_probe", now);
+		write_probe(db, slug, attrs, checks);
+		cJSON_Delete(attrs);
+		cJSON_Delete(checks);
+	}
+	free(pr);
+	return n;
+}
+
+int prober_round(const char *conninfo, struct transport *t)
+{
+	char err[1024];
+	struct store *db = store_open(conninfo, "airlockd-probe", err, sizeof(err));
+	PGresult *res;
+	int written = 0;
+
+	if (db == NULL) {
+		log_msg(LOG_WARN, "evt=probe.connect_failed error=\"%s\"", err);
+		return -1;
+	}
+	/* Every entity with its node's connection facts, grouped by node. */
+	res = store_exec(
+	    db,
+	    "SELECT e.slug, h.slug, e.type, e.vmid, h.address, coalesce(h.port, 22), "
+	    " h.ssh_user, h.host_key_fingerprint "
+	    "FROM airlock.entities e JOIN airlock.entities h ON h.slug = coalesce(e.node, e.slug) "
+	    "ORDER BY h.slug, e.type <> 'proxmox-host', e.slug",
+	    0, NULL);
+	if (res == NULL) {
+		log_msg(LOG_WARN, "evt=probe.read_failed error=\"%s\"", store_errmsg(db));
+		store_close(db);
+		return -1;
+	}
+	for (int from = 0, i = 1; from < PQntuples(res); i++) {
+		if (i < PQntuples(res) &&
+		    strcmp(PQgetvalue(res, i, 1), PQgetvalue(res, from, 1)) == 0)
+			continue;
+		written += probe_node(db, t, res, from, i);
+		from = i;
+	}
+	PQclear(res);
+	store_close(db);
+	log_msg(LOG_INFO, "evt=probe.round entities=%d", written);
+	return written;
+}
+
+static void *run(void *arg)
+{
+	struct prober *p = arg;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->stopping) {
+		pthread_mutex_unlock(&p->mu);
+		prober_round(p->conninfo, p->t);
+		pthread_mutex_lock(&p->mu);
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += p->interval_s;
+		while (!p->stopping)
+			if (pthread_cond_timedwait(&p->cv, &p->mu, &until) != 0)
+				break;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+struct prober *prober_new(const char *conninfo, struct transport *t, int interval_s)
+{
+	struct prober *p = xcalloc(1, sizeof(*p));
+
+	p->conninfo = xstrdup(conninfo);
+	p->t = t;
+	p->interval_s = interval_s;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	if (pthread_create(&p->thread, NULL, run, p) != 0)
+		fatal("evt=probe.thread_failed");
+	return p;
+}
+
+void prober_free(struct prober *p)
+{
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stopping = true;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	free(p->conninfo);
+	free(p);
+}

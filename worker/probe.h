@@ -1,0 +1,26 @@
+/* probe.h -- the scheduler's probes: the only writer of health and of
+ * probed attributes (qemu_guest_agent, container_status, reachable).
+ *
+ * A thread of its own, with its own database login (airlock_scheduler).
+ * Every interval it reads the estate, asks each node about all its guests
+ * over the node's one SSH session (transport_probe batches them), and
+ * writes what it saw through airlock.record_probe(), so the pre-flight in
+ * airlock.run() works on fresh facts. */
+#ifndef AIRLOCK_WORKER_PROBE_H
+#define AIRLOCK_WORKER_PROBE_H
+
+#include "transport/transport.h"
+
+#include <stdbool.h>
+
+struct prober;
+
+/* conninfo: the scheduler's login.  Starts the thread; probes at once, then
+ * every interval_s. */
+struct prober *prober_new(const char *conninfo, struct transport *t, int interval_s);
+/* One round now, on the caller's thread (tests, `airlockd --probe-once`).
+ * Returns the number of entities written, -1 when the database failed. */
+int prober_round(const char *conninfo, struct transport *t);
+void prober_free(struct prober *p); /* stops the thread; NULL is a no-op */
+
+#endif

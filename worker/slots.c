@@ -1,0 +1,94 @@
+/* slots.c -- per-key counting limit; few keys (one per node), so a list. */
+#include "worker/slots.h"
+
+#include "lib/xalloc.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct key {
+	char *name;
+	int used;
+	struct key *next;
+};
+
+struct slots {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int per_key;
+	struct key *keys;
+};
+
+struct slots *slots_new(int per_key)
+{
+	struct slots *s = xcalloc(1, sizeof(*s));
+
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	s->per_key = per_key;
+	return s;
+}
+
+static struct key *find(struct slots *s, const char *name)
+{
+	for (struct key *k = s->keys; k; k = k->next)
+		if (strcmp(k->name, name) == 0)
+			return k;
+	struct key *k = xcalloc(1, sizeof(*k));
+	k->name = xstrdup(name);
+	k->next = s->keys;
+	s->keys = k;
+	return k;
+}
+
+bool slots_take(struct slots *s, const char *name, const volatile bool *abort)
+{
+	bool ok = false;
+
+	pthread_mutex_lock(&s->mu);
+	struct key *k = find(s, name);
+	while (!*abort) {
+		if (k->used < s->per_key) {
+			k->used++;
+			ok = true;
+			break;
+		}
+		struct timespec t;
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_nsec += 200 * 1000000L;
+		if (t.tv_nsec >= 1000000000L) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->cv, &s->mu, &t);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return ok;
+}
+
+void slots_give(struct slots *s, const char *name)
+{
+	pthread_mutex_lock(&s->mu);
+	struct key *k = find(s, name);
+	if (k->used > 0)
+		k->used--;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+void slots_free(struct slots *s)
+{
+	if (s == NULL)
+		return;
+	while (s->keys) {
+		struct key *n = s->keys->next;
+		free(s->keys->name);
+		free(s->keys);
+		s->keys = n;
+	}
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}

@@ -1,0 +1,209 @@
+/* target.c -- targets over transport/: live checks and runs. */
+#include "worker/target.h"
+
+#include "classifier/classes.h"
+#include "lib/xalloc.h"
+#include "transport/transport.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct targets {
+	struct transport *t;
+	int command_timeout_ms;
+	size_t output_cap;
+};
+
+struct targets *targets_new(const struct config *cfg, char *err, size_t errlen)
+{
+	struct transport_config tc = {
+	    .private_key = cfg->ssh_private_key,
+	    .known_hosts = cfg->ssh_known_hosts,
+	    .connect_timeout_ms = cfg->ssh_connect_timeout_ms,
+	    .keepalive_s = cfg->ssh_keepalive_s,
+	    .output_cap = cfg->output_cap,
+	    .qm_timeout_s = cfg->qm_timeout_s,
+	};
+	struct targets *t = xcalloc(1, sizeof(*t));
+
+	t->t = transport_new(&tc, err, errlen);
+	if (t->t == NULL) {
+		free(t);
+		return NULL;
+	}
+	t->command_timeout_ms = cfg->command_timeout_s * 1000;
+	t->output_cap = cfg->output_cap;
+	return t;
+}
+
+void targets_free(struct targets *t)
+{
+	if (t == NULL)
+		return;
+	transport_free(t->t);
+	free(t);
+}
+
+struct transport *targets_transport(struct targets *t)
+{
+	return t->t;
+}
+
+/* The node part of the slug ("proxmox-host:hubris" -> "hubris"). */
+static const char *slug_name(const char *slug)
+{
+	const char *c = strchr(slug, ':');
+
+	return c ? c + 1 : slug;
+}
+
+static void node_of(const struct queue_item *it, struct transport_node *n)
+{
+	n->name = slug_name(it->node);
+	n->address = it->address;
+	n->port = it->port;
+	n->user = it->ssh_user;
+	n->host_key_sha256 = it->host_key_fingerprint;
+}
+
+static enum target_type type_of(const struct queue_item *it)
+{
+	enum target_type tt = TARGET_PROXMOX_HOST;
+
+	target_type_parse(it->target_type, &tt);
+	return tt;
+}
+
+int targets_check(struct targets *t, const struct queue_item *it, char *reason, size_t reasonlen)
+{
+	struct transport_node node;
+	struct transport_probe p = {0};
+	enum target_type tt = type_of(it);
+
+	/* A host needs no separate check: the command's own channel proves the
+	 * session, and a transport failure before sending is reported as such. */
+	if (tt == TARGET_PROXMOX_HOST)
+		return 0;
+	node_of(it, &node);
+	p.kind = tt == TARGET_VM    ? TRANSPORT_PROBE_AGENT
+	         : tt == TARGET_LXC ? TRANSPORT_PROBE_CT
+	                            : TRANSPORT_PROBE_HOST;
+	p.vmid = it->vmid;
+	transport_probe(t->t, &node, &p, 1, 15000);
+	switch (p.state) {
+	case TRANSPORT_PROBE_OK:
+		return 0;
+	case TRANSPORT_PROBE_UNREACHABLE:
+		snprintf(reason, reasonlen, "node %s could not be reached to run on %s: %s",
+		         it->node, it->target, p.detail);
+		return -2;
+	case TRANSPORT_PROBE_EXEC_DISABLED:
+		snprintf(
+		    reason, reasonlen,
+		    "run on %s blocked: the QEMU guest agent answers but guest-exec is disabled "
+		    "in the guest (qm guest exec unavailable). Enable guest-exec in the agent's "
+		    "configuration or use a different target. Nothing ran.",
+		    it->target);
+		return -1;
+	case TRANSPORT_PROBE_NOT_CONFIGURED:
+		snprintf(
+		    reason, reasonlen,
+		    "run on %s blocked: no QEMU guest agent is configured for VM %d (qm guest exec "
+		    "unavailable). Configure and start the agent first or use a different target. "
+		    "Nothing ran.",
+		    it->target, it->vmid);
+		return -1;
+	default:
+		break;
+	}
+	if (tt == TARGET_VM)
+		snprintf(reason, reasonlen,
+		         "run on %s blocked: QEMU guest agent is not running (qm guest exec "
+		         "unavailable). "
+		         "Start the agent first or use a different target. (%s; nothing ran)",
+		         it->target, p.detail[0] ? p.detail : transport_probe_state_name(p.state));
+	else if (tt == TARGET_LXC)
+		snprintf(
+		    reason, reasonlen,
+		    "run on %s blocked: container is not running (pct exec unavailable). Start the "
+		    "container first or use a different target. (%s; nothing ran)",
+		    it->target, p.detail[0] ? p.detail : transport_probe_state_name(p.state));
+	else
+		snprintf(reason, reasonlen, "run on %s blocked: %s (%s). Nothing ran.", it->target,
+		         transport_probe_state_name(p.state), p.detail);
+	return -1;
+}
+
+void targets_run(struct targets *t, const struct queue_item *it, atomic_int *cancel,
+                 struct target_result *out)
+{
+	struct transport_node node;
+	struct transport_limits lim = {
+	    .timeout_ms = t->command_timeout_ms,
+	    .output_cap = t->output_cap,
+	    .cancel = cancel,
+	    .no_agent_check = true, /* targets_check just pinged it */
+	};
+	struct transport_result r = {0};
+
+	memset(out, 0, sizeof(*out));
+	buf_init(&out->out, 0);
+	buf_init(&out->err, 0);
+	node_of(it, &node);
+	transport_exec(t->t, &node, type_of(it), it->vmid, it->command, &lim, &r);
+	out->exit_code = -1;
+	out->started = true;
+	switch (r.status) {
+	case TRANSPORT_EXITED:
+		out->state = r.exit_code == 0 ? "succeeded" : "failed";
+		out->exit_code = r.exit_code;
+		break;
+	case TRANSPORT_SIGNALED:
+		out->state = "failed";
+		out->signal = r.signal;
+		break;
+	case TRANSPORT_TIMED_OUT:
+		out->state = "timed_out";
+		out->signal = r.signal;
+		snprintf(out->error, sizeof(out->error), "stopped at airlock's deadline of %d s%s",
+		         t->command_timeout_ms / 1000, r.errmsg[0] ? "; " : "");
+		break;
+	case TRANSPORT_CANCELLED:
+		out->state = "timed_out";
+		out->signal = r.signal;
+		snprintf(out->error, sizeof(out->error),
+		         "cancelled when airlockd shut down after its grace period");
+		break;
+	case TRANSPORT_FAILED:
+		out->state = "failed";
+		out->started = false;
+		snprintf(out->error, sizeof(out->error), "nothing ran: %.400s (%s)", r.errmsg,
+		         transport_error_name(r.error));
+		break;
+	case TRANSPORT_UNKNOWN:
+		out->state = "outcome_unknown";
+		snprintf(
+		    out->error, sizeof(out->error),
+		    "the transport failed after the command may have started: %.400s (%s); it will "
+		    "not be re-run automatically",
+		    r.errmsg, transport_error_name(r.error));
+		break;
+	}
+	if (r.status == TRANSPORT_TIMED_OUT && r.errmsg[0])
+		strncat(out->error, r.errmsg, sizeof(out->error) - strlen(out->error) - 1);
+	if (r.out_len)
+		buf_append(&out->out, r.out, r.out_len);
+	if (r.err_len)
+		buf_append(&out->err, r.err, r.err_len);
+	out->out.truncated = r.out_truncated;
+	out->err.truncated = r.err_truncated;
+	out->duration_ms = r.duration_ms;
+	transport_result_free(&r);
+}
+
+void target_result_clear(struct target_result *r)
+{
+	buf_free(&r->out);
+	buf_free(&r->err);
+}

@@ -1,0 +1,43 @@
+/* target.h -- the daemon's view of a target: is its transport alive right
+ * now, and run one command on it (over transport/). */
+#ifndef AIRLOCK_WORKER_TARGET_H
+#define AIRLOCK_WORKER_TARGET_H
+
+#include "lib/buf.h"
+#include "store/queue.h"
+#include "worker/config.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct targets; /* the transport, one pooled SSH session per node */
+
+struct targets *targets_new(const struct config *cfg, char *err, size_t errlen);
+void targets_free(struct targets *t); /* NULL is a no-op */
+/* The transport underneath, for the probes; borrowed. */
+struct transport *targets_transport(struct targets *t);
+
+/* Re-checks the transport live: guest agent ping (and guest-exec enabled) for
+ * a VM, container status for a container, reachability for a host.
+ * 0 = usable; -1 = not, with the same actionable sentence as the pre-flight
+ * in reason; -2 = could not tell (the node is unreachable), reason says why. */
+int targets_check(struct targets *t, const struct queue_item *it, char *reason, size_t reasonlen);
+
+struct target_result {
+	const char *state;   /* succeeded, failed, timed_out, outcome_unknown */
+	bool started;        /* false: nothing was sent (safe to retry) */
+	int exit_code;       /* -1 when none */
+	int signal;          /* 0 when none */
+	struct buf out, err; /* capped; .truncated set */
+	long long duration_ms;
+	char error[1024]; /* "" or a sentence */
+};
+
+/* Runs it->command on the target with airlock's deadline; cancel (optional)
+ * stops it early.  Always fills out (release with target_result_clear). */
+void targets_run(struct targets *t, const struct queue_item *it, atomic_int *cancel,
+                 struct target_result *out);
+void target_result_clear(struct target_result *r);
+
+#endif
