@@ -364,7 +364,14 @@ static void defer_line(struct mcp_server *s, const char *line, size_t len)
 		s->qcap = s->qcap ? 2 * s->qcap : 8;
 		s->queue = xrealloc(s->queue, s->qcap * sizeof(*s->queue));
 	}
-	s->queue[s->qlen].line = line ? xstrndup(line, len) : NULL;
+	/* A copy of all len bytes: the line may hold NUL bytes (it is still answered,
+	 * with -32700), so no string copy. */
+	s->queue[s->qlen].line = NULL;
+	if (line != NULL) {
+		s->queue[s->qlen].line = xmalloc(len + 1);
+		memcpy(s->queue[s->qlen].line, line, len);
+		s->queue[s->qlen].line[len] = '\0';
+	}
 	s->queue[s->qlen].len = len;
 	s->qlen++;
 }

@@ -110,6 +110,16 @@ check "asan: protocol transcript" env DRIVE_STDERR="$tmp/protocol-asan.stderr" t
 	"$tmp/airlock-mcp-asan" --db "user=hermes"
 check "asan: batch transcript" env DRIVE_STDERR="$tmp/batch-asan.stderr" tests/mcp/drive.py tests/mcp/transcripts/version-2025-03-26.txt -- \
 	"$tmp/airlock-mcp-asan" --db "user=hermes"
+# Every tool path under the sanitizers: tools.txt and wait.txt again, in a fresh database.
+asan_db() {
+	createdb airlock_asan && PGDATABASE=airlock_asan build/bin/airlock migrate >/dev/null &&
+		PGDATABASE=airlock_asan build/bin/airlock seed seeds/ >/dev/null
+}
+check "asan: fresh database for the tool transcripts" asan_db
+for t in tools wait; do
+	check "asan: transcript $t" env PGDATABASE=airlock_asan DRIVE_STDERR="$tmp/$t-asan.stderr" \
+		tests/mcp/drive.py "tests/mcp/transcripts/$t.txt" -- "$tmp/airlock-mcp-asan" --db "user=hermes"
+done
 if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error' "$tmp"/*.stderr 2>/dev/null; then
 	failt "asan: no sanitizer reports" "$(grep -hE 'Sanitizer|runtime error' "$tmp"/*.stderr | head)"
 else
