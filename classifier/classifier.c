@@ -1141,6 +1141,113 @@ static void judge_awk(struct judge *j, struct judge_seg *s, const struct sh_word
 	}
 }
 
+/* The class of SQL given to psql -c / mysql -e / sqlite3 DB SQL: read_only
+ * only when every statement is plainly a query. */
+static enum risk_class sql_class(const char *q, size_t n)
+{
+	static const char *const reads[] = {
+	    "select",  "show",    "explain",    "describe",   "desc",     "values", "table",
+	    "\\d",     "\\l",     "\\x",        "\\conninfo", "\\timing", "\\du",   "\\dn",
+	    ".tables", ".schema", ".databases", ".indexes",   ".headers", ".mode",  "pragma"};
+	static const char *const bad[] = {
+	    "into",     "pg_terminate", "pg_cancel", "pg_reload", "set_config", "nextval",
+	    "setval",   "lo_",          "copy",      "dblink",    "for update", "\\!",
+	    "\\o",      "\\w",          "\\g",       "\\copy",    ".shell",     ".system",
+	    ".output",  ".once",        ".import",   ".save",     ".backup",    ".restore",
+	    "pg_write", "pg_file",      "pg_rotate", "_write",    "load_file",  "outfile",
+	    "dumpfile", "sys_exec",     "writefile"};
+	static const char *const destroy[] = {"drop ", "truncate", "delete ", "dropdb"};
+	char low[4096];
+	size_t l = n < sizeof(low) - 1 ? n : sizeof(low) - 1;
+	enum risk_class cls = RISK_READ_ONLY;
+	char *st, *save = NULL;
+
+	if (n >= sizeof(low))
+		return RISK_CONFIG_MUTATION;
+	for (size_t i = 0; i < l; i++)
+		low[i] = (char)((q[i] >= 'A' && q[i] <= 'Z') ? q[i] + 32 : q[i]);
+	low[l] = '\0';
+	for (size_t i = 0; i < sizeof(destroy) / sizeof(destroy[0]); i++)
+		if (strstr(low, destroy[i]) != NULL)
+			return RISK_DESTRUCTIVE;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (strstr(low, bad[i]) != NULL)
+			return RISK_CONFIG_MUTATION;
+	for (st = strtok_r(low, ";\n", &save); st != NULL; st = strtok_r(NULL, ";\n", &save)) {
+		bool ok = false;
+
+		while (*st == ' ' || *st == '\t' || *st == '(')
+			st++;
+		if (*st == '\0')
+			continue;
+		for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]) && !ok; i++)
+			ok = strncmp(st, reads[i], strlen(reads[i])) == 0;
+		if (strncmp(st, "pragma", 6) == 0 && strchr(st, '=') != NULL)
+			ok = false; /* PRAGMA x = y sets */
+		if (!ok)
+			cls = RISK_CONFIG_MUTATION;
+	}
+	return cls;
+}
+
+/* psql -c SQL, mysql -e SQL, sqlite3 DB SQL: true when the SQL decided. */
+static bool judge_sql(struct judge *j, struct judge_seg *s, const char *name,
+                      const struct sh_word *w, size_t n, enum target_type t)
+{
+	bool sqlite = strcmp(name, "sqlite3") == 0;
+	const char *opt = strcmp(name, "psql") == 0 ? "-c" : "-e";
+	const char *lopt = strcmp(name, "psql") == 0 ? "--command" : "--execute";
+	enum risk_class worst = RISK_READ_ONLY;
+	size_t nsql = 0, ops = 0;
+
+	for (size_t i = 1; i < n; i++) {
+		const struct sh_word *a = &w[i], *sql = NULL;
+		size_t ll = strlen(lopt);
+
+		if (!lit(a))
+			return false;
+		if (!sqlite && (weq(a, opt) || weq(a, lopt)) && i + 1 < n) {
+			sql = &w[++i];
+		} else if (!sqlite && a->len > ll + 1 && memcmp(a->text, lopt, ll) == 0 &&
+		           a->text[ll] == '=') {
+			struct sh_word *v = arena_alloc(j->a, sizeof(*v));
+
+			if (v == NULL)
+				return false;
+			*v = *a;
+			v->text += ll + 1;
+			v->len -= ll + 1;
+			sql = v;
+		} else if (sqlite && (a->len == 0 || a->text[0] != '-') && ++ops == 2) {
+			sql = a;
+		} else if (!sqlite && (weq(a, "-f") || weq(a, "--file"))) {
+			return false;
+		}
+		if (sql == NULL)
+			continue;
+		if (!lit(sql))
+			return false;
+		nsql++;
+		{
+			enum risk_class c = sql_class(sql->text, sql->len);
+
+			if (c > worst)
+				worst = c;
+			if (c > RISK_READ_ONLY) /* mysql -e 'system reboot' */
+				judge_scan_words(j, s, sql->text, sql->len, t);
+		}
+	}
+	if (nsql == 0)
+		return false;
+	judge_reason(j, s, worst == RISK_READ_ONLY ? "sql-query" : "sql-change",
+	             judge_fmt(j, "%s %s", name,
+	                       worst == RISK_READ_ONLY     ? "with queries only"
+	                       : worst == RISK_DESTRUCTIVE ? "dropping, truncating or deleting data"
+	                                                   : "with statements that change data"),
+	             worst, t);
+	return true;
+}
+
 /* dd of=FILE writes FILE. */
 static void judge_dd(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
                      enum target_type t)
@@ -1362,6 +1469,10 @@ static void judge_argv(struct judge *j, struct judge_seg *s, const struct sh_wor
 			}
 		}
 	}
+	if ((strcmp(name, "psql") == 0 || strcmp(name, "mysql") == 0 ||
+	     strcmp(name, "mariadb") == 0 || strcmp(name, "sqlite3") == 0) &&
+	    judge_sql(j, s, name, w, n, t))
+		return;
 	if (strcmp(name, "find") == 0)
 		judge_find_exec(j, s, w, n, t);
 	if (strcmp(name, "cd") == 0 || strcmp(name, "pushd") == 0)
