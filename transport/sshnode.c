@@ -54,7 +54,9 @@ struct sshnode {
 	int64_t last_rx_ms;
 	struct sshop *active;
 	int nchannels;
-	bool fatal; /* the session failed during this pass */
+	struct sshop *sender;  /* its call left a packet half sent: it goes first */
+	int64_t open_retry_ms; /* the server refused a channel: not before this */
+	bool fatal;            /* the session failed during this pass */
 	char fatal_msg[256];
 };
 
@@ -195,6 +197,7 @@ static void session_drop(struct sshnode *n)
 		close(n->fd);
 	n->fd = -1;
 	n->nchannels = 0;
+	n->sender = NULL;
 }
 
 /* Opens, verifies and authenticates a session; -1 with *kind and err set. */
@@ -389,7 +392,7 @@ static int advance(struct sshnode *n, struct sshop *op, int64_t now)
 			op->phase = PH_DONE;
 			return 1;
 		}
-		if (n->s == NULL || n->nchannels >= n->max_channels)
+		if (n->s == NULL || n->nchannels >= n->max_channels || now < n->open_retry_ms)
 			return 0;
 		n->nchannels++;
 		pthread_mutex_lock(&n->mu);
@@ -405,6 +408,14 @@ static int advance(struct sshnode *n, struct sshop *op, int64_t now)
 			rc = libssh2_session_last_errno(n->s);
 			if (rc == LIBSSH2_ERROR_EAGAIN)
 				return 0;
+			if (rc == LIBSSH2_ERROR_CHANNEL_FAILURE) {
+				/* sshd's MaxSessions (sessions it is still closing
+				 * count): nothing was sent; wait and retry. */
+				n->nchannels--;
+				n->open_retry_ms = now + 50;
+				op->phase = PH_QUEUED;
+				return 1;
+			}
 			return op_error(n, op, rc, "opening a channel");
 		}
 		op->phase = PH_EXEC;
@@ -490,12 +501,17 @@ static int advance(struct sshnode *n, struct sshop *op, int64_t now)
 static void take_queue(struct sshnode *n, bool *stopping)
 {
 	struct sshop **tail = &n->active;
+	bool was_idle = n->active == NULL;
 
 	while (*tail)
 		tail = &(*tail)->next;
 	pthread_mutex_lock(&n->mu);
 	*tail = n->queue; /* in the order they were handed over */
 	n->queue = NULL;
+	/* While idle the socket is not read, so keepalive replies sit unread:
+	 * the silence clock starts when work starts. */
+	if (was_idle && n->active)
+		n->last_rx_ms = sshnode_now_ms();
 	*stopping = n->stopping;
 	pthread_mutex_unlock(&n->mu);
 }
@@ -574,11 +590,16 @@ static void wait_io(struct sshnode *n)
 	}
 }
 
+static bool outbound_pending(struct sshnode *n)
+{
+	return n->s && (libssh2_session_block_directions(n->s) & LIBSSH2_SESSION_BLOCK_OUTBOUND);
+}
+
 static void keepalive(struct sshnode *n, int64_t now)
 {
 	int next = 0;
 
-	if (n->s == NULL)
+	if (n->s == NULL || n->sender)
 		return;
 	if (libssh2_keepalive_send(n->s, &next) < 0 &&
 	    libssh2_session_last_errno(n->s) != LIBSSH2_ERROR_EAGAIN) {
@@ -615,8 +636,20 @@ static void *node_main(void *arg)
 			int64_t now = sshnode_now_ms();
 			progress = 0;
 			n->fatal = false;
-			for (struct sshop *op = n->active; op && !n->fatal; op = op->next)
+			for (struct sshop *op = n->active; op && !n->fatal; op = op->next) {
+				/* libssh2 holds one outgoing packet per session: while
+				 * one call's packet is half sent, no other call may
+				 * start a packet of its own. */
+				if (n->sender && n->sender != op)
+					continue;
+				bool before = outbound_pending(n);
 				progress |= advance(n, op, now);
+				bool after = outbound_pending(n);
+				if (after && !before && op->phase != PH_DONE)
+					n->sender = op;
+				else if (n->sender == op && (!after || op->phase == PH_DONE))
+					n->sender = NULL;
+			}
 			if (n->fatal)
 				session_lost(n, n->fatal_msg);
 		} while (progress && n->s);

@@ -65,7 +65,7 @@ static struct transport *new_transport(const char *known_hosts, int qm_timeout_s
 	struct transport_config cfg = {
 	    .private_key = env("AIRLOCK_RIG_SSH_KEY"),
 	    .known_hosts = known_hosts,
-	    .keepalive_s = 2,
+	    .keepalive_s = 3,
 	    .qm_timeout_s = qm_timeout_s,
 	    .poll_interval_ms = 200,
 	};
@@ -532,6 +532,8 @@ static void t_concurrent(void)
 	struct transport_stats before, after;
 	int good = 0;
 
+	run(TARGET_PROXMOX_HOST, 0, "true", 60000, 0, &w[0].r); /* the session exists */
+	transport_result_free(&w[0].r);
 	transport_stats(T, node.name, &before);
 	for (int i = 0; i < N; i++) {
 		w[i].i = i;
@@ -572,6 +574,25 @@ static void *bg_run(void *arg)
 	b->rc =
 	    run(TARGET_PROXMOX_HOST, 0, "echo started; sleep 45; echo finished", 60000, 0, &b->r);
 	return NULL;
+}
+
+/* An idle session outlives several keepalive intervals and is still used. */
+static void t_idle(void)
+{
+	struct transport_stats before, after;
+	struct transport_result r;
+
+	run(TARGET_PROXMOX_HOST, 0, "true", 60000, 0, &r);
+	transport_result_free(&r);
+	transport_stats(T, node.name, &before);
+	sleep(11); /* keepalive_s is 3: more than three intervals */
+	run(TARGET_PROXMOX_HOST, 0, "echo still", 60000, 0, &r);
+	transport_stats(T, node.name, &after);
+	CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "still\n") == 0 &&
+	          after.sessions_opened == before.sessions_opened,
+	      "after 11 s idle the same session serves the next command (%ld new sessions)",
+	      after.sessions_opened - before.sessions_opened);
+	transport_result_free(&r);
 }
 
 static void t_sshd_killed(void)
@@ -667,6 +688,7 @@ int main(int argc, char **argv)
 	    {"timeout_cancel", t_timeout_cancel},
 	    {"agents", t_agents_and_probes},
 	    {"concurrent", t_concurrent},
+	    {"idle", t_idle},
 	    {"sshd_killed", t_sshd_killed},
 	    {"hostkey", t_hostkey},
 	};
