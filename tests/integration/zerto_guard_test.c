@@ -522,6 +522,32 @@ static void test_secret_sources(void **state)
 	assert_non_null(strstr(err, "https"));
 }
 
+/* Slow answers: every request has a total timeout.  Slow while finding the
+ * VM refuses; slow once while polling the task is retried at the next poll. */
+static void test_slow_responses(void **state)
+{
+	struct fixture *f = *state;
+	struct zerto_config cfg = sim_config(SCALE);
+	struct zerto_guard_result r;
+	char err[256];
+
+	cfg.request_timeout_ms = 400;
+	zerto_client_free(f->c);
+	f->c = zerto_client_new(&cfg, err, sizeof(err));
+	assert_non_null(f->c);
+	sim_postf("/_sim/fault",
+	          "{\"kind\":\"latency_ms\",\"ms\":1500,\"path\":\"/v1/vms\",\"count\":1}");
+	assert_int_equal(guard(f, NULL, "zimaos", &r), ZERTO_GUARD_REFUSED);
+	assert_non_null(strstr(r.message, "did not answer while looking up the VM's protection"));
+	assert_non_null(strstr(r.message, "imed out"));
+	zerto_guard_result_clear(&r);
+
+	sim_postf("/_sim/fault",
+	          "{\"kind\":\"latency_ms\",\"ms\":1500,\"path\":\"/v1/tasks/\",\"count\":1}");
+	assert_int_equal(guard(f, NULL, "zimaos", &r), ZERTO_GUARD_OK);
+	zerto_guard_result_clear(&r);
+}
+
 /* The lock hook says no: refused before any insert. */
 static void test_lock_refused(void **state)
 {
@@ -765,6 +791,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_parsing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_insecure_explicit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_secret_sources, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_slow_responses, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_lock_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_back_to_back_without_lock, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_waits_for_foreign_insert, setup, teardown),
