@@ -78,9 +78,10 @@ as_agent() { PGUSER=hermes "$@"; }
 as_alice() { PGUSER=alice "$@"; }
 as_bob() { PGUSER=bob "$@"; }
 
-# ran_count TEXT: how many commands the rig's node, VMs and CTs executed that
-# contain TEXT (the recording shims' own lines are not counted twice).
-ran_count() { grep -vF "$(printf '\tshim:')" "$AIRLOCK_RIG_LOG" 2>/dev/null | grep -cF -- "$1" || true; }
+# ran_count TEXT: how many commands containing TEXT reached the rig's node
+# over SSH (a VM or CT command is logged again inside the guest, and the
+# recording shims log their own line: those are not counted twice).
+ran_count() { grep -F "$(printf '\tnode\t')" "$AIRLOCK_RIG_LOG" 2>/dev/null | grep -cF -- "$1" || true; }
 
 # wait_hook SECONDS TEXT NAME: until a webhook body received at /NAME contains TEXT.
 wait_hook() {

@@ -7,13 +7,16 @@ cd "$(dirname "$0")/../.."
 . tests/daemon/lib.sh
 
 setup_db || { echo "set-up failed"; exit 1; }
+q "CREATE ROLE probe LOGIN IN ROLE airlock_scheduler; CREATE ROLE carol LOGIN IN ROLE airlock_operator, airlock_agent;" >/dev/null
 mkdir -p "$WORK/hooks"
 python3 tests/daemon/webhook_sink.py "$WORK/hook.port" "$WORK/hooks" &
 DAEMON_PIDS+=($!)
 for _ in $(seq 1 50); do [ -s "$WORK/hook.port" ] && break; sleep 0.1; done
 HP=$(cat "$WORK/hook.port")
 check "airlockd -n accepts a valid config" $D -n -c "$(write_config d1 "webhooks:" \
-	"  - url: http://127.0.0.1:$HP/ops" "  - url: http://127.0.0.1:$HP/hermes" "    operator: hermes")"
+	"  - url: http://127.0.0.1:$HP/ops" "  - url: http://127.0.0.1:$HP/hermes" "    operator: hermes" \
+	"scheduler_database: \"host=$PGHOST port=$PGPORT dbname=$PGDATABASE user=probe\"" \
+	"probes:" "  interval_s: 1")"
 printf 'workers: 0\n' >"$WORK/bad.yaml"
 check_out "airlockd -n names the bad line" "bad.yaml:1:10: workers must be an integer in 1..256" $D -n -c "$WORK/bad.yaml"
 check_rc "airlockd -n exits 1 on a bad config" 1 $D -n -c "$WORK/bad.yaml"
@@ -44,6 +47,35 @@ check_out "the row records that there was no rewind point" 'no rewind point' as_
 
 # ---- dead transports are refused, with the pre-flight's words
 check_out "a VM with a dead agent is refused at the door" 'QEMU guest agent is not running' as_agent $A run --target vm:zimaos -- ls /
+
+# ---- the scheduler's probes keep the pre-flight's facts fresh
+check "the probes record the hung agent of VM 103" wait_for 30 "SELECT attributes->>'qemu_guest_agent' = 'not_running' AND attributes->>'health' = 'unhealthy' FROM airlock.entities WHERE slug = 'vm:zimaos'"
+check "and the stopped container" wait_for 30 "SELECT attributes->>'container_status' = 'stopped' FROM airlock.entities WHERE slug = 'lxc:backup'"
+check_out "checks are listed for agents" '"status": "ok"' as_agent psql -XAtq -c "SELECT airlock.list_checks('vm:web01')"
+$AIRLOCK_RIG_CTL vm 101 agent-stop >/dev/null
+check "a stopped agent is seen by the next probe" wait_for 30 "SELECT attributes->>'qemu_guest_agent' = 'not_running' FROM airlock.entities WHERE slug = 'vm:web01'"
+check_out "and the door then refuses vm:web01 at once" 'run on vm:web01 blocked: QEMU guest agent is not running' as_agent $A run --target vm:web01 -- uptime
+$AIRLOCK_RIG_CTL vm 101 agent-start >/dev/null
+check "a restarted agent is seen again" wait_for 30 "SELECT attributes->>'qemu_guest_agent' = 'running' FROM airlock.entities WHERE slug = 'vm:web01'"
+
+# ---- the gate through the CLI
+id=$(PGUSER=carol $A run --target proxmox-host:hubris -- 'systemctl restart pvedaemon')
+wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
+check_rc "an operator cannot approve their own request (exit 3)" 3 env PGUSER=carol $A approve $id
+check_out "and is told why" 'nobody may approve their own request' env PGUSER=carol $A approve $id
+check_rc "reject needs --reason (exit 2)" 2 as_alice $A reject $id
+check_out "pending --json is JSON with the request" "\"id\": $id" as_alice $A pending --json
+check_rc "the requester cancels its own pending request" 0 env PGUSER=carol $A cancel $id
+check_eq "it is cancelled" cancelled "$(state_of $id)"
+check_rc "show of an unknown id exits 4" 4 as_alice $A show 999999
+id=$(as_agent $A run --target proxmox-host:hubris -- 'reboot')
+wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
+check_eq "a host reboot is destructive" destructive "$(q "SELECT class FROM airlock.executions WHERE id = $id")"
+check_out "one approval of a destructive request is not enough" 'needs more approvers' as_alice $A approve $id
+check_eq "it still waits" pending_approval "$(state_of $id)"
+check_out "a second, different operator completes it" "execution $id: approved" as_bob $A approve $id
+check "the reboot (a recording stand-in on the rig) runs once" wait_for 30 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
+check_out "history --json is the event list" '"to_state": "approved"' as_alice $A history --json $id
 
 # ---- rejection reaches the agent
 id=$(as_agent $A run --target proxmox-host:hubris -- 'systemctl restart pveproxy')
