@@ -13,6 +13,7 @@ struct mcp_db {
 	char *conninfo;
 	PGconn *conn;
 	char login[64];
+	bool listening; /* LISTEN airlock_state is wanted (and redone after a reconnect) */
 	char sqlstate[6];
 	char *errmsg;
 	char *detail;
@@ -146,6 +147,16 @@ int mcp_db_connect(struct mcp_db *db)
 		db->login[0] = '\0';
 		return -1;
 	}
+	if (db->listening) {
+		/* A wait in progress: a state change on the new connection still wakes it. */
+		PGresult *res = PQexec(db->conn, "LISTEN airlock_state");
+		bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+		if (!ok)
+			set_result_error(db, res);
+		PQclear(res);
+		if (!ok)
+			return -1;
+	}
 	log_msg(LOG_INFO, "evt=mcp.db_connected login=%s", log_quote(db->login, q, sizeof(q)));
 	return 0;
 }
@@ -211,6 +222,7 @@ int mcp_db_listen(struct mcp_db *db, bool on)
 	    mcp_db_query(db, on ? "LISTEN airlock_state" : "UNLISTEN airlock_state", 0, NULL);
 	PGnotify *nf;
 
+	db->listening = on && res != NULL;
 	if (res == NULL)
 		return -1;
 	PQclear(res);

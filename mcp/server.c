@@ -443,6 +443,7 @@ static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJ
 {
 	int64_t deadline = now_ms() + (int64_t)call->wait_seconds * 1000;
 	enum mcp_wait_end why = MCP_WAIT_STOPPED;
+	int reconnects = 0;
 	char state[40];
 
 	log_msg(LOG_INFO, "exec=%lld evt=mcp.wait seconds=%d", (long long)call->wait_id,
@@ -454,8 +455,10 @@ static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJ
 		struct pollfd fds[2];
 		int64_t left;
 
+		if (hit < 0 && reconnects++ < 3 && mcp_db_connect(s->db) == 0)
+			hit = 1; /* listening again on a new connection: re-read, then wait on */
 		if (hit < 0)
-			break; /* connection lost: the answer says so */
+			break; /* the database is gone: the answer says so */
 		if (hit > 0) {
 			if (mcp_exec_state(s->db, call->wait_id, state, sizeof(state)) < 0)
 				break;
