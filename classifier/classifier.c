@@ -199,6 +199,17 @@ static void scan_assignments(struct judge *j, struct judge_seg *s, enum target_t
 	}
 }
 
+/* Code computed at run time ($(echo reboot), "$X"): what its spelling names
+ * may be what runs, so scan the source text of the words as well. */
+static void scan_raw(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
+                     enum target_type t)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!lit(&w[i]))
+			judge_scan_words(j, s, w[i].raw, w[i].raw_len, t);
+	scan_assignments(j, s, t);
+}
+
 /* The normalised absolute path a literal word names, or NULL. */
 static const char *word_path(struct judge *j, const struct sh_word *w)
 {
@@ -552,6 +563,21 @@ static bool judge_wrapper(struct judge *j, struct judge_seg *s, const struct wra
 		}
 		return false; /* the wrapper alone: the policy says what it does */
 	}
+	if (wr->extra && in->kind == IN_TEXT && i < n) {
+		/* echo reboot | xargs sudo: the words xargs reads are visible */
+		size_t cl;
+		bool partial;
+		const char *cmd = join_words(j, w + i, n - i, &cl, &partial);
+		char *full = arena_alloc(j->a, cl + in->len + 2);
+
+		if (full != NULL) {
+			memcpy(full, cmd, cl);
+			full[cl] = ' ';
+			memcpy(full + cl + 1, in->text, in->len);
+			judge_text(j, s, full, cl + 1 + in->len, t,
+			           &(struct stdin_src){.kind = IN_UNKNOWN}, "xargs with its input");
+		}
+	}
 	if (++j->unwrap > MAX_UNWRAP) {
 		judge_reason(j, s, "nesting-too-deep", "too many wrappers", j->p->unknown_program,
 		             t);
@@ -614,7 +640,7 @@ static void judge_shell(struct judge *j, struct judge_seg *s, const struct sh_wo
 			judge_opaque(
 			    j, s, judge_fmt(j, "%s -c with code known only at run time", w->text),
 			    NULL, 0, t);
-			scan_assignments(j, s, t);
+			scan_raw(j, s, &w[i], 1, t);
 		}
 		judge_text(j, s, w[i].text, w[i].len, t, in, judge_fmt(j, "%s -c", w->text));
 		return;
@@ -871,9 +897,11 @@ static void judge_su(struct judge *j, struct judge_seg *s, const struct sh_word 
 				txt += 10;
 				len -= 10;
 			}
-			if (!lit(code))
+			if (!lit(code)) {
 				judge_opaque(j, s, "su -c with code known only at run time", NULL,
 				             0, t);
+				scan_raw(j, s, code, 1, t);
+			}
 			judge_text(j, s, txt, len, t, in, "su -c");
 			return;
 		}
@@ -1303,8 +1331,8 @@ static const char *program_name(struct judge *j, struct judge_seg *s, const stru
 		const struct policy_program *pr = policy_program_find(j->p, base, strlen(base));
 		enum risk_class cls = j->p->unknown_program;
 
-		if (pr != NULL && pr->worst[t] > cls)
-			cls = pr->worst[t];
+		if (pr != NULL && pr->base[t] > cls)
+			cls = pr->base[t];
 		judge_reason(j, s, "program-outside-standard-dirs",
 		             judge_fmt(j, "%.*s is not in a standard system directory",
 		                       (int)(w->len > 100 ? 100 : w->len), w->text),
@@ -1333,7 +1361,7 @@ static void judge_argv(struct judge *j, struct judge_seg *s, const struct sh_wor
 
 		scan_rest(j, s, w + 1, n - 1, t);
 		if (!lit(w))
-			scan_assignments(j, s, t);
+			scan_raw(j, s, w, 1, t);
 		if (f != NULL)
 			judge_stdin_script(
 			    j, s, &(struct stdin_src){IN_TEXT, f->text, f->len, f->partial}, t,
@@ -1353,6 +1381,8 @@ static void judge_argv(struct judge *j, struct judge_seg *s, const struct sh_wor
 		judge_reason(j, s, "function-call",
 		             judge_fmt(j, "%s (a function defined in this command)", name),
 		             RISK_READ_ONLY, t);
+		/* f() { "$@"; }; f reboot: a function may run its arguments */
+		scan_rest(j, s, w + 1, n - 1, t);
 		return;
 	}
 	wr = find_wrapper(name);
@@ -1378,7 +1408,7 @@ static void judge_argv(struct judge *j, struct judge_seg *s, const struct sh_wor
 
 		if (partial || extra) {
 			judge_opaque(j, s, "eval of text known only at run time", NULL, 0, t);
-			scan_assignments(j, s, t);
+			scan_raw(j, s, w + 1, n - 1, t);
 		}
 		judge_text(j, s, code, len, t, in, "eval");
 		return;

@@ -598,11 +598,11 @@ static void scan_token(struct judge *j, struct judge_seg *s, const char *tok, si
 		}
 	}
 	pr = policy_program_find(j->p, tok, n);
-	if (pr != NULL && pr->worst[t] > RISK_READ_ONLY)
+	if (pr != NULL && pr->base[t] > RISK_READ_ONLY)
 		judge_reason(j, s, "code-mentions-program",
 		             judge_fmt(j, "code mentions %s, which can be %s", pr->name,
-		                       risk_class_name(pr->worst[t])),
-		             pr->worst[t], t);
+		                       risk_class_name(pr->base[t])),
+		             pr->base[t], t);
 }
 
 void judge_scan_words(struct judge *j, struct judge_seg *s, const char *text, size_t len,

@@ -294,6 +294,24 @@ static void build_index(struct pctx *c, const struct yt_node *value_options)
 					pr->worst[t] = r->cls;
 		}
 	}
+	for (size_t k = 0; k < p->nprogs; k++) {
+		struct policy_program *pr = &p->progs[k];
+
+		for (int t = 0; t < TARGET_TYPE_COUNT; t++) {
+			/* without a catch-all, an unmatched use is an unknown program */
+			pr->base[t] = p->unknown_program;
+			for (size_t i = pr->nrules; i > 0; i--) {
+				const struct policy_rule *r = &p->rules[pr->rules[i - 1]];
+
+				if (!(r->targets & (1u << t)))
+					continue;
+				if (!r->no_operands && !r->subcommand.n && !r->args.n &&
+				    !r->flags.n && !r->arg_prefix.n && !r->arg_contains.n)
+					pr->base[t] = r->cls;
+				break;
+			}
+		}
+	}
 	if (value_options == NULL)
 		return;
 	if (value_options->kind != YT_MAP) {

@@ -45,6 +45,10 @@ struct policy_program {
 	size_t nrules;
 	struct strlist value_options; /* options that take the next word as their value */
 	enum risk_class worst[TARGET_TYPE_COUNT]; /* highest class any of its rules gives */
+	/* What the program generally does: its last rule without conditions (else
+	 * defaults.unknown_program).
+	 * Used when only its name is seen (in code, at an unknown path). */
+	enum risk_class base[TARGET_TYPE_COUNT];
 };
 
 struct policy {
