@@ -343,7 +343,25 @@ static void judge_rule_writes(struct judge *j, struct judge_seg *s, const struct
 	}
 }
 
-/* -C DIR, --directory=DIR, -oFILE: values of options that name written files. */
+/* -C DIR, --directory=DIR, -oFILE, -so FILE: values of options that name
+ * written files ("-" is stdout). */
+static void judge_option_value(struct judge *j, struct judge_seg *s, const struct sh_word *w,
+                               size_t off, enum target_type t)
+{
+	struct sh_word val = *w;
+
+	val.text += off;
+	val.len -= off;
+	if (val.prefix >= off)
+		val.prefix -= off;
+	val.flags &= ~(unsigned)SHW_TILDE;
+	if (val.len > 0 && val.text[0] == '~')
+		val.flags |= SHW_TILDE;
+	if (lit(&val) && val.len == 1 && val.text[0] == '-')
+		return;
+	judge_write(j, s, &val, t);
+}
+
 static void judge_write_options(struct judge *j, struct judge_seg *s, const struct policy_rule *r,
                                 const struct judge_argv *av, enum target_type t)
 {
@@ -352,23 +370,32 @@ static void judge_write_options(struct judge *j, struct judge_seg *s, const stru
 
 		if (!lit(w) || w->len < 2 || w->text[0] != '-')
 			continue;
+		if (w->len == 2 && w->text[1] == '-')
+			break;
 		for (size_t k = 0; k < r->write_options.n; k++) {
 			const char *o = r->write_options.v[k];
 			size_t ol = strlen(o);
-			struct sh_word val;
+			const char *hit;
 
 			if (w->len == ol && memcmp(w->text, o, ol) == 0) {
 				if (i + 1 < av->n)
-					judge_write(j, s, &av->w[i + 1], t);
-			} else if (w->len > ol && memcmp(w->text, o, ol) == 0 &&
-			           (o[1] != '-' || w->text[ol] == '=')) {
-				val = *w;
-				val.text += ol + (o[1] == '-');
-				val.len -= ol + (o[1] == '-');
-				val.flags &= ~(unsigned)SHW_TILDE;
-				if (val.len > 0 && val.text[0] == '~')
-					val.flags |= SHW_TILDE;
-				judge_write(j, s, &val, t);
+					judge_option_value(j, s, &av->w[i + 1], 0, t);
+			} else if (o[1] == '-' || ol > 2) {
+				/* --output=FILE, -keyout=... */
+				if (w->len > ol && memcmp(w->text, o, ol) == 0 &&
+				    w->text[ol] == '=')
+					judge_option_value(j, s, w, ol + 1, t);
+			} else if (w->text[1] != '-' &&
+			           (hit = memchr(w->text + 1, o[1], w->len - 1)) != NULL) {
+				/* a short option in a cluster: -so FILE, -oFILE */
+				size_t at = (size_t)(hit - w->text);
+
+				if (at + 1 == w->len) {
+					if (i + 1 < av->n)
+						judge_option_value(j, s, &av->w[i + 1], 0, t);
+				} else {
+					judge_option_value(j, s, w, at + 1, t);
+				}
 			}
 		}
 	}
