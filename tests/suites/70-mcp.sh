@@ -33,7 +33,7 @@ for t in protocol version-2025-03-26 version-2025-06-18 version-2024-11-05 tools
 	check "transcript $t" env DRIVE_STDERR="$tmp/$t.stderr" \
 		tests/mcp/drive.py "tests/mcp/transcripts/$t.txt" -- "${MCP[@]}"
 done
-check_out "stderr carries key=value log lines" '^level=info evt=mcp.start' cat "$tmp/tools.stderr"
+check "stderr carries key=value log lines" grep -qE '^level=info evt=mcp.start' "$tmp/tools.stderr"
 
 # ---- the official TypeScript SDK client
 check "sdk client (@modelcontextprotocol/sdk over stdio)" \
@@ -73,6 +73,8 @@ check "SIGTERM during a wait: the wait is answered, then exit 0" sigterm_test
 # ---- hostile input: every statement hermes sends is logged from here on
 psql -qc "ALTER SYSTEM SET log_line_prefix = '%m [%p] user=%u '" -c "SELECT pg_reload_conf()" >/dev/null
 psql -qc "ALTER ROLE hermes SET log_statement = 'all'"
+# ... and the server sends hermes's session a stream of DEBUG notices: they belong on stderr.
+psql -qc "ALTER ROLE hermes SET client_min_messages = 'debug1'"
 state() {
 	psql -tAc "SELECT (SELECT count(*) FROM airlock.executions) || '/' ||
 		(SELECT count(*) FROM airlock.execution_events) || '/' ||
@@ -88,6 +90,8 @@ calls_before=$(calls)
 check "hostile: 10,000 lines answered correctly" env HOSTILE_STDERR="$tmp/hostile.stderr" \
 	tests/mcp/hostile.py --lines 10000 -- "${MCP[@]}"
 check_eq "hostile: the database is unchanged" "$before" "$(state)"
+check "hostile: server notices went to stderr as log lines" \
+	grep -qE '^level=info evt=mcp.db_notice' "$tmp/hostile.stderr"
 # The corpus ends with one valid read-only call: exactly one function call may have arrived.
 check_eq "hostile: one statement reached the database (the corpus's one valid call)" \
 	1 "$(( $(calls) - calls_before ))"
