@@ -772,7 +772,8 @@ static void judge_ssh(struct judge *j, struct judge_seg *s, const struct sh_word
 		judge_command(j, s, "ssh", &(struct judge_argv){w + 1, n - 1, false}, t);
 		return;
 	}
-	i++; /* the host */
+	scan_rest(j, s, w + 1, i - 1, t); /* -o ProxyCommand=... runs here */
+	i++;                              /* the host */
 	judge_reason(j, s, "ssh-remote", "ssh runs a command on another machine, outside this gate",
 	             RISK_CONFIG_MUTATION, t);
 	if (i >= n) {
@@ -1401,6 +1402,25 @@ static void judge_argv(struct judge *j, struct judge_seg *s, const struct sh_wor
 		judge_interpreter(j, s, w, n, t, in);
 		return;
 	}
+	if ((strcmp(name, "read") == 0 || strcmp(name, "mapfile") == 0 ||
+	     strcmp(name, "readarray") == 0) &&
+	    in->kind == IN_TEXT && j->nassigns < JUDGE_MAX_ASSIGNS) {
+		/* while read c; do $c; done <<< 'reboot': the text becomes a value */
+		struct sh_word *v = arena_alloc(j->a, sizeof(*v));
+		char *txt = arena_alloc(j->a, in->len + 3);
+
+		if (v != NULL && txt != NULL) {
+			memcpy(txt, "_=", 2);
+			memcpy(txt + 2, in->text, in->len);
+			memset(v, 0, sizeof(*v));
+			v->text = txt;
+			v->len = in->len + 2;
+			v->prefix = v->len;
+			v->raw = v->text;
+			v->raw_len = v->len;
+			j->assigns[j->nassigns++] = v;
+		}
+	}
 	if (strcmp(name, "eval") == 0) {
 		size_t len;
 		bool partial;
@@ -1652,8 +1672,13 @@ static void walk(struct judge *j, const struct sh_node *n, enum target_type t,
 			s->text = judge_fmt(j, "%s ... (redirections of a group)", n->group_kw);
 			judge_redirs(j, s, n, t);
 		}
-		for (size_t i = 0; i < n->nkids; i++)
-			walk(j, n->kids[i], t, in);
+		{
+			/* { bash; } <<EOF and while read ...; done < file: the group's stdin */
+			struct stdin_src gin = stdin_of_redirs(n, in);
+
+			for (size_t i = 0; i < n->nkids; i++)
+				walk(j, n->kids[i], t, &gin);
+		}
 		break;
 	case SH_FUNCDEF:
 		if (j->nfuncs < JUDGE_MAX_FUNCS)
