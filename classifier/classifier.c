@@ -643,6 +643,8 @@ static void judge_shell(struct judge *j, struct judge_seg *s, const struct sh_wo
 			scan_raw(j, s, &w[i], 1, t);
 		}
 		judge_text(j, s, w[i].text, w[i].len, t, in, judge_fmt(j, "%s -c", w->text));
+		if (!lit(&w[i]) || memchr(w[i].text, '$', w[i].len) != NULL)
+			scan_rest(j, s, w + i + 1, n - i - 1, t); /* sh -c '"$@"' _ reboot */
 		return;
 	}
 	if (i < n && !from_stdin && written_file(j, &w[i]) != NULL) {
