@@ -1710,6 +1710,12 @@ static void judge_text(struct judge *j, struct judge_seg *s, const char *text, s
 		judge_opaque(j, s, judge_fmt(j, "%s too long to judge", what), NULL, 0, t);
 		return;
 	}
+	if (len > j->budget) {
+		judge_opaque(j, s, judge_fmt(j, "%s: too much nested code to judge", what), NULL, 0,
+		             t);
+		return;
+	}
+	j->budget -= len;
 	j->reparse++;
 	if (sh_parse(j->a, text, len, MAX_NESTING, &res) != 0) {
 		judge_opaque(
@@ -1737,6 +1743,7 @@ int classifier_classify(const struct classifier *c, enum target_type t, const ch
 	j.v = out;
 	j.a = verdict_begin(out);
 	j.cwd[0] = c->p->home;
+	j.budget = ((size_t)8 << 20) + 16 * len;
 	j.ncwd = 1;
 	out->classifier_version = CLASSIFIER_VERSION;
 	judge_text(&j, NULL, command ? command : "", len, t, &(struct stdin_src){.kind = IN_NONE},

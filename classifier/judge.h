@@ -30,9 +30,10 @@ struct judge {
 	const struct policy *p;
 	struct verdict *v;
 	struct arena *a;
-	int nseg;    /* segments numbered so far */
-	int reparse; /* strings re-parsed as shell, nested (bash -c 'bash -c ...') */
-	int unwrap;  /* wrappers looked through, nested */
+	int nseg;      /* segments numbered so far */
+	int reparse;   /* strings re-parsed as shell, nested (bash -c 'bash -c ...') */
+	int unwrap;    /* wrappers looked through, nested */
+	size_t budget; /* bytes of code still allowed to be parsed (bounds re-parsing) */
 	const char *cwd[JUDGE_MAX_CWD]; /* every directory a cd may have reached */
 	size_t ncwd;
 	bool cwd_unknown;
