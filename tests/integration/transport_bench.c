@@ -108,25 +108,44 @@ static int pooled_once(enum target_type ty, int id, bool agent_check)
 	return ok ? 0 : -1;
 }
 
-enum method { POOLED, POOLED_CHECKED, FRESH, MUX };
+enum method { POOLED, FRESH, MUX, POOLED_CHECKED, NMETHODS };
 
-static struct stat_row measure(enum method m, enum target_type ty, int id, const char *cmdline,
-                               const char *control, int n, int *errors)
+static int once(enum method m, enum target_type ty, int id, const char *cmdline,
+                const char *control)
 {
-	double *ms = xcalloc((size_t)n, sizeof(double));
-	double t0 = now_ms();
-	for (int i = 0; i < n; i++) {
-		double a = now_ms();
-		int rc = m == POOLED           ? pooled_once(ty, id, false)
-		         : m == POOLED_CHECKED ? pooled_once(ty, id, true)
-		         : m == FRESH          ? ssh_once(cmdline, NULL)
-		                               : ssh_once(cmdline, control);
-		ms[i] = now_ms() - a;
-		*errors += rc != 0;
+	switch (m) {
+	case POOLED:
+		return pooled_once(ty, id, false);
+	case POOLED_CHECKED:
+		return pooled_once(ty, id, true);
+	case FRESH:
+		return ssh_once(cmdline, NULL);
+	default:
+		return ssh_once(cmdline, control);
 	}
-	struct stat_row r = summarize(ms, n, now_ms() - t0);
-	free(ms);
-	return r;
+}
+
+/* The methods take turns, one command each per round, so that a busy
+ * machine's swings hit them alike; cmds/s is n over the summed latencies. */
+static void measure(enum target_type ty, int id, const char *cmdline, const char *control, int n,
+                    int methods, struct stat_row *rows, int *errors)
+{
+	double *ms[NMETHODS], sum[NMETHODS] = {0};
+
+	for (int m = 0; m < methods; m++)
+		ms[m] = xcalloc((size_t)n, sizeof(double));
+	for (int i = 0; i < n; i++) {
+		for (int m = 0; m < methods; m++) {
+			double a = now_ms();
+			*errors += once((enum method)m, ty, id, cmdline, control) != 0;
+			ms[m][i] = now_ms() - a;
+			sum[m] += ms[m][i];
+		}
+	}
+	for (int m = 0; m < methods; m++) {
+		rows[m] = summarize(ms[m], n, sum[m]);
+		free(ms[m]);
+	}
 }
 
 struct par {
@@ -180,28 +199,21 @@ int main(int argc, char **argv)
 
 	printf("%-6s %-22s %10s %11s %9s\n", "target", "method", "cmds/s", "median ms", "p90 ms");
 	for (size_t t = 0; t < 3; t++) {
-		struct stat_row p =
-		    measure(POOLED, targets[t].ty, targets[t].id, NULL, NULL, n, &errors);
-		struct stat_row f = measure(FRESH, targets[t].ty, targets[t].id, targets[t].cmdline,
-		                            NULL, n, &errors);
-		struct stat_row x = measure(MUX, targets[t].ty, targets[t].id, targets[t].cmdline,
-		                            control, n, &errors);
-		printf("%-6s %-22s %10.1f %11.1f %9.1f\n", targets[t].name, "pooled (libssh2)",
-		       p.per_s, p.median, p.p90);
-		printf("%-6s %-22s %10.1f %11.1f %9.1f\n", targets[t].name, "fresh ssh per command",
-		       f.per_s, f.median, f.p90);
-		printf("%-6s %-22s %10.1f %11.1f %9.1f\n", targets[t].name, "ssh ControlMaster",
-		       x.per_s, x.median, x.p90);
-		if (targets[t].ty == TARGET_VM) {
-			struct stat_row c = measure(POOLED_CHECKED, targets[t].ty, targets[t].id,
-			                            NULL, NULL, n, &errors);
-			printf("%-6s %-22s %10.1f %11.1f %9.1f\n", targets[t].name,
-			       "pooled + agent ping", c.per_s, c.median, c.p90);
-		}
+		static const char *names[] = {"pooled (libssh2)", "fresh ssh per command",
+		                              "ssh ControlMaster", "pooled + agent ping"};
+		struct stat_row row[NMETHODS];
+		int methods = targets[t].ty == TARGET_VM ? NMETHODS : POOLED_CHECKED;
+
+		measure(targets[t].ty, targets[t].id, targets[t].cmdline, control, n, methods, row,
+		        &errors);
+		for (int m = 0; m < methods; m++)
+			printf("%-6s %-22s %10.1f %11.1f %9.1f\n", targets[t].name, names[m],
+			       row[m].per_s, row[m].median, row[m].p90);
 		printf("%-6s ratio cmds/s: pooled/fresh %.1fx, pooled/ControlMaster %.2fx; "
 		       "median latency: fresh/pooled %.1fx, ControlMaster/pooled %.2fx\n",
-		       targets[t].name, p.per_s / f.per_s, p.per_s / x.per_s, f.median / p.median,
-		       x.median / p.median);
+		       targets[t].name, row[POOLED].per_s / row[FRESH].per_s,
+		       row[POOLED].per_s / row[MUX].per_s, row[FRESH].median / row[POOLED].median,
+		       row[MUX].median / row[POOLED].median);
 		fflush(stdout);
 	}
 
