@@ -11,6 +11,7 @@
 #include "lib/xalloc.h"
 
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -183,7 +184,8 @@ static cJSON *do_initialize(struct mcp_server *s, const cJSON *id, const cJSON *
 	return mcp_reply_result(id, r);
 }
 
-static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJSON *req_id);
+static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJSON *req_id,
+                           const cJSON *params);
 
 static cJSON *do_tools_call(struct mcp_server *s, const cJSON *id, const cJSON *params)
 {
@@ -211,7 +213,7 @@ static cJSON *do_tools_call(struct mcp_server *s, const cJSON *id, const cJSON *
 	mcp_tools_call(s->db, name->valuestring, args, &call);
 	cJSON_Delete(empty);
 	if (call.wait_id != 0) {
-		wait_execution(s, &call, id);
+		wait_execution(s, &call, id, params);
 		if (call.result == NULL)
 			return NULL; /* cancelled by the client: no answer */
 	}
@@ -437,22 +439,100 @@ static bool read_during_wait(struct mcp_server *s, const cJSON *req_id)
 	}
 }
 
+/* Sleeps in poll() until the database or the client has something or
+ * timeout_ms passes, then takes in what the client sent.  -1 when the wait
+ * must end (poll or read failed); *cancelled when the client cancelled req_id. */
+static int wait_io(struct mcp_server *s, const cJSON *req_id, int64_t timeout_ms, bool *cancelled)
+{
+	struct pollfd fds[2] = {
+	    {.fd = mcp_db_socket(s->db), .events = POLLIN},
+	    {.fd = mcp_reader_fd(s->in), .events = POLLIN},
+	};
+
+	if (poll(fds, 2, (int)timeout_ms) < 0 && errno != EINTR)
+		return -1;
+	if (fds[1].revents != 0) {
+		if (mcp_reader_fill(s->in) < 0 && errno != EINTR)
+			return -1;
+		*cancelled = read_during_wait(s, req_id);
+	}
+	return 0;
+}
+
+/* Progress reports for a waiting request whose client asked for them with
+ * params._meta.progressToken: one when the wait starts, one on every state
+ * change it sees, and a heartbeat every PROGRESS_EVERY_MS while nothing
+ * changes, so that the client knows the wait is alive. */
+#define PROGRESS_EVERY_MS 15000
+
+struct progress {
+	cJSON *token;    /* the client's token (copied); NULL: no reports */
+	int count;       /* the last value sent: it must increase */
+	int64_t next_ms; /* when the next heartbeat is due */
+	char state[40];  /* the last state reported */
+};
+
+static void progress_init(struct progress *p, const cJSON *params)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
+	const cJSON *tok = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
+	char num[32];
+
+	memset(p, 0, sizeof(*p));
+	if (cJSON_IsString(tok)) {
+		p->token = cJSON_CreateString(tok->valuestring);
+	} else if (cJSON_IsNumber(tok) && tok->valuedouble == floor(tok->valuedouble) &&
+	           fabs(tok->valuedouble) <= 9007199254740991.0) {
+		snprintf(num, sizeof(num), "%.0f", tok->valuedouble);
+		p->token = cJSON_CreateRaw(num);
+	}
+}
+
+static void progress_send(struct mcp_server *s, struct progress *p, int64_t id, const char *state,
+                          int64_t left_ms)
+{
+	cJSON *n, *params;
+	char msg[160];
+
+	if (p->token == NULL)
+		return;
+	snprintf(p->state, sizeof(p->state), "%s", state);
+	snprintf(msg, sizeof(msg), "execution %lld: %s; waiting up to %lld s more", (long long)id,
+	         state, (long long)(left_ms + 999) / 1000);
+	n = cJSON_CreateObject();
+	cJSON_AddStringToObject(n, "jsonrpc", "2.0");
+	cJSON_AddStringToObject(n, "method", "notifications/progress");
+	params = cJSON_AddObjectToObject(n, "params");
+	cJSON_AddItemToObject(params, "progressToken", cJSON_Duplicate(p->token, 1));
+	cJSON_AddNumberToObject(params, "progress", ++p->count);
+	cJSON_AddStringToObject(params, "message", msg);
+	send_reply(s, n);
+	p->next_ms = now_ms() + PROGRESS_EVERY_MS;
+	log_msg(LOG_INFO, "exec=%lld evt=mcp.progress state=%s n=%d", (long long)id, state,
+	        p->count);
+}
+
 /* Waits, without polling the database, until call's execution settles, the
  * budget runs out, the client cancels the request or input ends. */
-static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJSON *req_id)
+static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJSON *req_id,
+                           const cJSON *params)
 {
 	int64_t deadline = now_ms() + (int64_t)call->wait_seconds * 1000;
 	enum mcp_wait_end why = MCP_WAIT_STOPPED;
 	int reconnects = 0;
+	struct progress prog;
 	char state[40];
 
 	log_msg(LOG_INFO, "exec=%lld evt=mcp.wait seconds=%d", (long long)call->wait_id,
 	        call->wait_seconds);
+	progress_init(&prog, params);
+	if (prog.token != NULL && mcp_exec_state(s->db, call->wait_id, state, sizeof(state)) == 0)
+		progress_send(s, &prog, call->wait_id, state, deadline - now_ms());
 	if (read_during_wait(s, req_id))
 		why = MCP_WAIT_CANCELLED;
 	while (why != MCP_WAIT_CANCELLED && !stopping(s)) {
 		int hit = mcp_db_notified(s->db, call->wait_id);
-		struct pollfd fds[2];
+		bool cancelled = false;
 		int64_t left;
 
 		if (hit < 0 && reconnects++ < 3 && mcp_db_connect(s->db) == 0)
@@ -466,6 +546,8 @@ static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJ
 				why = MCP_WAIT_SETTLED;
 				break;
 			}
+			if (strcmp(state, prog.state) != 0)
+				progress_send(s, &prog, call->wait_id, state, deadline - now_ms());
 			continue; /* drain what arrived during that read */
 		}
 		left = deadline - now_ms();
@@ -473,23 +555,22 @@ static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJ
 			why = MCP_WAIT_TIMEOUT;
 			break;
 		}
+		if (prog.token != NULL && now_ms() >= prog.next_ms)
+			progress_send(s, &prog, call->wait_id, prog.state, left);
+		if (prog.token != NULL && prog.next_ms - now_ms() < left)
+			left = prog.next_ms - now_ms() > 0 ? prog.next_ms - now_ms() : 0;
 		if (mcp_reader_at_eof(s->in)) {
 			why = MCP_WAIT_INPUT_END;
 			break;
 		}
-		fds[0] = (struct pollfd){.fd = mcp_db_socket(s->db), .events = POLLIN};
-		fds[1] = (struct pollfd){.fd = mcp_reader_fd(s->in), .events = POLLIN};
-		if (poll(fds, 2, (int)left) < 0 && errno != EINTR)
+		if (wait_io(s, req_id, left, &cancelled) < 0)
 			break;
-		if (fds[1].revents != 0) {
-			if (mcp_reader_fill(s->in) < 0 && errno != EINTR)
-				break;
-			if (read_during_wait(s, req_id))
-				why = MCP_WAIT_CANCELLED;
-		}
+		if (cancelled)
+			why = MCP_WAIT_CANCELLED;
 	}
 	log_msg(LOG_INFO, "exec=%lld evt=mcp.wait_end why=%s", (long long)call->wait_id,
 	        mcp_exec_wait_end_name(why));
+	cJSON_Delete(prog.token);
 	mcp_exec_end_wait(s->db, call, why);
 }
 

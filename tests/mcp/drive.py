@@ -13,7 +13,8 @@ A transcript is a text file, one entry per line:
     ! SHELL                     run SHELL (bash) now; it must exit 0
 At the end the driver closes the server's stdin: the server must exit 0 within
 10 s having written nothing more.  Every line the server writes must be one
-JSON-RPC 2.0 message; stderr is kept in $DRIVE_STDERR (default: discarded).
+JSON-RPC 2.0 response (or a notification such as notifications/progress);
+stderr is kept in $DRIVE_STDERR (default: discarded).
 
 Patterns: an object matches if every key it names matches (other keys are
 free); an array matches an array of the same length element by element; a
@@ -120,6 +121,9 @@ def check_message(raw):
         return None, f"not JSON: {raw[:200]!r} ({e})"
     items = msg if isinstance(msg, list) else [msg]
     for m in items:
+        if isinstance(m, dict) and m.get("jsonrpc") == "2.0" and isinstance(m.get("method"), str) \
+                and "id" not in m and not isinstance(msg, list):
+            continue  # a notification from the server (notifications/progress)
         if not isinstance(m, dict) or m.get("jsonrpc") != "2.0" or "id" not in m or \
                 (("result" in m) == ("error" in m)):
             return None, f"not a JSON-RPC response: {raw[:200]!r}"

@@ -100,6 +100,16 @@ await check('run: accepted, structured, with what to do now', async () => {
 	assert.deepEqual(JSON.parse(r.content[1].text), s);
 });
 
+await check('a wait reports progress to a client that asks for it', async () => {
+	const seen = [];
+	const r = await client.callTool({ name: 'get_execution', arguments: { id, wait_seconds: 1 } },
+		undefined, { onprogress: (p) => seen.push(p) });
+	assert.equal(r.structuredContent.wait.ended, 'timeout');
+	assert.equal(seen.length, 1);
+	assert.equal(seen[0].progress, 1);
+	assert.match(seen[0].message, new RegExp(`^execution ${id}: received; waiting up to 1 s more$`));
+});
+
 await check('get_execution', async () => {
 	const r = await client.callTool({ name: 'get_execution', arguments: { id } });
 	assert.equal(r.structuredContent.execution.id, id);
