@@ -1386,7 +1386,12 @@ static void judge_argv(struct judge *j, struct judge_seg *s, const struct sh_wor
 		             RISK_READ_ONLY, t);
 		/* f() { "$@"; }; f reboot: a function may run its arguments */
 		scan_rest(j, s, w + 1, n - 1, t);
-		return;
+		/* (reboot() { :; }); reboot: the definition may not be in force where the
+		 * call runs, so a name the policy knows is also judged as that program */
+		if (policy_program_find(j->p, name, strlen(name)) == NULL &&
+		    find_wrapper(name) == NULL && !in_list(&j->p->shells, name) &&
+		    !in_list(&j->p->interpreters, name))
+			return;
 	}
 	wr = find_wrapper(name);
 	if (wr != NULL && judge_wrapper(j, s, wr, w, n, t, in, extra))
