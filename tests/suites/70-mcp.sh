@@ -3,7 +3,8 @@
 # agent login "hermes"): transcripts covering every protocol rule and every
 # tool's success and failure paths; the official TypeScript SDK client; 10,000
 # hostile lines (also under ASan+UBSan), after which nothing may have reached
-# the database that validation should have stopped.
+# the database that validation should have stopped; and end to end with a real
+# airlockd executing on the rig (tests/mcp/e2e.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 if [ -z "${AIRLOCK_PGTMP:-}" ]; then
@@ -129,5 +130,11 @@ if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error' "$tmp"/*.stderr 2>/de
 else
 	pass "asan: no sanitizer reports"
 fi
+
+# ---- end to end: a real airlockd runs what the agent asks on the rig's Proxmox node
+# (its own throwaway database and rig; tests/mcp/e2e.sh)
+check "e2e: agent over MCP, airlockd on the rig, operator on the CLI" \
+	env -u AIRLOCK_PGTMP -u PGHOST -u PGPORT -u PGDATABASE -u PGUSER -u ASAN_OPTIONS -u UBSAN_OPTIONS \
+	scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/mcp/e2e.sh
 
 finish
