@@ -64,16 +64,6 @@ void judge_reason(struct judge *j, struct judge_seg *s, const char *rule, const 
 	verdict_add(j->v, s ? s->num : 0, s ? judge_seg_text(j, s) : "", rule, words, cls, t);
 }
 
-static bool lit(const struct sh_word *w)
-{
-	return !(w->flags & SHW_COMPUTED);
-}
-
-static bool word_eq(const struct sh_word *w, const char *s)
-{
-	return lit(w) && strlen(s) == w->len && memcmp(w->text, s, w->len) == 0;
-}
-
 /* Could a computed word turn out to be s?  Only its literal prefix is known. */
 static bool could_be(const struct sh_word *w, const char *s)
 {
@@ -84,7 +74,7 @@ static bool could_be(const struct sh_word *w, const char *s)
 
 static bool is_value_option(const struct policy_program *pr, const struct sh_word *w)
 {
-	if (pr == NULL || !lit(w) || w->len < 2 || w->text[0] != '-')
+	if (pr == NULL || !judge_lit(w) || w->len < 2 || w->text[0] != '-')
 		return false;
 	if (policy_strlist_has(&pr->value_options, w->text, w->len))
 		return true;
@@ -108,7 +98,7 @@ static size_t operands(const struct policy_program *pr, const struct judge_argv 
 	for (size_t i = 0; i < av->n && count < want; i++) {
 		const struct sh_word *w = &av->w[i];
 
-		if (!lit(w)) {
+		if (!judge_lit(w)) {
 			*unsure = true;
 			return count;
 		}
@@ -212,7 +202,7 @@ static enum tri cond_args(const struct strlist *l, const struct judge_argv *av, 
 		const struct sh_word *w = &av->w[i];
 
 		for (size_t e = 0; e < l->n; e++) {
-			if (lit(w)) {
+			if (judge_lit(w)) {
 				if (arg_hit(w, l->v[e], mode)) {
 					mb_add(mb, w->text, w->len);
 					return YES;
@@ -260,9 +250,9 @@ static enum tri cond_flags(const struct strlist *l, const struct judge_argv *av,
 	for (size_t i = 0; i < av->n; i++) {
 		const struct sh_word *w = &av->w[i];
 
-		if (lit(w) && w->len == 2 && memcmp(w->text, "--", 2) == 0)
+		if (judge_lit(w) && w->len == 2 && memcmp(w->text, "--", 2) == 0)
 			break;
-		if (!lit(w)) {
+		if (!judge_lit(w)) {
 			if ((w->flags & SHW_SPLIT) || w->prefix == 0 || w->text[0] == '-')
 				best = MAYBE;
 			continue;
@@ -323,8 +313,8 @@ static void judge_rule_writes(struct judge *j, struct judge_seg *s, const struct
 
 	if (!all) {
 		for (size_t i = 0; i < av->n; i++)
-			if (lit(&av->w[i]) &&
-			    (word_eq(&av->w[i], "-t") ||
+			if (judge_lit(&av->w[i]) &&
+			    (judge_weq(&av->w[i], "-t") ||
 			     (av->w[i].len >= 8 && memcmp(av->w[i].text, "--target", 8) == 0)))
 				all = true;
 	}
@@ -357,7 +347,7 @@ static void judge_option_value(struct judge *j, struct judge_seg *s, const struc
 	val.flags &= ~(unsigned)SHW_TILDE;
 	if (val.len > 0 && val.text[0] == '~')
 		val.flags |= SHW_TILDE;
-	if (lit(&val) && val.len == 1 && val.text[0] == '-')
+	if (judge_lit(&val) && val.len == 1 && val.text[0] == '-')
 		return;
 	judge_write(j, s, &val, t);
 }
@@ -368,7 +358,7 @@ static void judge_write_options(struct judge *j, struct judge_seg *s, const stru
 	for (size_t i = 0; i < av->n; i++) {
 		const struct sh_word *w = &av->w[i];
 
-		if (!lit(w) || w->len < 2 || w->text[0] != '-')
+		if (!judge_lit(w) || w->len < 2 || w->text[0] != '-')
 			continue;
 		if (w->len == 2 && w->text[1] == '-')
 			break;
@@ -413,7 +403,7 @@ void judge_command(struct judge *j, struct judge_seg *s, const char *name,
 		             judge_fmt(j, "%s (a program the policy does not know)", name),
 		             j->p->unknown_program, t);
 		for (size_t i = 0; i < av->n; i++)
-			if (lit(&av->w[i]))
+			if (judge_lit(&av->w[i]))
 				judge_scan_words(j, s, av->w[i].text, av->w[i].len, t);
 		return;
 	}
@@ -446,7 +436,7 @@ void judge_command(struct judge *j, struct judge_seg *s, const char *name,
 			judge_write_options(j, s, r, av, t);
 		if (r->scan_args)
 			for (size_t i = 0; i < av->n; i++)
-				if (lit(&av->w[i]))
+				if (judge_lit(&av->w[i]))
 					judge_scan_words(j, s, av->w[i].text, av->w[i].len, t);
 		if (m == YES)
 			return;
@@ -545,7 +535,7 @@ void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, 
 	const char *text = w->text;
 	size_t len = w->len;
 
-	if (!lit(w) || (w->flags & (SHW_BRACE | SHW_GLOB))) {
+	if (!judge_lit(w) || (w->flags & (SHW_BRACE | SHW_GLOB))) {
 		judge_reason(j, s, "write-unknown-path",
 		             judge_fmt(j, "writes %.*s (a path known only at run time)",
 		                       (int)(w->raw_len > 100 ? 100 : w->raw_len), w->raw),

@@ -11,9 +11,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #define JUDGE_MAX_CWD     8
 #define JUDGE_MAX_FUNCS   64
+#define JUDGE_MAX_NESTING 48 /* groups and substitutions inside one parse */
+#define JUDGE_MAX_REPARSE 12 /* bash -c inside bash -c ... */
+#define JUDGE_MAX_UNWRAP  64 /* sudo env nice timeout ... */
 #define JUDGE_MAX_ASSIGNS 64
 #define JUDGE_MAX_FILES   8
 
@@ -62,6 +66,34 @@ struct judge_argv {
 	size_t n;
 	bool extra_unknown;
 };
+
+/* What a command reads on stdin. */
+enum judge_stdin_kind { JUDGE_IN_NONE, JUDGE_IN_TEXT, JUDGE_IN_UNKNOWN };
+
+struct judge_stdin {
+	enum judge_stdin_kind kind;
+	const char *text; /* JUDGE_IN_TEXT */
+	size_t len;
+	bool partial; /* text holds expansions: only its literal parts are known */
+};
+
+static inline bool judge_lit(const struct sh_word *w)
+{
+	return !(w->flags & SHW_COMPUTED);
+}
+
+/* A literal word spelled exactly s. */
+static inline bool judge_weq(const struct sh_word *w, const char *s)
+{
+	size_t n = strlen(s);
+
+	return judge_lit(w) && n == w->len && memcmp(w->text, s, n) == 0;
+}
+
+static inline bool judge_in_list(const struct strlist *l, const char *s)
+{
+	return policy_strlist_has(l, s, strlen(s));
+}
 
 /* The segment's words as the operator should read them (shortened). */
 const char *judge_seg_text(struct judge *j, struct judge_seg *s);

@@ -1,0 +1,466 @@
+/* tools.c -- programs whose arguments need more than the policy's rule
+ * conditions: cd (where relative paths point), sed and awk programs, SQL
+ * given to database clients, dd of=, and shell builtins that carry code. */
+#include "classifier/tools.h"
+
+#include "classifier/arena.h"
+#include "classifier/judge.h"
+#include "classifier/unwrap.h"
+#include "classifier/walk.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+/* cd DIR: remember every directory relative paths may now be under. */
+void tools_track_cd(struct judge *j, const struct sh_word *w, size_t n)
+{
+	size_t i = unwrap_skip_options(w, n, 1, "");
+	const char *dir = NULL;
+
+	if (i >= n) {
+		dir = j->p->home;
+	} else if (!judge_lit(&w[i]) || (w[i].flags & (SHW_GLOB | SHW_BRACE)) ||
+	           judge_weq(&w[i], "-")) {
+		j->cwd_unknown = true;
+		return;
+	} else if (w[i].flags & SHW_TILDE) {
+		if (w[i].len > 1 && w[i].text[1] != '/') {
+			j->cwd_unknown = true;
+			return;
+		}
+		dir = judge_joinpath(j, j->p->home, w[i].text + 1, w[i].len - 1);
+	} else if (w[i].len > 0 && w[i].text[0] == '/') {
+		dir = judge_normpath(j, w[i].text, w[i].len);
+	} else {
+		size_t before = j->ncwd;
+
+		for (size_t k = 0; k < before && j->ncwd < JUDGE_MAX_CWD; k++)
+			j->cwd[j->ncwd++] = judge_joinpath(j, j->cwd[k], w[i].text, w[i].len);
+		if (j->ncwd >= JUDGE_MAX_CWD)
+			j->cwd_unknown = true;
+		return;
+	}
+	if (dir == NULL || j->ncwd >= JUDGE_MAX_CWD) {
+		j->cwd_unknown = true;
+		return;
+	}
+	j->cwd[j->ncwd++] = dir;
+}
+
+/* sed scripts: the e and w commands and the s///e and s///w flags run
+ * programs or write files.  Returns true when the script may do either. */
+static bool sed_script_hazard(const char *p, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		char c;
+
+		while (i < n && strchr(" \t\n;!{}", p[i]) != NULL)
+			i++;
+		/* addresses: numbers, $, /re/, \cREc, ranges, steps */
+		for (;;) {
+			if (i < n && (p[i] == '$' || (p[i] >= '0' && p[i] <= '9') || p[i] == ',' ||
+			              p[i] == '~' || p[i] == '+' || p[i] == ' ')) {
+				i++;
+			} else if (i < n && (p[i] == '/' || p[i] == '\\')) {
+				char d = p[i] == '\\' ? (i + 1 < n ? p[i + 1] : '/') : '/';
+
+				i += p[i] == '\\' ? 2 : 1;
+				while (i < n && p[i] != d)
+					i += p[i] == '\\' ? 2 : 1;
+				i++;
+				while (i < n && (p[i] == 'I' || p[i] == 'M'))
+					i++;
+			} else {
+				break;
+			}
+		}
+		while (i < n && (p[i] == '!' || p[i] == ' '))
+			i++;
+		if (i >= n)
+			return false;
+		c = p[i++];
+		switch (c) {
+		case 'e':
+		case 'w':
+		case 'W':
+			return true;
+		case 's':
+		case 'y': {
+			char d;
+			int parts = 2;
+
+			if (i >= n)
+				return true;
+			d = p[i++];
+			if (d == '\\' || d == '\n')
+				return true;
+			while (parts > 0 && i < n) {
+				if (p[i] == '\\')
+					i += 2;
+				else if (p[i++] == d)
+					parts--;
+			}
+			if (parts > 0)
+				return true;
+			while (i < n && strchr("gpiImM0123456789", p[i]) != NULL)
+				i++;
+			if (i < n && (p[i] == 'e' || p[i] == 'w'))
+				return true;
+			break;
+		}
+		case 'a':
+		case 'i':
+		case 'c':
+		case 'r':
+		case 'R':
+		case 'b':
+		case 't':
+		case 'T':
+		case ':':
+		case 'v':
+			while (i < n && p[i] != '\n' &&
+			       (c == 'a' || c == 'i' || c == 'c' || c == 'r' || c == 'R' ||
+			        p[i] != ';'))
+				i++;
+			break;
+		case 'q':
+		case 'Q':
+		case 'l':
+		case 'L':
+			while (i < n && p[i] >= '0' && p[i] <= '9')
+				i++;
+			break;
+		default:
+			if (strchr("pPnNdDgGhHxz=F#", c) == NULL)
+				return true;
+			if (c == '#')
+				while (i < n && p[i] != '\n')
+					i++;
+		}
+	}
+	return false;
+}
+
+void tools_sed(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
+               enum target_type t)
+{
+	bool have_e = false;
+
+	for (size_t i = 1; i < n; i++) {
+		const struct sh_word *a = &w[i];
+		const struct sh_word *script = NULL;
+
+		if (judge_weq(a, "-e") || judge_weq(a, "--expression")) {
+			have_e = true;
+			script = i + 1 < n ? &w[++i] : NULL;
+		} else if (judge_lit(a) && a->len > 13 &&
+		           memcmp(a->text, "--expression=", 13) == 0) {
+			have_e = true;
+		} else if (judge_weq(a, "-f") || judge_weq(a, "--file")) {
+			have_e = true;
+			judge_opaque(j, s, "sed runs a script file that cannot be read", NULL, 0,
+			             t);
+			i++;
+		}
+		if (script != NULL &&
+		    (!judge_lit(script) || sed_script_hazard(script->text, script->len))) {
+			judge_reason(j, s, "sed-script-runs",
+			             "sed script runs commands or writes files (e, w)",
+			             RISK_CONFIG_MUTATION, t);
+			return;
+		}
+	}
+	if (have_e)
+		return;
+	for (size_t i = 1; i < n; i++) {
+		const struct sh_word *a = &w[i];
+
+		if (judge_lit(a) && a->len > 1 && a->text[0] == '-') {
+			if (judge_weq(a, "-l") || judge_weq(a, "--line-length"))
+				i++;
+			continue;
+		}
+		if (!judge_lit(a) || sed_script_hazard(a->text, a->len))
+			judge_reason(j, s, "sed-script-runs",
+			             "sed script runs commands or writes files (e, w)",
+			             RISK_CONFIG_MUTATION, t);
+		return;
+	}
+}
+
+/* awk 'program': system(), pipes and print > file run or write things. */
+void tools_awk(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
+               enum target_type t)
+{
+	for (size_t i = 1; i < n; i++) {
+		const struct sh_word *a = &w[i];
+		const char *p;
+		bool hazard = false;
+
+		if (judge_lit(a) && a->len > 1 && a->text[0] == '-') {
+			if (judge_weq(a, "-f") || judge_weq(a, "--file") || judge_weq(a, "-i") ||
+			    judge_weq(a, "--include") || judge_weq(a, "-E") ||
+			    judge_weq(a, "--exec")) {
+				judge_opaque(j, s, "awk runs a program file that cannot be read",
+				             NULL, 0, t);
+				return;
+			}
+			if (a->len == 2 && strchr("Fvl", a->text[1]) != NULL)
+				i++;
+			continue;
+		}
+		if (!judge_lit(a)) {
+			judge_opaque(j, s, "awk program known only at run time", NULL, 0, t);
+			return;
+		}
+		p = a->text;
+		for (size_t k = 0; k < a->len && !hazard; k++) {
+			if (p[k] == '|' && !(k + 1 < a->len && p[k + 1] == '|') &&
+			    !(k > 0 && p[k - 1] == '|'))
+				hazard = true;
+			if (k + 6 <= a->len && memcmp(p + k, "system", 6) == 0)
+				hazard = true;
+			if (p[k] == '>') {
+				/* print > "file", printf >> f; comparisons stay harmless */
+				size_t b = k;
+
+				while (b > 0 && strchr(";{}\n", p[b - 1]) == NULL)
+					b--;
+				for (size_t q = b; q + 5 <= k; q++)
+					if (memcmp(p + q, "print", 5) == 0)
+						hazard = true;
+			}
+		}
+		if (hazard)
+			judge_opaque(j, s, "awk program runs commands or writes files", a->text,
+			             a->len, t);
+		return;
+	}
+}
+
+/* The class of SQL given to psql -c / mysql -e / sqlite3 DB SQL: read_only
+ * only when every statement is plainly a query. */
+static enum risk_class sql_class(const char *q, size_t n)
+{
+	static const char *const reads[] = {
+	    "select",  "show",    "explain",    "describe",   "desc",     "values", "table",
+	    "\\d",     "\\l",     "\\x",        "\\conninfo", "\\timing", "\\du",   "\\dn",
+	    ".tables", ".schema", ".databases", ".indexes",   ".headers", ".mode",  "pragma"};
+	static const char *const bad[] = {
+	    "into",     "pg_terminate", "pg_cancel", "pg_reload", "set_config", "nextval",
+	    "setval",   "lo_",          "copy",      "dblink",    "for update", "\\!",
+	    "\\o",      "\\w",          "\\g",       "\\copy",    ".shell",     ".system",
+	    ".output",  ".once",        ".import",   ".save",     ".backup",    ".restore",
+	    "pg_write", "pg_file",      "pg_rotate", "_write",    "load_file",  "outfile",
+	    "dumpfile", "sys_exec",     "writefile"};
+	static const char *const destroy[] = {"drop ", "truncate", "delete ", "dropdb"};
+	char low[4096];
+	size_t l = n < sizeof(low) - 1 ? n : sizeof(low) - 1;
+	enum risk_class cls = RISK_READ_ONLY;
+	char *st, *save = NULL;
+
+	if (n >= sizeof(low))
+		return RISK_CONFIG_MUTATION;
+	for (size_t i = 0; i < l; i++)
+		low[i] = (char)((q[i] >= 'A' && q[i] <= 'Z') ? q[i] + 32 : q[i]);
+	low[l] = '\0';
+	for (size_t i = 0; i < sizeof(destroy) / sizeof(destroy[0]); i++)
+		if (strstr(low, destroy[i]) != NULL)
+			return RISK_DESTRUCTIVE;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (strstr(low, bad[i]) != NULL)
+			return RISK_CONFIG_MUTATION;
+	for (st = strtok_r(low, ";\n", &save); st != NULL; st = strtok_r(NULL, ";\n", &save)) {
+		bool ok = false;
+
+		while (*st == ' ' || *st == '\t' || *st == '(')
+			st++;
+		if (*st == '\0')
+			continue;
+		for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]) && !ok; i++)
+			ok = strncmp(st, reads[i], strlen(reads[i])) == 0;
+		if (strncmp(st, "pragma", 6) == 0 && strchr(st, '=') != NULL)
+			ok = false; /* PRAGMA x = y sets */
+		if (!ok)
+			cls = RISK_CONFIG_MUTATION;
+	}
+	return cls;
+}
+
+/* psql -c SQL, mysql -e SQL, sqlite3 DB SQL: true when the SQL decided. */
+bool tools_sql(struct judge *j, struct judge_seg *s, const char *name, const struct sh_word *w,
+               size_t n, enum target_type t)
+{
+	bool sqlite = strcmp(name, "sqlite3") == 0;
+	const char *opt = strcmp(name, "psql") == 0 ? "-c" : "-e";
+	const char *lopt = strcmp(name, "psql") == 0 ? "--command" : "--execute";
+	enum risk_class worst = RISK_READ_ONLY;
+	size_t nsql = 0, ops = 0;
+
+	for (size_t i = 1; i < n; i++) {
+		const struct sh_word *a = &w[i], *sql = NULL;
+		size_t ll = strlen(lopt);
+
+		if (!judge_lit(a))
+			return false;
+		if (!sqlite && (judge_weq(a, opt) || judge_weq(a, lopt)) && i + 1 < n) {
+			sql = &w[++i];
+		} else if (!sqlite && a->len > ll + 1 && memcmp(a->text, lopt, ll) == 0 &&
+		           a->text[ll] == '=') {
+			struct sh_word *v = arena_alloc(j->a, sizeof(*v));
+
+			if (v == NULL)
+				return false;
+			*v = *a;
+			v->text += ll + 1;
+			v->len -= ll + 1;
+			sql = v;
+		} else if (sqlite && (a->len == 0 || a->text[0] != '-') && ++ops == 2) {
+			sql = a;
+		} else if (!sqlite && (judge_weq(a, "-f") || judge_weq(a, "--file"))) {
+			return false;
+		}
+		if (sql == NULL)
+			continue;
+		if (!judge_lit(sql))
+			return false;
+		nsql++;
+		{
+			enum risk_class c = sql_class(sql->text, sql->len);
+
+			if (c > worst)
+				worst = c;
+			if (c > RISK_READ_ONLY) /* mysql -e 'system reboot' */
+				judge_scan_words(j, s, sql->text, sql->len, t);
+		}
+	}
+	if (nsql == 0)
+		return false;
+	judge_reason(j, s, worst == RISK_READ_ONLY ? "sql-query" : "sql-change",
+	             judge_fmt(j, "%s %s", name,
+	                       worst == RISK_READ_ONLY     ? "with queries only"
+	                       : worst == RISK_DESTRUCTIVE ? "dropping, truncating or deleting data"
+	                                                   : "with statements that change data"),
+	             worst, t);
+	return true;
+}
+
+/* dd of=FILE writes FILE. */
+void tools_dd(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
+              enum target_type t)
+{
+	for (size_t i = 1; i < n; i++) {
+		if (!judge_lit(&w[i])) {
+			judge_reason(j, s, "write-unknown-path",
+			             "dd operands known only at run time", j->p->write_unknown, t);
+		} else if (w[i].len > 3 && memcmp(w[i].text, "of=", 3) == 0) {
+			struct sh_word target = w[i];
+
+			target.text += 3;
+			target.len -= 3;
+			target.flags &= ~(unsigned)SHW_TILDE;
+			if (target.len > 0 && target.text[0] == '~')
+				target.flags |= SHW_TILDE;
+			judge_write(j, s, &target, t);
+		}
+	}
+}
+
+/* Shell builtins that carry code or data: read VAR <<< text, eval, trap,
+ * alias, source/., at/batch.  Returns true when the command is fully judged;
+ * false lets the policy judge the program too. */
+bool tools_builtin(struct judge *j, struct judge_seg *s, const char *name, const struct sh_word *w,
+                   size_t n, enum target_type t, const struct judge_stdin *in, bool extra)
+{
+	if ((strcmp(name, "read") == 0 || strcmp(name, "mapfile") == 0 ||
+	     strcmp(name, "readarray") == 0) &&
+	    in->kind == JUDGE_IN_TEXT && j->nassigns < JUDGE_MAX_ASSIGNS) {
+		/* while read c; do $c; done <<< 'reboot': the text becomes a value */
+		struct sh_word *v = arena_alloc(j->a, sizeof(*v));
+		char *txt = arena_alloc(j->a, in->len + 3);
+
+		if (v != NULL && txt != NULL) {
+			memcpy(txt, "_=", 2);
+			memcpy(txt + 2, in->text, in->len);
+			memset(v, 0, sizeof(*v));
+			v->text = txt;
+			v->len = in->len + 2;
+			v->prefix = v->len;
+			v->raw = v->text;
+			v->raw_len = v->len;
+			j->assigns[j->nassigns++] = v;
+		}
+	}
+	if (strcmp(name, "eval") == 0) {
+		size_t len;
+		bool partial;
+		const char *code = walk_join_words(j, w + 1, n - 1, &len, &partial);
+
+		if (partial || extra) {
+			judge_opaque(j, s, "eval of text known only at run time", NULL, 0, t);
+			walk_scan_raw(j, s, w + 1, n - 1, t);
+		}
+		walk_text(j, s, code, len, t, in, "eval");
+		return true;
+	}
+	if (strcmp(name, "trap") == 0 && n >= 3 && !judge_weq(&w[1], "-") &&
+	    !judge_weq(&w[1], "-p") && !judge_weq(&w[1], "-l")) {
+		if (!judge_lit(&w[1]))
+			judge_opaque(j, s, "trap action known only at run time", NULL, 0, t);
+		walk_text(j, s, w[1].text, w[1].len, t, in, "trap action");
+	}
+	if (strcmp(name, "alias") == 0) {
+		for (size_t i = 1; i < n; i++) {
+			const char *eq = memchr(w[i].text, '=', w[i].len);
+
+			if (!judge_lit(&w[i]))
+				judge_opaque(j, s, "alias known only at run time", NULL, 0, t);
+			else if (eq != NULL)
+				walk_text(j, s, eq + 1, w[i].len - (size_t)(eq + 1 - w[i].text), t,
+				          in, "alias");
+		}
+	}
+	if (strcmp(name, "source") == 0 || strcmp(name, ".") == 0) {
+		if (n >= 2 && (judge_weq(&w[1], "/dev/stdin") || judge_weq(&w[1], "-")))
+			walk_stdin_script(j, s, in, t, name);
+		else if (n >= 2 && walk_written_file(j, &w[1]) != NULL)
+			walk_stdin_script(
+			    j, s,
+			    &(struct judge_stdin){JUDGE_IN_TEXT, walk_written_file(j, &w[1])->text,
+			                          walk_written_file(j, &w[1])->len,
+			                          walk_written_file(j, &w[1])->partial},
+			    t, "a script written by this command");
+		else
+			judge_opaque(
+			    j, s, judge_fmt(j, "%s runs a script file that cannot be read", name),
+			    NULL, 0, t);
+		return true;
+	}
+	if ((strcmp(name, "at") == 0 || strcmp(name, "batch") == 0) &&
+	    unwrap_skip_options(w, n, 1, "fqtb") <= n) {
+		bool listing = false, from_file = false;
+
+		for (size_t i = 1; i < n; i++) {
+			if (judge_weq(&w[i], "-l") || judge_weq(&w[i], "-r") ||
+			    judge_weq(&w[i], "-d") || judge_weq(&w[i], "-c") ||
+			    judge_weq(&w[i], "-V"))
+				listing = true;
+			if (judge_weq(&w[i], "-f"))
+				from_file = true;
+		}
+		if (!listing) {
+			judge_reason(j, s, "deferred-commands",
+			             judge_fmt(j, "%s schedules commands to run later", name),
+			             RISK_REVERSIBLE_LOW, t);
+			if (from_file)
+				judge_opaque(j, s, "at -f runs a script file that cannot be read",
+				             NULL, 0, t);
+			else
+				walk_stdin_script(j, s, in, t, name);
+			return true;
+		}
+	}
+	return false;
+}

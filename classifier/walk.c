@@ -1,0 +1,663 @@
+/* walk.c -- walks a parsed command: every simple command, its redirections,
+ * what it reads on stdin, and the program it really runs after wrappers
+ * (unwrap.c) and special programs (tools.c); the policy judges the rest
+ * (judge.c).
+ *
+ * Strings that are code (bash -c '...', eval, a here-doc fed to a shell,
+ * echo ... | sh, ssh host '...', watch '...') are parsed again, recursively,
+ * within a depth limit and a work budget.  Code in another language is
+ * opaque. */
+#include "classifier/walk.h"
+
+#include "classifier/arena.h"
+#include "classifier/classifier.h"
+#include "classifier/judge.h"
+#include "classifier/shparse.h"
+#include "classifier/tools.h"
+#include "classifier/unwrap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void walk(struct judge *j, const struct sh_node *n, enum target_type t,
+                 const struct judge_stdin *in);
+
+/* Joins words with spaces (computed ones contribute their literal parts);
+ * *partial tells whether any was computed. */
+const char *walk_join_words(struct judge *j, const struct sh_word *w, size_t n, size_t *len,
+                            bool *partial)
+{
+	size_t total = 1;
+	char *out, *q;
+
+	*partial = false;
+	for (size_t i = 0; i < n; i++)
+		total += w[i].len + 1;
+	out = arena_alloc(j->a, total);
+	if (out == NULL) {
+		*len = 0;
+		*partial = true;
+		return "";
+	}
+	q = out;
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			*q++ = ' ';
+		memcpy(q, w[i].text, w[i].len);
+		q += w[i].len;
+		if (!judge_lit(&w[i]))
+			*partial = true;
+	}
+	*q = '\0';
+	*len = (size_t)(q - out);
+	return out;
+}
+
+static struct judge_seg *new_seg(struct judge *j, const struct sh_word *w, size_t n)
+{
+	struct judge_seg *s = arena_alloc(j->a, sizeof(*s));
+	static struct judge_seg overflow = {0};
+
+	if (s == NULL)
+		return &overflow;
+	s->num = ++j->nseg;
+	s->words = w;
+	s->nwords = n;
+	s->text = NULL;
+	return s;
+}
+
+/* Environment names that change which program runs or what it runs. */
+static bool dangerous_env(const char *name, size_t n)
+{
+	static const char *const names[] = {"PATH",
+	                                    "BASH_ENV",
+	                                    "ENV",
+	                                    "PROMPT_COMMAND",
+	                                    "PS4",
+	                                    "SHELLOPTS",
+	                                    "BASHOPTS",
+	                                    "GCONV_PATH",
+	                                    "PAGER",
+	                                    "MANPAGER",
+	                                    "GIT_PAGER",
+	                                    "SYSTEMD_PAGER",
+	                                    "EDITOR",
+	                                    "VISUAL",
+	                                    "GIT_EDITOR",
+	                                    "LESSOPEN",
+	                                    "LESSCLOSE",
+	                                    "GIT_SSH",
+	                                    "GIT_SSH_COMMAND",
+	                                    "GIT_EXTERNAL_DIFF",
+	                                    "PERL5OPT",
+	                                    "PERL5LIB",
+	                                    "PYTHONPATH",
+	                                    "PYTHONSTARTUP",
+	                                    "NODE_OPTIONS",
+	                                    "RUBYOPT",
+	                                    "BROWSER",
+	                                    "SUDO_ASKPASS",
+	                                    "SSH_ASKPASS",
+	                                    "CDPATH",
+	                                    "APT_CONFIG",
+	                                    "HOME",
+	                                    "XDG_CONFIG_HOME",
+	                                    "SYSTEMD_EDITOR",
+	                                    "TERMINFO"};
+
+	if (n >= 3 && memcmp(name, "LD_", 3) == 0)
+		return true;
+	if (n >= 10 && memcmp(name, "GIT_CONFIG", 10) == 0)
+		return true;
+	if (n >= 9 && memcmp(name, "BASH_FUNC", 9) == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == n && memcmp(names[i], name, n) == 0)
+			return true;
+	return false;
+}
+
+/* NAME=value: harmless unless NAME changes what later commands run. */
+void walk_assignment(struct judge *j, struct judge_seg *s, const struct sh_word *w,
+                     enum target_type t)
+{
+	const char *eq = memchr(w->text, '=', w->len);
+	size_t vl = eq ? w->len - (size_t)(eq + 1 - w->text) : 0;
+
+	if (j->nassigns < JUDGE_MAX_ASSIGNS)
+		j->assigns[j->nassigns++] = w;
+	if (w->name_len > 0 && dangerous_env(w->text, w->name_len)) {
+		judge_reason(j, s, "env-changes-program",
+		             judge_fmt(j, "sets %.*s, which changes what programs run",
+		                       (int)w->name_len, w->text),
+		             j->p->unknown_program, t);
+		if (eq != NULL)
+			judge_scan_words(j, s, eq + 1, vl, t);
+	}
+}
+
+/* A program name or code computed at run time may be any value assigned so
+ * far (c=reboot; $c): the words of those values raise. */
+void walk_scan_assignments(struct judge *j, struct judge_seg *s, enum target_type t)
+{
+	for (size_t i = 0; i < j->nassigns; i++) {
+		const struct sh_word *w = j->assigns[i];
+		const char *eq = memchr(w->text, '=', w->len);
+
+		if (eq != NULL)
+			judge_scan_words(j, s, eq + 1, w->len - (size_t)(eq + 1 - w->text), t);
+	}
+}
+
+/* Code computed at run time ($(echo reboot), "$X"): what its spelling names
+ * may be what runs, so scan the source text of the words as well. */
+void walk_scan_raw(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
+                   enum target_type t)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!judge_lit(&w[i]))
+			judge_scan_words(j, s, w[i].raw, w[i].raw_len, t);
+	walk_scan_assignments(j, s, t);
+}
+
+/* The normalised absolute path a literal word names, or NULL. */
+static const char *word_path(struct judge *j, const struct sh_word *w)
+{
+	if (!judge_lit(w) || w->len == 0 || (w->flags & (SHW_GLOB | SHW_BRACE)))
+		return NULL;
+	if (w->flags & SHW_TILDE)
+		return w->len == 1 || w->text[1] == '/'
+		           ? judge_joinpath(j, j->p->home, w->text + 1, w->len - 1)
+		           : NULL;
+	if (w->text[0] == '/')
+		return judge_normpath(j, w->text, w->len);
+	if (j->cwd_unknown || j->ncwd == 0)
+		return NULL;
+	return judge_joinpath(j, j->cwd[j->ncwd - 1], w->text, w->len);
+}
+
+const struct judge_file *walk_written_file(struct judge *j, const struct sh_word *w)
+{
+	const char *path = word_path(j, w);
+
+	for (size_t i = j->nfiles; path != NULL && i > 0; i--)
+		if (strcmp(j->files[i - 1].path, path) == 0)
+			return &j->files[i - 1];
+	return NULL;
+}
+
+/* Words of a command that could not be followed (a computed program name,
+ * too many wrappers): what they name may still run, so their words raise. */
+void walk_scan_rest(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
+                    enum target_type t)
+{
+	for (size_t i = 0; i < n; i++)
+		if (judge_lit(&w[i]) || w[i].prefix > 0)
+			judge_scan_words(j, s, w[i].text, judge_lit(&w[i]) ? w[i].len : w[i].prefix,
+			                 t);
+}
+
+/* --- stdin: what a shell or interpreter in a pipeline would read --- */
+
+static struct judge_stdin stdin_of_redirs(const struct sh_node *n, const struct judge_stdin *in)
+{
+	struct judge_stdin r = *in;
+
+	for (size_t i = 0; i < n->nredirs; i++) {
+		const struct sh_redir *rd = &n->redirs[i];
+
+		if (rd->fd > 0)
+			continue;
+		if (rd->op == SHR_HEREDOC && rd->doc != NULL) {
+			r.kind = JUDGE_IN_TEXT;
+			r.text = rd->doc->body;
+			r.len = rd->doc->len;
+			r.partial = rd->doc->computed;
+		} else if (rd->op == SHR_HERESTRING) {
+			r.kind = JUDGE_IN_TEXT;
+			r.text = rd->word.text;
+			r.len = rd->word.len;
+			r.partial = !judge_lit(&rd->word);
+		} else if (rd->op == SHR_IN || rd->op == SHR_INOUT || rd->op == SHR_DUP_IN) {
+			r.kind = JUDGE_IN_UNKNOWN;
+		}
+	}
+	return r;
+}
+
+/* What the pipeline stage n writes to stdout, when it is plain text:
+ * echo/printf of words, or cat of a here-doc. */
+static struct judge_stdin stdout_of(struct judge *j, const struct sh_node *n)
+{
+	struct judge_stdin r = {.kind = JUDGE_IN_UNKNOWN};
+	const struct sh_word *w;
+	size_t nw, i = 0;
+
+	if (n->kind != SH_SIMPLE)
+		return r;
+	w = n->words;
+	nw = n->nwords;
+	while (i < nw && (w[i].flags & SHW_ASSIGN))
+		i++;
+	if (i >= nw)
+		return r;
+	if (judge_weq(&w[i], "echo")) {
+		i++;
+		while (i < nw && (judge_weq(&w[i], "-n") || judge_weq(&w[i], "-e") ||
+		                  judge_weq(&w[i], "-E") || judge_weq(&w[i], "-ne") ||
+		                  judge_weq(&w[i], "-en")))
+			i++;
+		r.text = walk_join_words(j, w + i, nw - i, &r.len, &r.partial);
+		r.kind = JUDGE_IN_TEXT;
+	} else if (judge_weq(&w[i], "printf") && i + 1 < nw && judge_lit(&w[i + 1]) &&
+	           memchr(w[i + 1].text, '%', w[i + 1].len) == NULL) {
+		char *d = arena_alloc(j->a, w[i + 1].len + 1);
+		size_t o = 0;
+
+		/* printf always decodes \n, \t and \\ in its format */
+		for (size_t k = 0; d != NULL && k < w[i + 1].len; k++) {
+			char c = w[i + 1].text[k];
+
+			if (c == '\\' && k + 1 < w[i + 1].len &&
+			    strchr("nt\\", w[i + 1].text[k + 1])) {
+				c = w[i + 1].text[++k];
+				c = c == 'n' ? '\n' : c == 't' ? '\t' : c;
+			}
+			d[o++] = c;
+		}
+		r.kind = d ? JUDGE_IN_TEXT : JUDGE_IN_UNKNOWN;
+		r.text = d;
+		r.len = o;
+	} else if (judge_weq(&w[i], "cat") && i + 1 == nw) {
+		struct judge_stdin none = {.kind = JUDGE_IN_UNKNOWN};
+
+		r = stdin_of_redirs(n, &none);
+	}
+	return r;
+}
+
+/* Text a shell reads from stdin, echo's or printf's escapes (\n) both
+ * decoded and not: judge both spellings, keep the higher. */
+void walk_stdin_script(struct judge *j, struct judge_seg *s, const struct judge_stdin *in,
+                       enum target_type t, const char *who)
+{
+	if (in->kind != JUDGE_IN_TEXT) {
+		judge_opaque(j, s,
+		             judge_fmt(j, "%s reads commands from stdin that cannot be seen", who),
+		             NULL, 0, t);
+		return;
+	}
+	if (in->partial)
+		judge_opaque(j, s,
+		             judge_fmt(j, "%s reads commands that hold run-time expansions", who),
+		             NULL, 0, t);
+	walk_text(j, s, in->text, in->len, t, &(struct judge_stdin){.kind = JUDGE_IN_UNKNOWN}, who);
+	if (memchr(in->text, '\\', in->len) != NULL) {
+		char *d = arena_alloc(j->a, in->len + 1);
+		size_t n = 0;
+
+		if (d == NULL)
+			return;
+		for (size_t i = 0; i < in->len; i++) {
+			if (in->text[i] == '\\' && i + 1 < in->len &&
+			    strchr("nt", in->text[i + 1]) != NULL) {
+				d[n++] = in->text[i + 1] == 'n' ? '\n' : '\t';
+				i++;
+			} else {
+				d[n++] = in->text[i];
+			}
+		}
+		walk_text(j, s, d, n, t, &(struct judge_stdin){.kind = JUDGE_IN_UNKNOWN}, who);
+	}
+}
+
+/* Resolves the program word to a name the policy can look up; NULL when it
+ * is not a plain program (a reason has been recorded). */
+static const char *program_name(struct judge *j, struct judge_seg *s, const struct sh_word *w,
+                                enum target_type t)
+{
+	const char *slash;
+	const char *base, *dir;
+
+	if (!judge_lit(w)) {
+		judge_reason(j, s, "computed-program",
+		             judge_fmt(j, "the program name %.*s is known only at run time",
+		                       (int)(w->raw_len > 80 ? 80 : w->raw_len), w->raw),
+		             j->p->unknown_program, t);
+		return NULL;
+	}
+	if (w->flags & (SHW_GLOB | SHW_BRACE) || w->len == 0 ||
+	    memchr(w->text, '\0', w->len) != NULL) {
+		judge_reason(j, s, "computed-program",
+		             judge_fmt(j, "the program name %.*s is expanded at run time",
+		                       (int)(w->raw_len > 80 ? 80 : w->raw_len), w->raw),
+		             j->p->unknown_program, t);
+		return NULL;
+	}
+	slash = memrchr(w->text, '/', w->len);
+	if (slash == NULL && !(w->flags & SHW_TILDE))
+		return w->text;
+	base = slash ? slash + 1 : w->text;
+	dir = slash ? judge_normpath(j, w->text, (size_t)(slash - w->text)) : "~";
+	if (dir != NULL && w->text[0] == '/' && judge_in_list(&j->p->standard_dirs, dir) && *base)
+		return base;
+	{
+		const struct policy_program *pr = policy_program_find(j->p, base, strlen(base));
+		enum risk_class cls = j->p->unknown_program;
+
+		if (pr != NULL && pr->base[t] > cls)
+			cls = pr->base[t];
+		judge_reason(j, s, "program-outside-standard-dirs",
+		             judge_fmt(j, "%.*s is not in a standard system directory",
+		                       (int)(w->len > 100 ? 100 : w->len), w->text),
+		             cls, t);
+	}
+	return NULL;
+}
+
+static bool is_defined_function(const struct judge *j, const char *name)
+{
+	for (size_t i = 0; i < j->nfuncs; i++)
+		if (strcmp(j->funcs[i], name) == 0)
+			return true;
+	return false;
+}
+
+void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
+               enum target_type t, const struct judge_stdin *in, bool extra)
+{
+	const char *name = program_name(j, s, w, t);
+	const struct unwrap_spec *wr;
+	struct judge_argv av = {w + 1, n - 1, extra};
+
+	if (name == NULL) {
+		const struct judge_file *f = judge_lit(w) ? walk_written_file(j, w) : NULL;
+
+		walk_scan_rest(j, s, w + 1, n - 1, t);
+		if (!judge_lit(w))
+			walk_scan_raw(j, s, w, 1, t);
+		if (f != NULL)
+			walk_stdin_script(
+			    j, s, &(struct judge_stdin){JUDGE_IN_TEXT, f->text, f->len, f->partial},
+			    t, "a script written by this command");
+		return;
+	}
+	for (size_t i = 0; i < j->ninfunc; i++) {
+		if (strcmp(j->infunc[i], name) == 0) {
+			judge_reason(
+			    j, s, "recursive-function",
+			    judge_fmt(j, "function %s calls itself (a fork bomb's shape)", name),
+			    RISK_DESTRUCTIVE, t);
+			return;
+		}
+	}
+	if (is_defined_function(j, name)) {
+		judge_reason(j, s, "function-call",
+		             judge_fmt(j, "%s (a function defined in this command)", name),
+		             RISK_READ_ONLY, t);
+		/* f() { "$@"; }; f reboot: a function may run its arguments */
+		walk_scan_rest(j, s, w + 1, n - 1, t);
+		/* (reboot() { :; }); reboot: the definition may not be in force where the
+		 * call runs, so a name the policy knows is also judged as that program */
+		if (policy_program_find(j->p, name, strlen(name)) == NULL &&
+		    unwrap_find(name) == NULL && !judge_in_list(&j->p->shells, name) &&
+		    !judge_in_list(&j->p->interpreters, name))
+			return;
+	}
+	wr = unwrap_find(name);
+	if (wr != NULL && unwrap_wrapper(j, s, wr, w, n, t, in, extra))
+		return;
+	if (extra && wr == NULL &&
+	    (judge_in_list(&j->p->shells, name) || judge_in_list(&j->p->interpreters, name))) {
+		judge_opaque(j, s, judge_fmt(j, "xargs runs %s with arguments from stdin", name),
+		             NULL, 0, t);
+	}
+	if (judge_in_list(&j->p->shells, name)) {
+		unwrap_shell(j, s, w, n, t, in);
+		return;
+	}
+	if (judge_in_list(&j->p->interpreters, name)) {
+		unwrap_interpreter(j, s, w, n, t, in);
+		return;
+	}
+	if (tools_builtin(j, s, name, w, n, t, in, extra))
+		return;
+	if (strcmp(name, "ssh") == 0) {
+		unwrap_ssh(j, s, w, n, t, in);
+		return;
+	}
+	if (unwrap_guest_exec(j, s, name, w, n, t, in))
+		return;
+	if (strcmp(name, "su") == 0 || strcmp(name, "runuser") == 0) {
+		unwrap_su(j, s, w, n, t, in);
+		return;
+	}
+	if (strcmp(name, "watch") == 0) {
+		unwrap_watch(j, s, w, n, t, in);
+		return;
+	}
+	if (strcmp(name, "flock") == 0) {
+		for (size_t i = 1; i + 1 < n; i++) {
+			if (judge_weq(&w[i], "-c") || judge_weq(&w[i], "--command")) {
+				walk_text(j, s, w[i + 1].text, w[i + 1].len, t, in, "flock -c");
+				return;
+			}
+		}
+		{
+			size_t i = unwrap_skip_options(w, n, 1, "wE");
+
+			if (i + 1 < n) {
+				walk_argv(j, s, w + i + 1, n - i - 1, t, in, extra);
+				return;
+			}
+		}
+	}
+	if ((strcmp(name, "psql") == 0 || strcmp(name, "mysql") == 0 ||
+	     strcmp(name, "mariadb") == 0 || strcmp(name, "sqlite3") == 0) &&
+	    tools_sql(j, s, name, w, n, t))
+		return;
+	if (strcmp(name, "find") == 0)
+		unwrap_find_exec(j, s, w, n, t);
+	if (strcmp(name, "cd") == 0 || strcmp(name, "pushd") == 0)
+		tools_track_cd(j, w, n);
+	if (strcmp(name, "sed") == 0)
+		tools_sed(j, s, w, n, t);
+	if (strcmp(name, "awk") == 0 || strcmp(name, "gawk") == 0 || strcmp(name, "mawk") == 0 ||
+	    strcmp(name, "nawk") == 0)
+		tools_awk(j, s, w, n, t);
+	if (strcmp(name, "dd") == 0)
+		tools_dd(j, s, w, n, t);
+	if (strcmp(name, "export") == 0 || strcmp(name, "declare") == 0 ||
+	    strcmp(name, "typeset") == 0 || strcmp(name, "local") == 0 ||
+	    strcmp(name, "readonly") == 0) {
+		for (size_t i = 1; i < n; i++) {
+			if (w[i].flags & SHW_ASSIGN)
+				walk_assignment(j, s, &w[i], t);
+			else if (!judge_lit(&w[i]))
+				judge_reason(
+				    j, s, "env-changes-program",
+				    judge_fmt(j, "%s of a name known only at run time", name),
+				    j->p->unknown_program, t);
+		}
+	}
+	judge_command(j, s, name, &av, t);
+}
+
+static void judge_redirs(struct judge *j, struct judge_seg *s, const struct sh_node *n,
+                         enum target_type t)
+{
+	for (size_t i = 0; i < n->nredirs; i++) {
+		const struct sh_redir *r = &n->redirs[i];
+
+		switch (r->op) {
+		case SHR_OUT:
+		case SHR_APPEND:
+		case SHR_CLOBBER:
+		case SHR_INOUT:
+		case SHR_ALL:
+		case SHR_ALL_APPEND:
+			judge_write(j, s, &r->word, t);
+			break;
+		case SHR_DUP_OUT: {
+			bool fd = judge_lit(&r->word) && r->word.len > 0;
+
+			for (size_t k = 0; k < r->word.len && fd; k++)
+				fd = (r->word.text[k] >= '0' && r->word.text[k] <= '9') ||
+				     (k + 1 == r->word.len && r->word.text[k] == '-');
+			if (!fd)
+				judge_write(j, s, &r->word, t);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+}
+
+static void walk(struct judge *j, const struct sh_node *n, enum target_type t,
+                 const struct judge_stdin *in);
+
+/* echo TEXT > FILE, cat > FILE <<EOF: remember what FILE will hold. */
+static void record_written(struct judge *j, const struct sh_node *n)
+{
+	struct judge_stdin out;
+
+	if (n->nredirs == 0)
+		return;
+	out = stdout_of(j, n);
+	for (size_t i = 0; i < n->nredirs; i++) {
+		const struct sh_redir *r = &n->redirs[i];
+		const char *path;
+
+		if (r->fd > 1 ||
+		    !(r->op == SHR_OUT || r->op == SHR_APPEND || r->op == SHR_CLOBBER ||
+		      r->op == SHR_ALL || r->op == SHR_ALL_APPEND))
+			continue;
+		path = word_path(j, &r->word);
+		if (path == NULL)
+			continue;
+		if (j->nfiles == JUDGE_MAX_FILES)
+			memmove(j->files, j->files + 1,
+			        (JUDGE_MAX_FILES - 1) * sizeof(j->files[0]));
+		else
+			j->nfiles++;
+		j->files[j->nfiles - 1] = (struct judge_file){
+		    .path = path,
+		    .text = out.kind == JUDGE_IN_TEXT ? out.text : "",
+		    .len = out.kind == JUDGE_IN_TEXT ? out.len : 0,
+		    .partial = out.kind != JUDGE_IN_TEXT || out.partial,
+		};
+	}
+}
+
+static void walk_simple(struct judge *j, const struct sh_node *n, enum target_type t,
+                        const struct judge_stdin *in)
+{
+	struct judge_seg *s = new_seg(j, n->words, n->nwords);
+	struct judge_stdin mine = stdin_of_redirs(n, in);
+	size_t i = 0;
+
+	judge_redirs(j, s, n, t);
+	record_written(j, n);
+	while (i < n->nwords && (n->words[i].flags & SHW_ASSIGN)) {
+		walk_assignment(j, s, &n->words[i], t);
+		i++;
+	}
+	if (i == n->nwords) {
+		judge_reason(j, s, "assignment-only",
+		             n->nwords ? "shell variables only" : "redirection only",
+		             RISK_READ_ONLY, t);
+		return;
+	}
+	walk_argv(j, s, n->words + i, n->nwords - i, t, &mine, false);
+}
+
+static void walk(struct judge *j, const struct sh_node *n, enum target_type t,
+                 const struct judge_stdin *in)
+{
+	if (n == NULL)
+		return;
+	switch (n->kind) {
+	case SH_SIMPLE:
+		walk_simple(j, n, t, in);
+		break;
+	case SH_PIPELINE:
+		for (size_t i = 0; i < n->nkids; i++) {
+			struct judge_stdin from = i == 0 ? *in : stdout_of(j, n->kids[i - 1]);
+
+			walk(j, n->kids[i], t, &from);
+		}
+		break;
+	case SH_LIST:
+		for (size_t i = 0; i < n->nkids; i++)
+			walk(j, n->kids[i], t, in);
+		break;
+	case SH_GROUP:
+		if (n->nwords > 0 && strcmp(n->group_kw, "((") == 0) {
+			/* ((apt-get install x)) is arithmetic and fails, but say what it names */
+			struct judge_seg *s = new_seg(j, n->words, n->nwords);
+
+			judge_scan_words(j, s, n->words[0].text, n->words[0].len, t);
+		}
+		if (n->nredirs > 0) {
+			struct judge_seg *s = new_seg(j, NULL, 0);
+
+			s->text = judge_fmt(j, "%s ... (redirections of a group)", n->group_kw);
+			judge_redirs(j, s, n, t);
+		}
+		{
+			/* { bash; } <<EOF and while read ...; done < file: the group's stdin */
+			struct judge_stdin gin = stdin_of_redirs(n, in);
+
+			for (size_t i = 0; i < n->nkids; i++)
+				walk(j, n->kids[i], t, &gin);
+		}
+		break;
+	case SH_FUNCDEF:
+		if (j->nfuncs < JUDGE_MAX_FUNCS)
+			j->funcs[j->nfuncs++] = n->name;
+		if (j->ninfunc < JUDGE_MAX_FUNCS)
+			j->infunc[j->ninfunc++] = n->name;
+		for (size_t i = 0; i < n->nkids; i++)
+			walk(j, n->kids[i], t, in);
+		j->ninfunc--;
+		break;
+	}
+}
+
+/* Parses text as shell and judges everything in it; a parse failure is
+ * opaque code (with its words still scanned). */
+void walk_text(struct judge *j, struct judge_seg *s, const char *text, size_t len,
+               enum target_type t, const struct judge_stdin *in, const char *what)
+{
+	struct sh_parse res;
+
+	if (j->reparse >= JUDGE_MAX_REPARSE) {
+		judge_opaque(j, s, judge_fmt(j, "%s nested too deeply to judge", what), text, len,
+		             t);
+		return;
+	}
+	if (len > CLASSIFIER_MAX_COMMAND) {
+		judge_opaque(j, s, judge_fmt(j, "%s too long to judge", what), NULL, 0, t);
+		return;
+	}
+	if (len > j->budget) {
+		judge_opaque(j, s, judge_fmt(j, "%s: too much nested code to judge", what), NULL, 0,
+		             t);
+		return;
+	}
+	j->budget -= len;
+	j->reparse++;
+	if (sh_parse(j->a, text, len, JUDGE_MAX_NESTING, &res) != 0) {
+		judge_opaque(
+		    j, s,
+		    judge_fmt(j, "%s cannot be parsed: %s at byte %zu", what, res.err, res.err_pos),
+		    text, len, t);
+	} else {
+		walk(j, res.root, t, in);
+		for (size_t i = 0; i < res.nsubs; i++)
+			walk(j, res.subs[i], t, &(struct judge_stdin){.kind = JUDGE_IN_UNKNOWN});
+	}
+	j->reparse--;
+}
