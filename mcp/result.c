@@ -86,7 +86,11 @@ cJSON *mcp_result_db_error(const struct mcp_db *db, const char *what)
 	if (sqlstate[0] == '\0')
 		buf_printf(&guidance, "%s failed: airlock's database could not be reached. ", what);
 	else
-		buf_printf(&guidance, "%s refused (SQLSTATE %s). ", what, sqlstate);
+		buf_printf(&guidance, "%s %s (SQLSTATE %s). ", what,
+		           strncmp(sqlstate, "AL", 2) == 0 || strcmp(sqlstate, "42501") == 0
+		               ? "refused"
+		               : "failed",
+		           sqlstate);
 	if (mcp_db_detail(db)[0] != '\0')
 		buf_printf(&guidance, "Detail: %s ", mcp_db_detail(db));
 	if (mcp_db_hint(db)[0] != '\0')
