@@ -113,12 +113,39 @@ static const char *ssh_error(LIBSSH2_SESSION *s)
 	return msg && msg[0] ? msg : "unknown libssh2 error";
 }
 
-/* Errors that end only one channel, not the session. */
+/* Errors of the connection itself: they end the session and every channel
+ * on it.  Anything else a channel call returns (a refused request, a channel
+ * closed without EOF, a misuse) ends only that channel. */
+static bool session_fatal(int e)
+{
+	switch (e) {
+	case LIBSSH2_ERROR_SOCKET_NONE:
+	case LIBSSH2_ERROR_BANNER_RECV:
+	case LIBSSH2_ERROR_BANNER_SEND:
+	case LIBSSH2_ERROR_INVALID_MAC:
+	case LIBSSH2_ERROR_KEX_FAILURE:
+	case LIBSSH2_ERROR_ALLOC:
+	case LIBSSH2_ERROR_SOCKET_SEND:
+	case LIBSSH2_ERROR_KEY_EXCHANGE_FAILURE:
+	case LIBSSH2_ERROR_TIMEOUT:
+	case LIBSSH2_ERROR_DECRYPT:
+	case LIBSSH2_ERROR_SOCKET_DISCONNECT:
+	case LIBSSH2_ERROR_PROTO:
+	case LIBSSH2_ERROR_ZLIB:
+	case LIBSSH2_ERROR_SOCKET_TIMEOUT:
+	case LIBSSH2_ERROR_COMPRESS:
+	case LIBSSH2_ERROR_SOCKET_RECV:
+	case LIBSSH2_ERROR_ENCRYPT:
+	case LIBSSH2_ERROR_BAD_SOCKET:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static bool channel_level(int e)
 {
-	return e == LIBSSH2_ERROR_CHANNEL_FAILURE || e == LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED ||
-	       e == LIBSSH2_ERROR_CHANNEL_UNKNOWN || e == LIBSSH2_ERROR_CHANNEL_CLOSED ||
-	       e == LIBSSH2_ERROR_CHANNEL_EOF_SENT;
+	return !session_fatal(e);
 }
 
 static void op_fail(struct sshop *op, enum sshop_outcome outcome, enum sshop_error err,
