@@ -653,6 +653,18 @@ void judge_opaque(struct judge *j, struct judge_seg *s, const char *what, const 
                   size_t len, enum target_type t)
 {
 	judge_reason(j, s, "opaque-code", what, j->p->opaque_code, t);
-	if (text != NULL)
-		judge_scan_words(j, s, text, len, t);
+	if (text == NULL)
+		return;
+	judge_scan_words(j, s, text, len, t);
+	if (memchr(text, '\'', len) || memchr(text, '"', len) || memchr(text, '\\', len)) {
+		/* mk''fs, re"bo"ot, \reboot: the words after quote removal too */
+		char *plain = arena_alloc(j->a, len + 1);
+		size_t o = 0;
+
+		for (size_t i = 0; plain != NULL && i < len; i++)
+			if (text[i] != '\'' && text[i] != '"' && text[i] != '\\')
+				plain[o++] = text[i];
+		if (plain != NULL)
+			judge_scan_words(j, s, plain, o, t);
+	}
 }

@@ -65,6 +65,8 @@ struct parser {
 	struct pending_doc docs[MAX_PENDING_DOCS];
 	int ndocs;
 	struct vec *subs; /* shared with child parsers */
+	int in_cmdsub;    /* inside $( ... ): a here-doc may end at "DELIM)" */
+	bool *doc_at_eof; /* shared: a here-doc ran to the end of the input */
 };
 
 static struct sh_node *parse_list(struct parser *p);
@@ -179,6 +181,7 @@ static void child_init(struct parser *c, const struct parser *p, const char *s, 
 	c->depth = p->depth;
 	c->max_depth = p->max_depth;
 	c->subs = p->subs;
+	c->doc_at_eof = p->doc_at_eof;
 }
 
 static void child_done(struct parser *p, const struct parser *c)
@@ -448,6 +451,32 @@ static void scan_arith(struct parser *p, bool bracket)
 	}
 }
 
+/* $(( ... )) and $[ ... ]: kept as a "((" group among the substitutions, so the
+ * classifier can see what the expression names ($((reboot)) is an error in
+ * bash, but other shells differ). */
+static void add_arith(struct parser *p, size_t start, size_t end)
+{
+	struct sh_node *n = arena_alloc(p->a, sizeof(*n));
+	struct sh_word *w = arena_alloc(p->a, sizeof(*w));
+
+	if (n == NULL || w == NULL) {
+		fail(p, "command too large to judge");
+		return;
+	}
+	memset(n, 0, sizeof(*n));
+	memset(w, 0, sizeof(*w));
+	w->text = p->s + start;
+	w->len = end > start ? end - start : 0;
+	w->prefix = w->len;
+	w->raw = w->text;
+	w->raw_len = w->len;
+	n->kind = SH_GROUP;
+	n->group_kw = "((";
+	n->words = w;
+	n->nwords = 1;
+	add_sub(p, n);
+}
+
 /* $( ... ) parsed in place: the body is a list ended by ')'. */
 static void lex_cmdsub(struct parser *p)
 {
@@ -455,7 +484,9 @@ static void lex_cmdsub(struct parser *p)
 
 	if (!depth_enter(p))
 		return;
+	p->in_cmdsub++;
 	n = parse_list(p);
+	p->in_cmdsub--;
 	if (p->err == NULL) {
 		if (!p->have_la || p->la.type != T_OP || p->la.op != O_RPAREN)
 			fail(p, "unterminated $(...)");
@@ -484,13 +515,19 @@ static void lex_dollar(struct parser *p, struct wbuf *b, unsigned *flags, bool i
 			p->err = NULL;
 			p->pos = save + 2;
 			lex_cmdsub(p);
+		} else if (p->err == NULL) {
+			add_arith(p, save + 3, p->pos - 2);
 		}
 	} else if (c == '(') {
 		p->pos += 2;
 		lex_cmdsub(p);
 	} else if (c == '[') {
+		size_t save = p->pos;
+
 		p->pos += 2;
 		scan_arith(p, true);
+		if (p->err == NULL)
+			add_arith(p, save + 2, p->pos - 1);
 	} else if (c == '\'' && !in_dq) {
 		lex_ansi_c(p, b);
 		*flags |= SHW_QUOTED;
@@ -550,7 +587,7 @@ static void lex_backtick(struct parser *p, struct wbuf *b, unsigned *flags, bool
 		if (c.err == NULL && (c.have_la ? c.la.type != T_EOF : false))
 			fail(&c, "unexpected token in `...`");
 		if (c.err == NULL && c.ndocs > 0)
-			fail(&c, "unterminated here-document");
+			*c.doc_at_eof = true; /* bash reads such a body to the end */
 		if (c.err == NULL)
 			add_sub(p, n);
 	}
@@ -743,18 +780,25 @@ static void read_heredocs(struct parser *p)
 					cl--;
 				}
 			}
-			p->pos += ll + (nl ? 1 : 0);
 			if (cl == d->dlen && memcmp(cmp, d->delim, cl) == 0) {
+				p->pos += ll + (nl ? 1 : 0);
 				found = true;
 				break;
 			}
+			if (p->in_cmdsub > 0 && cl > d->dlen &&
+			    memcmp(cmp, d->delim, d->dlen) == 0 && cmp[d->dlen] == ')') {
+				/* $(cat <<EOF ... EOF): bash ends the body with the substitution */
+				p->pos = (size_t)(cmp + d->dlen - p->s);
+				found = true;
+				break;
+			}
+			p->pos += ll + (nl ? 1 : 0);
 			wb_add(p, &body, cmp, cl);
 			wb_addc(p, &body, '\n');
 		}
-		if (!found) {
-			fail(p, "unterminated here-document");
-			return;
-		}
+		if (!found)
+			*p->doc_at_eof =
+			    true; /* bash takes the rest of the input, with a warning */
 		if (d->quoted) {
 			d->doc->body = body.d ? body.d : "";
 			d->doc->len = body.n;
@@ -1518,9 +1562,11 @@ int sh_parse(struct arena *a, const char *src, size_t len, int max_depth, struct
 {
 	struct parser p;
 	struct vec subs = {.esz = sizeof(struct sh_node *)};
+	bool doc_at_eof = false;
 
 	memset(&p, 0, sizeof(p));
 	memset(out, 0, sizeof(*out));
+	p.doc_at_eof = &doc_at_eof;
 	p.a = a;
 	p.s = src;
 	p.len = len;
@@ -1536,9 +1582,10 @@ int sh_parse(struct arena *a, const char *src, size_t len, int max_depth, struct
 			             : "syntax error: unexpected token");
 	}
 	if (p.err == NULL && p.ndocs > 0)
-		fail(&p, "unterminated here-document");
+		doc_at_eof = true; /* `cat <<EOF` and nothing after: an empty body */
 	out->subs = (struct sh_node **)subs.d;
 	out->nsubs = subs.n;
+	out->doc_at_eof = doc_at_eof;
 	if (p.err != NULL) {
 		out->root = NULL;
 		out->err = p.err;

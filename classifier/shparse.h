@@ -85,6 +85,7 @@ struct sh_parse {
 	struct sh_node *root;  /* a SH_LIST; NULL on error */
 	struct sh_node **subs; /* bodies of $(...), `...`, <(...), >(...) anywhere */
 	size_t nsubs;
+	bool doc_at_eof; /* a here-doc was not terminated: bash reads it to the end */
 	const char *err; /* static text, NULL on success */
 	size_t err_pos;  /* byte offset of the error */
 };

@@ -233,13 +233,31 @@ static struct judge_stdin stdout_of(struct judge *j, const struct sh_node *n)
 	struct judge_stdin r = {.kind = JUDGE_IN_UNKNOWN};
 	const struct sh_word *w;
 	size_t nw, i = 0;
+	bool guessed = false;
 
 	if (n->kind != SH_SIMPLE)
 		return r;
 	w = n->words;
 	nw = n->nwords;
+	/* sudo -u root echo ..., chroot / cat <<EOF: behind a wrapper the text is
+	 * only a guess (its options may take values), so it is marked partial and
+	 * the reader stays at least opaque */
 	while (i < nw && (w[i].flags & SHW_ASSIGN))
 		i++;
+	if (i < nw && !judge_weq(&w[i], "echo") && !judge_weq(&w[i], "printf") &&
+	    !judge_weq(&w[i], "cat")) {
+		{
+			/* the first echo/printf/cat among the next few words */
+			for (size_t k = i + 1; k < nw && k < i + 8; k++) {
+				if (judge_weq(&w[k], "echo") || judge_weq(&w[k], "printf") ||
+				    judge_weq(&w[k], "cat")) {
+					i = k;
+					guessed = true;
+					break;
+				}
+			}
+		}
+	}
 	if (i >= nw)
 		return r;
 	if (judge_weq(&w[i], "echo")) {
@@ -274,6 +292,8 @@ static struct judge_stdin stdout_of(struct judge *j, const struct sh_node *n)
 
 		r = stdin_of_redirs(n, &none);
 	}
+	if (guessed && r.kind == JUDGE_IN_TEXT)
+		r.partial = true;
 	return r;
 }
 
@@ -655,6 +675,10 @@ void walk_text(struct judge *j, struct judge_seg *s, const char *text, size_t le
 		    judge_fmt(j, "%s cannot be parsed: %s at byte %zu", what, res.err, res.err_pos),
 		    text, len, t);
 	} else {
+		if (res.doc_at_eof)
+			judge_opaque(j, s,
+			             judge_fmt(j, "%s: a here-document is not terminated", what),
+			             NULL, 0, t);
 		walk(j, res.root, t, in);
 		for (size_t i = 0; i < res.nsubs; i++)
 			walk(j, res.subs[i], t, &(struct judge_stdin){.kind = JUDGE_IN_UNKNOWN});

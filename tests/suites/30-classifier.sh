@@ -57,6 +57,81 @@ for corpus in tests/data/classifier*.tsv; do
 	fi
 done
 
+# --- generated evasions: random compositions of wrappers, quoting, shells given
+# strings, here-docs, pipes to shells, substitutions, functions and groups around
+# a mutation; each must keep at least the mutation's class (fixed seeds) -------------
+python3 - 3 3000 >"$tmp/gen" <<'PY'
+import random, re, shlex, sys
+random.seed(int(sys.argv[1]) if len(sys.argv) > 1 else 1)
+payloads = [("apt-get install -y nfs-kernel-server", 2), ("reboot", 3), ("rm -rf /var/lib/vz", 3),
+            ("dpkg -i /tmp/x.deb", 2), ("modprobe nfsd", 2), ("systemctl enable nfs-server", 2),
+            ("apt install x", 2), ("update-initramfs -u", 2), ("shutdown -h now", 3),
+            ("zfs destroy rpool/data", 3), ("qm destroy 100", 3), ("sysctl -w a.b=1", 2),
+            ("echo b > /proc/sysrq-trigger", 3), ("dd if=/dev/zero of=/dev/sda", 3),
+            ("echo x > /etc/exports", 2), ("mkfs.ext4 /dev/sdb", 3)]
+def quote_first(p):
+    f, _, rest = p.partition(" ")
+    k = random.randrange(5)
+    if k == 0: f = f[:2] + "''" + f[2:]
+    elif k == 1: f = '"' + f + '"'
+    elif k == 2: f = "\\" + f
+    elif k == 3: f = f[0] + "\\" + f[1:]
+    else: f = "$'" + "".join("\\x%02x" % ord(c) for c in f) + "'"
+    return f + (" " + rest if rest else "")
+wrappers = ["sudo", "sudo -u root", "sudo -E", "env X=1", "env -i", "nice -n 5", "timeout 60",
+            "nohup", "command", "time", "ionice -c3", "stdbuf -oL", "setsid", "chroot /",
+            "flock /tmp/l", "systemd-run", "/usr/bin/env", "DEBIAN_FRONTEND=noninteractive",
+            "exec", "builtin command", "sudo -n --", "doas", "taskset -c 0", "chrt -o 0"]
+n_doc = [0]
+def doc():
+    n_doc[0] += 1
+    return "EOF%d" % n_doc[0]
+def simple(p):  # starts with a plain command word (a wrapper may go in front)
+    return re.match(r"^[A-Za-z$'\"\\/]", p) is not None and not re.match(r"^(if|for|while|f\(\)|x=)", p)
+def t(p):
+    k = random.randrange(21)
+    if k == 0 and simple(p): return random.choice(wrappers) + " " + p
+    if k == 1: return "bash -c " + shlex.quote(p)
+    if k == 2: return "sh -c " + shlex.quote(p)
+    if k == 3: return "su -c " + shlex.quote(p)
+    if k == 4: return "eval " + shlex.quote(p)
+    if k == 5: return random.choice(["ls && ", "uptime; ", "true || ", "ls | ", "pveversion\n", "ls & "]) + p
+    if k == 6: return p + "\n" + random.choice(["ls", "echo ok", "true"])
+    if k == 7: d = doc(); return "bash <<'" + d + "'\n" + p + "\n" + d
+    if k == 8: return "echo " + shlex.quote(p) + " | " + random.choice(["sh", "bash", "sudo sh", "bash -s"])
+    if k == 9: return "echo $(\n" + p + "\n)"
+    if k == 10: return "f(){\n" + p + "\n}\nf"
+    if k == 11: return "{\n" + p + "\n}"
+    if k == 12: return "(\n" + p + "\n)"
+    if k == 14 and "\n" not in p: return p.replace(" ", " \\\n", 1)
+    if k == 15: return "if true; then\n" + p + "\nfi"
+    if k == 16: return "ssh node2 " + shlex.quote(p)
+    if k == 17: return "for i in 1; do\n" + p + "\ndone"
+    if k == 18: return "x=$(\n" + p + "\n)"
+    if k == 19: d = doc(); return "cat <<'" + d + "' | sh\n" + p + "\n" + d
+    if k == 20: return "bash <<< " + shlex.quote(p)
+    return "watch -n 60 " + shlex.quote(p)
+for i in range(int(sys.argv[2]) if len(sys.argv) > 2 else 3000):
+    p, cls = random.choice(payloads)
+    if random.randrange(3) == 0:
+        p = quote_first(p)
+    for _ in range(random.randint(1, 4)):
+        p = t(p)
+    print("%d\tproxmox-host\t%s" % (cls, p.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")))
+PY
+cut -f2- "$tmp/gen" | "$bin" classify --batch --policy "$policy" >"$tmp/gen.out"
+under=$(paste "$tmp/gen" "$tmp/gen.out" | awk -F'\t' '
+	BEGIN { r["read_only"] = 0; r["reversible_low"] = 1; r["config_mutation"] = 2; r["destructive"] = 3 }
+	!($4 in r) || r[$4] < $1 { n++; if (n <= 10) print "  want " $1 " got " $4 ": " $3 }
+	END { if (n) print n " under-classified" }')
+if [ -n "$under" ]; then
+	echo "classifier: generated evasions:"
+	echo "$under"
+	fail=1
+else
+	echo "classifier: $(wc -l <"$tmp/gen") generated evasions ok"
+fi
+
 # --- the CLI's single-command forms -------------------------------------------------
 expect_out() { # name, expected first line, command...
 	local name=$1 want=$2
