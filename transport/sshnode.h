@@ -103,7 +103,7 @@ struct sshnode *sshnode_new(const struct sshnode_params *p);
  * Thread-safe: any number of threads may call it on one node. */
 void sshnode_run(struct sshnode *n, struct sshop **ops, size_t count);
 void sshnode_stats(struct sshnode *n, struct sshnode_stats *out);
-/* Operations still running are reported LOST; then the session and thread end. */
+/* Ends the session and the thread.  No caller may be inside sshnode_run. */
 void sshnode_free(struct sshnode *n); /* NULL is a no-op */
 /* Releases an operation's buffers (not the struct). */
 void sshop_clear(struct sshop *op);

@@ -155,7 +155,8 @@ struct transport_stats {
 /* Counters for one node (by name); zeros if it was never used. */
 void transport_stats(struct transport *t, const char *node_name, struct transport_stats *out);
 
-/* Ends every session; calls still running are reported UNKNOWN/FAILED. */
+/* Ends every session.  Only once no thread is inside a transport call
+ * (stop the workers first: a cancel flag ends a running call). */
 void transport_free(struct transport *t); /* NULL is a no-op */
 
 #endif
