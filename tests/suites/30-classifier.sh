@@ -132,6 +132,51 @@ else
 	echo "classifier: $(wc -l <"$tmp/gen") generated evasions ok"
 fi
 
+# --- generated observations: plain reads composed with pipes, sudo, timeouts,
+# loops, substitutions, bash -c, pct exec / qm guest exec; all must stay read_only --
+python3 - 5 2000 >"$tmp/obs" <<'PY'
+import random, shlex, sys
+random.seed(int(sys.argv[1]))
+obs = """cat /etc/hosts|ls -la /etc/pve|grep -i error /var/log/syslog|journalctl -u pveproxy -n 50 --no-pager|systemctl status pveproxy|dpkg -l|apt list --installed|apt-cache policy nfs-common|ip a|ip route|df -h|du -sh /var/lib/vz|qm list|pct list|qm config 100|pct config 101|zpool status|zfs list|pveversion -v|uptime|free -m|lsblk|blkid|ps aux|top -bn1|ss -tlnp|cat /proc/meminfo|uname -a|hostname -f|date|timedatectl|lscpu|lspci|dmesg -T|tail -n 50 /var/log/syslog|head -5 /etc/passwd|wc -l /etc/passwd|stat /etc/pve|find /etc -name '*.conf'|find /var/log -mtime -1 -type f|awk '{print $1}' /etc/hosts|sed -n '1,5p' /etc/hosts|sort /etc/passwd|uniq -c /tmp/x|cut -d: -f1 /etc/passwd|ceph -s|pvesm status|pvecm status|ha-manager status|pvesh get /nodes|zpool iostat|smartctl -a /dev/sda|sensors|lsmod|modinfo zfs|sysctl -a|systemctl list-units --failed|systemctl is-active pveproxy|cat /etc/network/interfaces|brctl show|iptables -L -n|nft list ruleset|mount|findmnt|cat /proc/mdstat|lvs|vgs|pvs|last -n 5|who|id|whoami|env|printenv PATH|echo hello|which qm|command -v pct|type ls|file /usr/bin/qm|md5sum /etc/hosts|jq . /tmp/x.json|curl -s http://localhost:8006|ping -c 1 10.0.0.1|dig +short example.com|openssl x509 -in /etc/pve/local/pve-ssl.pem -noout -dates|crontab -l|getent passwd|nproc|arch|cat /etc/os-release|systemctl show pveproxy -p ActiveState|journalctl -b -p err|zfs get compressratio|qm guest cmd 100 get-osinfo|pvenode task list|efibootmgr -v|proxmox-boot-tool status|docker ps|git status""".split("|")
+import re
+def simple(p):
+    return re.match(r"^[a-z/]", p) is not None and not re.match(r"^(if|for|while|\{)\b", p)
+def t(p):
+    k = random.randrange(16)
+    if k in (0, 4, 8, 9, 12, 14) and not simple(p):
+        k = 1
+    if k == 0: return "sudo " + p
+    if k == 1: return p + " | " + random.choice(["grep x", "head", "tail -5", "wc -l", "sort", "less", "column -t", "awk '{print $1}'"])
+    if k == 2: return p + " 2>/dev/null"
+    if k == 3: return p + " || true"
+    if k == 4: return "timeout 10 " + p
+    if k == 5: return "echo \"$(" + p + ")\""
+    if k == 6: return "if true; then\n" + p + "\nfi"
+    if k == 7: return "bash -c " + shlex.quote(p)
+    if k == 8: return "pct exec 101 -- " + p
+    if k == 9: return "qm guest exec 100 -- " + p
+    if k == 10: return "for i in 1 2; do " + p + "; done"
+    if k == 11: return p + " && echo ok"
+    if k == 12: return "nice -n 19 " + p
+    if k == 13: return "watch -n 5 " + shlex.quote(p)
+    if k == 14: return "LANG=C " + p
+    return "{ " + p + "; }"
+for i in range(int(sys.argv[2])):
+    p = random.choice(obs)
+    for _ in range(random.randint(0, 3)):
+        p = t(p)
+    print("proxmox-host\t" + p.replace("\\", "\\\\").replace("\n", "\\n"))
+PY
+"$bin" classify --batch --policy "$policy" <"$tmp/obs" >"$tmp/obs.out"
+over=$(paste "$tmp/obs" "$tmp/obs.out" | awk -F'\t' '$3 != "read_only" { n++; if (n <= 10) print "  got " $3 ": " $2 } END { if (n) print n " over-flagged" }')
+if [ -n "$over" ]; then
+	echo "classifier: generated observations:"
+	echo "$over"
+	fail=1
+else
+	echo "classifier: $(wc -l <"$tmp/obs") generated observations stay read_only"
+fi
+
 # --- the CLI's single-command forms -------------------------------------------------
 expect_out() { # name, expected first line, command...
 	local name=$1 want=$2
