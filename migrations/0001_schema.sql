@@ -354,7 +354,7 @@ LANGUAGE sql STABLE SET search_path = airlock, pg_temp AS $$
 		'Queued to run without approval. Wait for the result. '
 		|| 'Do not go around airlock: raw SSH or another tool is not an option.'
 	WHEN 'pending_approval' THEN
-		'Waiting for operator approval since ' || to_char(e.classified_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"')
+		'Waiting for operator approval since ' || coalesce(to_char(e.classified_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"'), 'now')
 		|| ', expires at ' || coalesce(to_char(e.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"'), 'no expiry')
 		|| '. Wait, or ask your operator to review execution ' || e.id || ' (airlock pending; airlock approve '
 		|| e.id || '). Do not go around airlock: raw SSH or another tool is not an option.'
@@ -362,7 +362,7 @@ LANGUAGE sql STABLE SET search_path = airlock, pg_temp AS $$
 		'Approved; it will run shortly. Wait for the result. '
 		|| 'Do not go around airlock: raw SSH or another tool is not an option.'
 	WHEN 'running' THEN
-		'Running since ' || to_char(e.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"')
+		'Running since ' || coalesce(to_char(e.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"'), 'now')
 		|| '. Wait for the result. Do not go around airlock: raw SSH or another tool is not an option.'
 	WHEN 'succeeded' THEN 'Finished with exit code 0. Read stdout and stderr.'
 	WHEN 'failed' THEN 'Finished and failed (see exit_code, signal, stderr, error). Decide with your operator before retrying.'

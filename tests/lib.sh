@@ -27,7 +27,7 @@ check_out() {
 	local name=$1 re=$2; shift 2
 	local out
 	out=$("$@" 2>&1)
-	if printf '%s' "$out" | grep -qE -- "$re"; then pass "$name"; else failt "$name" "wanted /$re/, got: $out"; fi
+	if grep -qE -- "$re" <<<"$out"; then pass "$name"; else failt "$name" "wanted /$re/, got: $out"; fi
 }
 
 # check_eq NAME WANT GOT

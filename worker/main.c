@@ -1,5 +1,6 @@
 /* main.c -- airlockd: the daemon that moves rows from received to final. */
 #include "lib/log.h"
+#include "lib/xalloc.h"
 #include "worker/config.h"
 #include "worker/daemon.h"
 
@@ -28,12 +29,14 @@ static void on_hup(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: airlockd [-c CONFIG] [-n] [--grace SECONDS]\n"
+	        "usage: airlockd [-c CONFIG] [-n] [--grace SECONDS] [--db CONNINFO]\n"
 	        "  -c, --config FILE  the configuration (default $AIRLOCK_CONFIG, else\n"
 	        "                     /etc/airlock/airlockd.yaml); see docs/airlockd.example.yaml\n"
 	        "  -n, --check        validate the configuration and exit (0 valid, 1 not)\n"
 	        "      --grace S      on SIGTERM/SIGINT, let running commands finish for S\n"
 	        "                     seconds (default 30), then cancel and record them\n"
+	        "      --db CONNINFO  the worker's database (overrides database: in the\n"
+	        "                     config; else AIRLOCK_DB, else the PG* environment)\n"
 	        "Signals: SIGHUP re-reads the config (the old one stays if the new one is\n"
 	        "invalid); SIGTERM/SIGINT stop claiming and shut down cleanly.\n"
 	        "The database password comes from PGPASSFILE or PGPASSWORD, never the config.\n");
@@ -42,13 +45,12 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"config", required_argument, NULL, 'c'},
-	    {"check", no_argument, NULL, 'n'},
-	    {"grace", required_argument, NULL, 'g'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'}, {"check", no_argument, NULL, 'n'},
+	    {"grace", required_argument, NULL, 'g'},  {"db", required_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	const char *path = getenv("AIRLOCK_CONFIG");
+	const char *db = NULL;
 	int check = 0, grace = 30, c;
 	char err[1024];
 
@@ -61,6 +63,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			check = 1;
+			break;
+		case 'd':
+			db = optarg;
 			break;
 		case 'g':
 			grace = atoi(optarg);
@@ -85,6 +90,16 @@ int main(int argc, char **argv)
 	if (cfg == NULL) {
 		fprintf(stderr, "airlockd: invalid configuration: %s\n", err);
 		return 1;
+	}
+	if (db && strstr(db, "password")) {
+		fprintf(stderr, "airlockd: --db must not contain a password (it would show in the "
+		                "process list); use PGPASSFILE or PGPASSWORD\n");
+		config_free(cfg);
+		return 2;
+	}
+	if (db) {
+		free(cfg->database);
+		cfg->database = xstrdup(db);
 	}
 	if (check) {
 		printf("airlockd: %s is valid (worker_id %s, %d workers, zerto %s, %d webhooks)\n",

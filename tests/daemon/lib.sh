@@ -54,10 +54,18 @@ EOC
 }
 
 # start_daemon NAME: starts airlockd with $WORK/NAME.yaml; its pid in $DPID.
+# Returns once it has logged evt=started (its signal handlers are set).
 start_daemon() {
+	local before i=0
+	before=$(grep -c 'evt=started' "$WORK/$1.log" 2>/dev/null)
 	$D -c "$WORK/$1.yaml" --grace "${GRACE:-10}" >>"$WORK/$1.log" 2>&1 &
 	DPID=$!
 	DAEMON_PIDS+=("$DPID")
+	while [ $i -lt 300 ] && [ "$(grep -c 'evt=started' "$WORK/$1.log" 2>/dev/null)" = "${before:-0}" ]; do
+		kill -0 "$DPID" 2>/dev/null || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
 }
 
 # wait_for SECONDS SQL: until the query returns 't' (a bound, not a timing test).
@@ -88,6 +96,17 @@ wait_hook() {
 	local limit=$(($1 * 10)) i=0
 	while [ $i -lt $limit ]; do
 		cat "$WORK"/hooks/"$3".*.json 2>/dev/null | grep -qF -- "$2" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# wait_log SECONDS TEXT NAME: until daemon NAME's log contains TEXT.
+wait_log() {
+	local limit=$(($1 * 10)) i=0
+	while [ $i -lt $limit ]; do
+		grep -qF -- "$2" "$WORK/$3.log" 2>/dev/null && return 0
 		sleep 0.1
 		i=$((i + 1))
 	done

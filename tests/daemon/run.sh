@@ -23,6 +23,16 @@ check_rc "airlockd -n exits 1 on a bad config" 1 $D -n -c "$WORK/bad.yaml"
 start_daemon d1
 D1=$DPID
 
+# ---- SIGHUP with a broken config keeps the old one
+cp "$WORK/d1.yaml" "$WORK/d1.good"
+printf 'workers: many\n' >>"$WORK/d1.yaml"
+kill -HUP $D1
+check "SIGHUP with an invalid config keeps the old one, and says so" wait_log 10 'evt=config.reload_failed kept=old' d1
+cp "$WORK/d1.good" "$WORK/d1.yaml"
+kill -HUP $D1
+check "SIGHUP with a valid config reloads it" wait_log 10 'evt=config.reloaded' d1
+check_rc "airlockd refuses a password on its command line" 2 $D -c "$WORK/d1.yaml" --db "dbname=x password=secret"
+
 # ---- a read-only command runs at once
 id=$(as_agent $A run --target proxmox-host:hubris -- 'hostname; echo ro-marker-1')
 check "a read-only host command finishes" wait_for 30 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
@@ -114,6 +124,7 @@ PY
 	check_out "the history says why" 'class rose from' as_alice $A history $id
 	check_eq "it did not run" 0 "$(ran_count 'policy-marker')"
 	$A seed "$WORK/seeds" >/dev/null
+	check "a running daemon reloads a new policy on its NOTIFY" wait_log 10 'evt=policy.loaded version=3' d1
 	as_alice $A cancel $id >/dev/null
 else
 	failt "policy-change test: expected a pending row, got $(state_of $id) ($cls)"
@@ -152,11 +163,14 @@ check "after a restart every row reaches a final state" wait_for 120 "SELECT cou
 check_eq "no row ran twice across the restart" 0 "$(grep -oE 'echo restart-[0-9]+$' "$AIRLOCK_RIG_LOG" | sort | uniq -d | wc -l)"
 check "the daemons survived the restart" kill -0 $D1 $D2
 
-# ---- SIGTERM: clean exit
+# ---- SIGTERM: a running command finishes within the grace, then a clean exit
+id=$(as_agent $A run --target proxmox-host:hubris -- 'sleep 2; echo grace-marker')
+wait_for 30 "SELECT state = 'running' FROM airlock.executions WHERE id = $id"
 kill -TERM $D1 $D2
 wait $D1; rc1=$?
 wait $D2; rc2=$?
 check_eq "SIGTERM ends both daemons cleanly" "0 0" "$rc1 $rc2"
+check_eq "the command running at SIGTERM finished and was recorded" succeeded "$(state_of $id)"
 check_out "the audit chain is intact" 'audit: intact' as_alice $A audit verify
 
 finish

@@ -196,6 +196,15 @@ SET SESSION AUTHORIZATION hermes;
 SELECT throws_ok($$ SELECT airlock.cancel(1) $$, 'AL005', NULL, 'a running request cannot be cancelled');
 RESET SESSION AUTHORIZATION;
 
+-- Every state tells the agent what to do next, even with timestamps unset.
+INSERT INTO airlock.executions (target, target_type, command, requested_by, state)
+SELECT 'proxmox-host:hubris', 'proxmox-host', 'true', 'hermes', s
+FROM unnest(ARRAY['pending_approval', 'running', 'refused', 'outcome_unknown']) s;
+SELECT is((SELECT count(*) FROM airlock.executions e WHERE airlock._next_step(e) IS NULL), 0::bigint,
+  'every row, in every state, has a next step');
+DELETE FROM airlock.executions WHERE command = 'true' AND NOT EXISTS (
+  SELECT 1 FROM airlock.execution_events v WHERE v.execution_id = executions.id);
+
 -- ------------------------------------------------------------ check_tool
 SET SESSION AUTHORIZATION hermes;
 SELECT is(airlock.check_tool('proxmox', 'list_vms') ->> 'verdict', 'read_only', 'a catalogued read-only tool');
