@@ -74,6 +74,17 @@ grep -q "	shim:apt-get	apt-get install -y nfs-kernel-server$" "$AIRLOCK_RIG_LOG"
 	echo "ok - rig: the command log recorded the apt-get request" ||
 	{ echo "not ok - rig: apt-get missing from the command log"; fails=$((fails + 1)); }
 
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	build/integration/transport_test || fails=$((fails + 1))
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+build/integration/transport_test || fails=$((fails + 1))
+
+# A real host key change: sshd gets a new key, known_hosts keeps the old one.
+old_fp=$AIRLOCK_RIG_HOSTKEY_SHA256
+tests/rig/rigctl --root "$root" node rekey || fails=$((fails + 1))
+set -a
+. "$root/rig.env"
+set +a
+[ "$old_fp" != "$AIRLOCK_RIG_HOSTKEY_SHA256" ] && echo "ok - rig: node rekey changed the host key" ||
+	{ echo "not ok - rig: node rekey kept the key"; fails=$((fails + 1)); }
+expect "OpenSSH refuses the changed key too" 255 '' 'HOST IDENTIFICATION HAS CHANGED' -- true
+build/integration/transport_test rekeyed || fails=$((fails + 1))
 [ "$fails" -eq 0 ]
