@@ -67,7 +67,10 @@ struct parser {
 	struct vec *subs; /* shared with child parsers */
 	int in_cmdsub;    /* inside $( ... ): a here-doc may end at "DELIM)" */
 	bool *doc_at_eof; /* shared: a here-doc ran to the end of the input */
+	int *retries;     /* shared: $(( re-read as $( ( -- bounded, or it is exponential */
 };
+
+#define MAX_RETRIES 32
 
 static struct sh_node *parse_list(struct parser *p);
 static struct sh_node *parse_command(struct parser *p);
@@ -182,6 +185,7 @@ static void child_init(struct parser *c, const struct parser *p, const char *s, 
 	c->max_depth = p->max_depth;
 	c->subs = p->subs;
 	c->doc_at_eof = p->doc_at_eof;
+	c->retries = p->retries;
 }
 
 static void child_done(struct parser *p, const struct parser *c)
@@ -510,7 +514,8 @@ static void lex_dollar(struct parser *p, struct wbuf *b, unsigned *flags, bool i
 
 		p->pos += 3;
 		scan_arith(p, false);
-		if (p->err != NULL && strcmp(p->err, "unbalanced parentheses in arithmetic") == 0) {
+		if (p->err != NULL && strcmp(p->err, "unbalanced parentheses in arithmetic") == 0 &&
+		    ++*p->retries <= MAX_RETRIES) {
 			/* $( (subshell) ...): not arithmetic after all. */
 			p->err = NULL;
 			p->pos = save + 2;
@@ -1563,10 +1568,12 @@ int sh_parse(struct arena *a, const char *src, size_t len, int max_depth, struct
 	struct parser p;
 	struct vec subs = {.esz = sizeof(struct sh_node *)};
 	bool doc_at_eof = false;
+	int retries = 0;
 
 	memset(&p, 0, sizeof(p));
 	memset(out, 0, sizeof(*out));
 	p.doc_at_eof = &doc_at_eof;
+	p.retries = &retries;
 	p.a = a;
 	p.s = src;
 	p.len = len;
