@@ -477,19 +477,24 @@ bool unwrap_guest_exec(struct judge *j, struct judge_seg *s, const char *name,
 	} else {
 		return false;
 	}
-	while (i < n && !judge_weq(&w[i], "--")) {
-		if (!judge_lit(&w[i]) && strcmp(name, "lxc-attach") != 0)
-			break;
-		i++;
-	}
-	if (i >= n) {
-		if (strcmp(name, "lxc-attach") == 0) {
+	{
+		size_t first = i;
+
+		while (i < n && !judge_weq(&w[i], "--"))
+			i++;
+		if (i < n) {
+			i++;
+		} else if (strcmp(name, "lxc-attach") == 0) {
 			walk_stdin_script(j, s, in, inner, "lxc-attach (a shell in the container)");
 			return true;
+		} else if (strcmp(name, "pct") == 0 || strcmp(name, "qm") == 0) {
+			/* pct exec 101 ls, qm guest exec 100 --timeout 5 ls: no "--" */
+			i = first;
+			while (i < n && judge_lit(&w[i]) && w[i].len > 2 &&
+			       memcmp(w[i].text, "--", 2) == 0)
+				i += memchr(w[i].text, '=', w[i].len) == NULL ? 2 : 1;
 		}
-		return false;
 	}
-	i++;
 	if (i >= n)
 		return false;
 	walk_argv(j, s, w + i, n - i, inner, in, false);
