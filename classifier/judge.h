@@ -30,6 +30,14 @@ struct judge_file {
 	bool partial;
 };
 
+/* One command in reading order. */
+struct judge_seg {
+	int num;
+	const struct sh_word *words;
+	size_t nwords;
+	const char *text; /* built on first use */
+};
+
 struct judge {
 	const struct policy *p;
 	struct verdict *v;
@@ -49,14 +57,7 @@ struct judge {
 	size_t nassigns;
 	struct judge_file files[JUDGE_MAX_FILES];
 	size_t nfiles;
-};
-
-/* One command in reading order. */
-struct judge_seg {
-	int num;
-	const struct sh_word *words;
-	size_t nwords;
-	const char *text; /* built on first use */
+	struct judge_seg spare; /* a segment when the scratch arena is full */
 };
 
 /* The arguments a program gets; extra_unknown: more words nobody can see

@@ -56,10 +56,14 @@ const char *walk_join_words(struct judge *j, const struct sh_word *w, size_t n, 
 static struct judge_seg *new_seg(struct judge *j, const struct sh_word *w, size_t n)
 {
 	struct judge_seg *s = arena_alloc(j->a, sizeof(*s));
-	static struct judge_seg overflow = {0};
 
-	if (s == NULL)
-		return &overflow;
+	if (s == NULL) {
+		/* scratch exhausted: reasons still need a segment to point at */
+		s = &j->spare;
+		memset(s, 0, sizeof(*s));
+		s->text = "(command too large)";
+		return s;
+	}
 	s->num = ++j->nseg;
 	s->words = w;
 	s->nwords = n;

@@ -5,6 +5,7 @@
 #include "classifier/arena.h"
 #include "classifier/shparse.h"
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -234,6 +235,60 @@ static void test_invalid_arguments(void **state)
 	assert_null(classifier_new(NULL, (char[64]){0}, 64));
 }
 
+struct thread_arg {
+	const struct classifier *c;
+	int mismatches;
+};
+
+static const char *const shared_cmds[] = {
+    "ls -la /etc",
+    "apt-get install -y x",
+    "reboot",
+    "echo x > /tmp/y",
+    "bash -c 'rm -rf /x'",
+    "qm list | grep running",
+    "sudo -u root env X=1 systemctl enable nfs-server",
+};
+static const enum risk_class shared_want[] = {
+    RISK_READ_ONLY,   RISK_CONFIG_MUTATION, RISK_DESTRUCTIVE,     RISK_REVERSIBLE_LOW,
+    RISK_DESTRUCTIVE, RISK_READ_ONLY,       RISK_CONFIG_MUTATION,
+};
+
+static void *classify_many(void *p)
+{
+	struct thread_arg *a = p;
+	struct verdict v = VERDICT_INIT;
+
+	for (int i = 0; i < 3000; i++) {
+		size_t k = (size_t)i % (sizeof(shared_cmds) / sizeof(shared_cmds[0]));
+
+		classifier_classify(a->c, TARGET_PROXMOX_HOST, shared_cmds[k],
+		                    strlen(shared_cmds[k]), RISK_READ_ONLY, &v);
+		if (v.cls != shared_want[k])
+			a->mismatches++;
+	}
+	verdict_free(&v);
+	return NULL;
+}
+
+/* One classifier shared by several threads, each with its own verdict (the
+ * daemon's workers): no shared mutable state, so the answers never change. */
+static void test_shared_by_threads(void **state)
+{
+	struct fixture *f = *state;
+	pthread_t th[4];
+	struct thread_arg args[4];
+
+	for (int i = 0; i < 4; i++) {
+		args[i] = (struct thread_arg){f->c, 0};
+		assert_int_equal(pthread_create(&th[i], NULL, classify_many, &args[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_int_equal(args[i].mismatches, 0);
+	}
+}
+
 static void test_parser_words(void **state)
 {
 	struct arena *a = arena_new(1 << 20);
@@ -276,6 +331,7 @@ int main(void)
 	    cmocka_unit_test(test_unknown_is_not_safe), cmocka_unit_test(test_nul_byte),
 	    cmocka_unit_test(test_reuse_one_verdict),   cmocka_unit_test(test_reasons_capped),
 	    cmocka_unit_test(test_invalid_arguments),   cmocka_unit_test(test_parser_words),
+	    cmocka_unit_test(test_shared_by_threads),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
