@@ -458,7 +458,7 @@ bool unwrap_guest_exec(struct judge *j, struct judge_seg *s, const char *name,
 	} else if (strcmp(name, "lxc-attach") == 0) {
 		inner = TARGET_LXC;
 		i = 1;
-	} else if (strcmp(name, "ip") == 0 && n >= 4 && judge_weq(&w[1], "netns") &&
+	} else if (strcmp(name, "ip") == 0 && n >= 5 && judge_weq(&w[1], "netns") &&
 	           judge_weq(&w[2], "exec")) {
 		walk_argv(j, s, w + 4, n - 4, t, in, false);
 		return true;

@@ -391,10 +391,12 @@ static bool is_defined_function(const struct judge *j, const char *name)
 void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
                enum target_type t, const struct judge_stdin *in, bool extra)
 {
-	const char *name = program_name(j, s, w, t);
+	const char *name = n > 0 ? program_name(j, s, w, t) : NULL;
 	const struct unwrap_spec *wr;
 	struct judge_argv av = {w + 1, n - 1, extra};
 
+	if (n == 0)
+		return;
 	if (name == NULL) {
 		const struct judge_file *f = judge_lit(w) ? walk_written_file(j, w) : NULL;
 
