@@ -14,6 +14,7 @@
 struct unwrap_spec {
 	const char *name;
 	const char *short_val;       /* short options that take a value */
+	const char *flags;           /* short options without a value; others are unexpected */
 	const char *const *long_val; /* long options that take the next word */
 	const char *nocmd;           /* short options after which no command follows */
 	int npos;                    /* operands before the command */
@@ -59,35 +60,35 @@ static const char *const lv_sysrun[] = {"--unit",
 static const char *const lv_none[] = {NULL};
 
 static const struct unwrap_spec wrappers[] = {
-    {"sudo", "ugpChDrtUTR", lv_sudo, "lvKV", 0, true, false},
-    {"doas", "uC", lv_none, "L", 0, false, false},
-    {"env", "uCS", lv_env, "", 0, true, false},
-    {"nice", "n", lv_nice, "", 0, false, false},
-    {"ionice", "cn", lv_ionice, "pPu", 0, false, false},
-    {"nohup", "", lv_none, "", 0, false, false},
-    {"timeout", "sk", lv_timeout, "", 1, false, false},
-    {"stdbuf", "ioe", lv_stdbuf, "", 0, false, false},
-    {"chrt", "TPD", lv_none, "p", 1, false, false},
-    {"taskset", "", lv_none, "p", 1, false, false},
-    {"time", "fo", lv_time, "", 0, false, false},
-    {"command", "", lv_none, "vV", 0, false, false},
-    {"builtin", "", lv_none, "", 0, false, false},
-    {"exec", "a", lv_none, "", 0, false, false},
-    {"setsid", "", lv_none, "", 0, false, false},
-    {"unbuffer", "", lv_none, "", 0, false, false},
-    {"chroot", "", lv_none, "", 1, false, false},
-    {"nsenter", "tSG", lv_none, "", 0, false, false},
-    {"systemd-run", "upEMH", lv_sysrun, "", 0, false, false},
-    {"fakeroot", "isbl", lv_none, "", 0, false, false},
-    {"numactl", "CNmpil", lv_none, "", 0, false, false},
-    {"busybox", "", lv_none, "", 0, false, false},
-    {"toybox", "", lv_none, "", 0, false, false},
-    {"torsocks", "", lv_none, "", 0, false, false},
-    {"proxychains", "f", lv_none, "", 0, false, false},
-    {"proxychains4", "f", lv_none, "", 0, false, false},
-    {"dbus-run-session", "", lv_none, "", 0, false, false},
-    {"catchsegv", "", lv_none, "", 0, false, false},
-    {"xargs", "adEILnPs", lv_xargs, "", 0, false, true},
+    {"sudo", "ugpChDrtUTRh", "AbBEeHiKklnNPSsVv", lv_sudo, "lvKV", 0, true, false},
+    {"doas", "uC", "nsL", lv_none, "L", 0, false, false},
+    {"env", "uCS", "i0v", lv_env, "", 0, true, false},
+    {"nice", "n", "0123456789", lv_nice, "", 0, false, false},
+    {"ionice", "cn", "t", lv_ionice, "pPu", 0, false, false},
+    {"nohup", "", "", lv_none, "", 0, false, false},
+    {"timeout", "sk", "v", lv_timeout, "", 1, false, false},
+    {"stdbuf", "ioe", "", lv_stdbuf, "", 0, false, false},
+    {"chrt", "TPD", "abdefiomrvR", lv_none, "p", 1, false, false},
+    {"taskset", "", "acpV", lv_none, "p", 1, false, false},
+    {"time", "fo", "pvaq", lv_time, "", 0, false, false},
+    {"command", "", "pvV", lv_none, "vV", 0, false, false},
+    {"builtin", "", "", lv_none, "", 0, false, false},
+    {"exec", "a", "cl", lv_none, "", 0, false, false},
+    {"setsid", "", "cfw", lv_none, "", 0, false, false},
+    {"unbuffer", "", "p", lv_none, "", 0, false, false},
+    {"chroot", "", "", lv_none, "", 1, false, false},
+    {"nsenter", "tSG", "mutipnUCTarwFZ", lv_none, "", 0, false, false},
+    {"systemd-run", "upEMH", "qrtPGdS", lv_sysrun, "", 0, false, false},
+    {"fakeroot", "isbl", "uh", lv_none, "", 0, false, false},
+    {"numactl", "CNmpil", "HsaV", lv_none, "", 0, false, false},
+    {"busybox", "", "", lv_none, "", 0, false, false},
+    {"toybox", "", "", lv_none, "", 0, false, false},
+    {"torsocks", "", "", lv_none, "", 0, false, false},
+    {"proxychains", "f", "q", lv_none, "", 0, false, false},
+    {"proxychains4", "f", "q", lv_none, "", 0, false, false},
+    {"dbus-run-session", "", "", lv_none, "", 0, false, false},
+    {"catchsegv", "", "", lv_none, "", 0, false, false},
+    {"xargs", "adEILnPs", "0rtpxoeil", lv_xargs, "", 0, false, true},
 };
 
 const struct unwrap_spec *unwrap_find(const char *name)
@@ -112,7 +113,7 @@ bool unwrap_wrapper(struct judge *j, struct judge_seg *s, const struct unwrap_sp
                     const struct judge_stdin *in, bool extra)
 {
 	size_t i = 1;
-	bool nocmd = false, shell = false, edit = false;
+	bool nocmd = false, shell = false, edit = false, odd = false;
 	const struct sh_word *split = NULL;
 
 	while (i < n) {
@@ -159,6 +160,10 @@ bool unwrap_wrapper(struct judge *j, struct judge_seg *s, const struct unwrap_sp
 				if (c == 'e' && strcmp(wr->name, "sudo") == 0)
 					edit = true;
 			}
+			if (c != '\0' && strchr(wr->short_val, c) == NULL &&
+			    strchr(wr->flags, c) == NULL)
+				odd = true; /* an option this spec does not know: it may take a
+				               value */
 			if (c != '\0' && strchr(wr->short_val, c) != NULL) {
 				if (c == 'S' && strcmp(wr->name, "env") == 0)
 					split = k + 1 < a->len ? a : (i + 1 < n ? &w[i + 1] : NULL);
@@ -171,6 +176,8 @@ bool unwrap_wrapper(struct judge *j, struct judge_seg *s, const struct unwrap_sp
 	}
 	if (i > n)
 		i = n; /* a value option at the end had no value */
+	if (odd)       /* the command may start later than it seems: its words raise too */
+		walk_scan_rest(j, s, w + i, n - i, t);
 	if (split != NULL) {
 		walk_text(j, s, split->text, split->len, t, in, "env -S");
 		return true;
