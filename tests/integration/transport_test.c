@@ -347,6 +347,19 @@ static void t_big_output(void)
 	transport_result_free(&r);
 }
 
+struct canceller {
+	atomic_int flag;
+	int after_ms;
+};
+
+static void *cancel_later(void *arg)
+{
+	struct canceller *c = arg;
+	usleep((useconds_t)(c->after_ms > 0 ? c->after_ms : 500) * 1000);
+	atomic_store(&c->flag, 1);
+	return NULL;
+}
+
 static void t_vm_timeout(void)
 {
 	struct transport *saved = T;
@@ -376,20 +389,24 @@ static void t_vm_timeout(void)
 	CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "0\n") == 0,
 	      "vm: no 'sleep 41' left in the guest (%s)", r.out);
 	transport_result_free(&r);
+
+	/* Cancel while the transport polls exec-status. */
+	struct canceller c = {.after_ms = 2500};
+	struct transport_limits lim = {.timeout_ms = 60000, .cancel = &c.flag};
+	pthread_t th;
+	pthread_create(&th, NULL, cancel_later, &c);
+	transport_exec(T, &node, TARGET_VM, 101, "sleep 46; echo not-reached", &lim, &r);
+	pthread_join(th, NULL);
+	CHECK(r.status == TRANSPORT_CANCELLED && r.signal == SIGTERM && r.guest_pid > 0,
+	      "vm: cancel flag -> cancelled, guest process killed (%s %d %s)",
+	      transport_status_name(r.status), r.signal, r.errmsg);
+	transport_result_free(&r);
+	run(TARGET_VM, 101, "ps -eo args | grep -c '^sleep 46' || true", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "0\n") == 0,
+	      "vm: no 'sleep 46' left in the guest (%s)", r.out);
+	transport_result_free(&r);
 	transport_free(T);
 	T = saved;
-}
-
-struct canceller {
-	atomic_int flag;
-};
-
-static void *cancel_later(void *arg)
-{
-	struct canceller *c = arg;
-	usleep(500000);
-	atomic_store(&c->flag, 1);
-	return NULL;
 }
 
 static void t_timeout_cancel(void)
@@ -506,6 +523,16 @@ static void t_agents_and_probes(void)
 	rigctl("vm 101 start");
 	rigctl("vm 103 agent-hang");
 	rigctl("ct 202 stop");
+
+	/* An agent that answers ping but has guest-exec disabled (RHEL 10 style). */
+	rigctl("vm 101 agent-lockdown");
+	w = TRANSPORT_PROBE_EXEC_DISABLED;
+	probe_expect(&q, 1, &w);
+	CHECK(q.state == TRANSPORT_PROBE_EXEC_DISABLED &&
+	          strcmp(transport_agent_attr(q.state), "exec_disabled") == 0,
+	      "probe: qemu_guest_agent=exec_disabled");
+	expect_refusal(TARGET_VM, 101, "has been disabled");
+	rigctl("vm 101 agent-start");
 }
 
 struct worker {
@@ -576,6 +603,13 @@ static void *bg_run(void *arg)
 	return NULL;
 }
 
+static void *bg_run_vm(void *arg)
+{
+	struct bg *b = arg;
+	b->rc = run(TARGET_VM, 101, "sleep 47; echo finished", 60000, 0, &b->r);
+	return NULL;
+}
+
 /* An idle session outlives several keepalive intervals and is still used. */
 static void t_idle(void)
 {
@@ -601,17 +635,29 @@ static void t_sshd_killed(void)
 	struct transport_stats before, after;
 	const char *marker = "/bin/sh -c 'echo started; sleep 45; echo finished'";
 
+	struct bg v;
+	const char *vmarker = "'/bin/sh' '-c' 'sleep 47; echo finished'";
+
 	transport_stats(T, node.name, &before);
 	pthread_create(&b.th, NULL, bg_run, &b);
-	for (int i = 0; i < 200 && log_count_end("node", marker) == 0; i++)
+	pthread_create(&v.th, NULL, bg_run_vm, &v);
+	for (int i = 0; i < 200 && (log_count_end("node", marker) == 0 ||
+	                            log_count("vm:101", vmarker, strlen(vmarker)) == 0);
+	     i++)
 		usleep(50000);
-	CHECK(log_count_end("node", marker) == 1, "the long command started");
+	CHECK(log_count_end("node", marker) == 1, "the long host command started");
+	CHECK(log_count("vm:101", vmarker, strlen(vmarker)) == 1, "the long VM command started");
 	rigctl("node stop");
 	pthread_join(b.th, NULL);
+	pthread_join(v.th, NULL);
 	CHECK(b.rc == -1 && b.r.status == TRANSPORT_UNKNOWN && b.r.error == TRANSPORT_ERR_LOST,
-	      "sshd killed mid-command: unknown outcome, not a result (%s/%s: %s)",
+	      "host: sshd killed mid-command: unknown outcome, not a result (%s/%s: %s)",
 	      transport_status_name(b.r.status), transport_error_name(b.r.error), b.r.errmsg);
+	CHECK(v.rc == -1 && v.r.status == TRANSPORT_UNKNOWN && v.r.error == TRANSPORT_ERR_LOST,
+	      "vm: sshd killed mid-command: unknown outcome, not a result (%s/%s: %s)",
+	      transport_status_name(v.r.status), transport_error_name(v.r.error), v.r.errmsg);
 	transport_result_free(&b.r);
+	transport_result_free(&v.r);
 
 	struct transport_result r;
 	run(TARGET_PROXMOX_HOST, 0, "echo x", 60000, 0, &r);

@@ -16,7 +16,9 @@ Mounts are made private before anything is mounted, so nothing propagates back.
       long-lived "VM": pid 1 manages the real qemu-ga on /run/qga/qga.sock.
       SIGUSR1 starts (or resumes) the agent, SIGUSR2 kills it (SIGKILL: a dead
       agent leaves a stale socket), SIGHUP hangs it (SIGSTOP: the socket
-      accepts and never answers).  FILE receives "running|stopped|hung".
+      accepts and never answers), SIGWINCH restarts it with guest-exec and
+      guest-exec-status blocked (-b: ping works, exec is refused, like a
+      RHEL/Rocky 10 agent).  FILE receives "running|stopped|hung|locked".
   attach(...) (used by the pct shim): one command in a fresh sandbox, with
       lxc-attach's exit status rules.
 
@@ -139,7 +141,7 @@ def _spawn(argv, env, stdio=None, cwd="/"):
 
 
 WATCHED = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP,
-           signal.SIGUSR1, signal.SIGUSR2, signal.SIGQUIT}
+           signal.SIGUSR1, signal.SIGUSR2, signal.SIGQUIT, signal.SIGWINCH}
 
 
 def _block_watched():
@@ -286,8 +288,11 @@ class _Agent:
     def __init__(self):
         self.pid = 0
         self.stopped = False
+        self.locked = False
 
-    def start(self):
+    def start(self, locked=False):
+        if self.pid and self.locked != locked:
+            self.kill()
         if self.pid and self.stopped:
             os.kill(self.pid, signal.SIGCONT)
             self.stopped = False
@@ -299,8 +304,11 @@ class _Agent:
         except FileNotFoundError:
             pass
         os.makedirs("/var/lib/qemu-ga", exist_ok=True)
-        self.pid = _spawn(["qemu-ga", "-m", "unix-listen", "-p", self.SOCK, "-t", "/var/lib/qemu-ga"],
-                          {"PATH": GUEST_PATH})
+        argv = ["qemu-ga", "-m", "unix-listen", "-p", self.SOCK, "-t", "/var/lib/qemu-ga"]
+        if locked:
+            argv += ["-b", "guest-exec,guest-exec-status"]
+        self.pid = _spawn(argv, {"PATH": GUEST_PATH})
+        self.locked = locked
         # qemu-ga exits 0 when it fails to initialise: trust only a socket
         # that accepts (proxmox.md 9.8).
         deadline = time.monotonic() + 10
@@ -342,11 +350,11 @@ def run_vm(o):
     enter_root(o["root"], o["hostname"], o["binds"])
     agent = _Agent()
     mode = o.get("agent", "on")
-    if mode in ("on", "hung"):
-        agent.start()
+    if mode in ("on", "hung", "locked"):
+        agent.start(mode == "locked")
         if mode == "hung":
             agent.hang()
-    state({"on": "running", "hung": "hung"}.get(mode, "stopped"))
+    state({"on": "running", "hung": "hung", "locked": "locked"}.get(mode, "stopped"))
     while True:
         sig = signal.sigwaitinfo(WATCHED).si_signo
         if sig == signal.SIGCHLD:
@@ -362,6 +370,9 @@ def run_vm(o):
         elif sig == signal.SIGHUP:
             agent.hang()
             state("hung")
+        elif sig == signal.SIGWINCH:
+            agent.start(locked=True)
+            state("locked")
         elif sig in (signal.SIGTERM, signal.SIGINT):
             os._exit(0)
 
