@@ -595,6 +595,7 @@ static void scan_token(struct judge *j, struct judge_seg *s, const char *tok, si
                        enum target_type t)
 {
 	const struct policy_program *pr;
+	enum risk_class said = RISK_READ_ONLY;
 
 	while (n > 0 && (tok[n - 1] == '.' || tok[n - 1] == '-'))
 		n--;
@@ -604,18 +605,18 @@ static void scan_token(struct judge *j, struct judge_seg *s, const char *tok, si
 	}
 	if (n == 0)
 		return;
-	for (size_t i = 0; i < j->p->nrules; i++) {
-		const struct policy_rule *r = &j->p->rules[i];
+	for (size_t i = 0; i < j->p->ncode_rules; i++) {
+		const struct policy_rule *r = &j->p->rules[j->p->code_rules[i]];
 
-		if (r->kind == POLICY_RULE_CODE && (r->targets & (1u << t)) &&
-		    policy_strlist_has(&r->words, tok, n)) {
+		if ((r->targets & (1u << t)) && policy_strlist_has(&r->words, tok, n)) {
 			judge_reason(j, s, r->id, judge_fmt(j, "code mentions %.*s", (int)n, tok),
 			             r->cls, t);
+			said = r->cls;
 			break;
 		}
 	}
 	pr = policy_program_find(j->p, tok, n);
-	if (pr != NULL && pr->base[t] > RISK_READ_ONLY)
+	if (pr != NULL && pr->base[t] > RISK_READ_ONLY && pr->base[t] > said)
 		judge_reason(j, s, "code-mentions-program",
 		             judge_fmt(j, "code mentions %s, which can be %s", pr->name,
 		                       risk_class_name(pr->base[t])),

@@ -264,6 +264,10 @@ static void build_index(struct pctx *c, const struct yt_node *value_options)
 	while (p->nslots < total * 2)
 		p->nslots *= 2;
 	p->slots = palloc(c, p->nslots * sizeof(size_t));
+	p->code_rules = palloc(c, (p->nrules ? p->nrules : 1) * sizeof(size_t));
+	for (size_t i = 0; p->code_rules != NULL && i < p->nrules; i++)
+		if (p->rules[i].kind == POLICY_RULE_CODE)
+			p->code_rules[p->ncode_rules++] = i;
 	p->progs = palloc(c, (total ? total : 1) * sizeof(*p->progs));
 	if (c->failed)
 		return;

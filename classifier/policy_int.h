@@ -57,7 +57,9 @@ struct policy {
 	size_t nrules;
 	struct policy_program *progs;
 	size_t nprogs;
-	size_t *slots; /* open addressing: index + 1 into progs, 0 = empty */
+	size_t *slots;      /* open addressing: index + 1 into progs, 0 = empty */
+	size_t *code_rules; /* indexes of the POLICY_RULE_CODE rules */
+	size_t ncode_rules;
 	size_t nslots;
 	enum risk_class unknown_program; /* >= config_mutation */
 	enum risk_class opaque_code;     /* >= config_mutation */
