@@ -51,6 +51,11 @@ int classifier_classify(const struct classifier *c, enum target_type t, const ch
 	out->classifier_version = CLASSIFIER_VERSION;
 	walk_text(&j, NULL, command ? command : "", len, t,
 	          &(struct judge_stdin){.kind = JUDGE_IN_NONE}, "the command");
+	if (out->cls > RISK_READ_ONLY && out->cls < c->p->floor[t])
+		judge_reason(&j, NULL, "target-floor",
+		             judge_fmt(&j, "any change on a %s is at least %s", target_type_name(t),
+		                       risk_class_name(c->p->floor[t])),
+		             c->p->floor[t], t);
 	if (declared > out->cls && (unsigned)declared < RISK_CLASS_COUNT)
 		judge_reason(&j, NULL, "declared-risk", "the agent declared this risk", declared,
 		             t);

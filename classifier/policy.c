@@ -368,6 +368,29 @@ static void parse_rules(struct pctx *c, const struct yt_node *seq, enum policy_r
 	}
 }
 
+/* floors: {proxmox-host: config_mutation}: on that target, a command that
+ * changes anything is at least that class. */
+static void parse_floors(struct pctx *c, const struct yt_node *m)
+{
+	if (m == NULL)
+		return;
+	if (m->kind != YT_MAP) {
+		perr(c, m, "floors: expected a mapping of target type to class");
+		return;
+	}
+	for (size_t i = 0; i < m->n && !c->failed; i++) {
+		const struct yt_node *k = m->items[2 * i];
+		enum target_type t;
+
+		if (k->kind != YT_SCALAR || target_type_parse(k->scalar, &t) != 0) {
+			perr(c, k,
+			     "floors: unknown target type (expected proxmox-host, vm or lxc)");
+			return;
+		}
+		get_class(c, m->items[2 * i + 1], &c->p->floor[t]);
+	}
+}
+
 static void parse_defaults(struct pctx *c, const struct yt_node *m)
 {
 	struct policy *p = c->p;
@@ -423,8 +446,8 @@ struct policy *policy_parse(const char *yaml, size_t len, const char *origin, ch
 	struct yt_node *root = NULL;
 	struct policy *p = NULL;
 	struct pctx c = {.origin = origin ? origin : "policy", .err = err, .errlen = errlen};
-	static const char *const top_keys[] = {"version", "description", "defaults",     "rules",
-	                                       "paths",   "code_words",  "value_options"};
+	static const char *const top_keys[] = {"version", "description", "defaults",      "rules",
+	                                       "paths",   "code_words",  "value_options", "floors"};
 	size_t nrules = 0;
 
 	if (errlen > 0)
@@ -479,6 +502,8 @@ struct policy *policy_parse(const char *yaml, size_t len, const char *origin, ch
 	parse_rules(&c, yt_get(root, "code_words"), POLICY_RULE_CODE, "code_words");
 	if (!c.failed)
 		build_index(&c, yt_get(root, "value_options"));
+	if (!c.failed)
+		parse_floors(&c, yt_get(root, "floors"));
 out:
 	yt_free(root);
 	if (c.failed) {

@@ -65,6 +65,8 @@ struct policy {
 	enum risk_class opaque_code;     /* >= config_mutation */
 	enum risk_class write_unlisted;  /* an absolute path no path rule names */
 	enum risk_class write_unknown;   /* a computed path, or relative after an unknown cd */
+	/* per target type: a command that changes anything is at least this class */
+	enum risk_class floor[TARGET_TYPE_COUNT];
 	const char *home;
 	struct strlist standard_dirs;
 	struct strlist shells;

@@ -147,11 +147,16 @@ static void test_guest_target(void **state)
 	struct fixture *f = *state;
 	const struct verdict_reason *r;
 
+	/* judged by the container's rules, then raised by the host's floor */
 	assert_int_equal(cls(f, TARGET_PROXMOX_HOST, "pct exec 101 -- systemctl restart nginx"),
-	                 RISK_REVERSIBLE_LOW);
+	                 RISK_CONFIG_MUTATION);
 	r = find_rule(&f->v, "guest-service-state");
 	assert_non_null(r);
 	assert_int_equal(r->target, TARGET_LXC);
+	assert_int_equal(r->cls, RISK_REVERSIBLE_LOW);
+	assert_non_null(find_rule(&f->v, "target-floor"));
+	assert_int_equal(cls(f, TARGET_LXC, "systemctl restart nginx"), RISK_REVERSIBLE_LOW);
+	assert_null(find_rule(&f->v, "target-floor"));
 	assert_int_equal(cls(f, TARGET_PROXMOX_HOST, "systemctl restart nginx"),
 	                 RISK_CONFIG_MUTATION);
 }
@@ -198,7 +203,7 @@ static void test_reuse_one_verdict(void **state)
 
 	/* The first call allocates the verdict's scratch; later calls reuse it. */
 	for (int i = 0; i < 2000; i++)
-		assert_int_equal(cls(f, TARGET_PROXMOX_HOST,
+		assert_int_equal(cls(f, TARGET_VM,
 		                     i % 2 ? "ls -la /etc | grep x > /tmp/y" : "apt-get install x"),
 		                 i % 2 ? RISK_REVERSIBLE_LOW : RISK_CONFIG_MUTATION);
 	assert_true(f->v.nreasons > 0);
@@ -250,7 +255,7 @@ static const char *const shared_cmds[] = {
     "sudo -u root env X=1 systemctl enable nfs-server",
 };
 static const enum risk_class shared_want[] = {
-    RISK_READ_ONLY,   RISK_CONFIG_MUTATION, RISK_DESTRUCTIVE,     RISK_REVERSIBLE_LOW,
+    RISK_READ_ONLY,   RISK_CONFIG_MUTATION, RISK_DESTRUCTIVE,     RISK_CONFIG_MUTATION,
     RISK_DESTRUCTIVE, RISK_READ_ONLY,       RISK_CONFIG_MUTATION,
 };
 

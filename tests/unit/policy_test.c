@@ -105,6 +105,9 @@ static void test_refusals(void **state)
 	     "p.yaml:5:15: prefixes must be absolute"},
 	    {"defaults: {}\nrules: []\nextra: 1\n", "p.yaml:3:1: unknown top-level key 'extra'"},
 	    {"defaults: {}\nrules: [\n", "p.yaml:"},
+	    {"defaults: {}\nrules: []\nfloors:\n  host: config_mutation\n",
+	     "p.yaml:4:3: floors: unknown target type"},
+	    {"defaults: {}\nrules: []\nfloors:\n  vm: high\n", "p.yaml:4:7: unknown class"},
 	    {"defaults: {}\nrules: []\nvalue_options:\n  ls: [-x]\n",
 	     "p.yaml:4:3: value_options: no rule names program 'ls'"},
 	};
