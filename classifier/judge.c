@@ -501,6 +501,11 @@ static void judge_abs_path(struct judge *j, struct judge_seg *s, const char *pat
 {
 	size_t pl = strlen(path);
 
+	/* a file written with known text and changed again: its text is no longer known */
+	for (size_t k = 0; k < j->nfiles; k++)
+		if (strcmp(j->files[k].path, path) == 0)
+			j->files[k].partial = true;
+
 	for (size_t i = 0; i < j->p->nrules; i++) {
 		const struct policy_rule *r = &j->p->rules[i];
 

@@ -642,7 +642,7 @@ static void classify_assignment(struct sh_word *w)
 static void lex_word(struct parser *p, struct sh_word *w);
 
 /* NAME=( ... ): an array assignment; its elements are words. */
-static void lex_array(struct parser *p, unsigned *flags)
+static void lex_array(struct parser *p, struct wbuf *b, unsigned *flags)
 {
 	p->pos++;
 	for (;;) {
@@ -666,6 +666,9 @@ static void lex_array(struct parser *p, unsigned *flags)
 		lex_word(p, &elem);
 		if (p->err != NULL)
 			return;
+		/* the elements' text stays visible: a=(reboot); "${a[@]}" */
+		wb_addc(p, b, ' ');
+		wb_add(p, b, elem.text, elem.len);
 	}
 	*flags |= SHW_COMPUTED;
 }
@@ -689,7 +692,7 @@ static void lex_word(struct parser *p, struct sh_word *w)
 
 			classify_assignment(&tmp);
 			if (tmp.flags & SHW_ASSIGN) {
-				lex_array(p, &flags);
+				lex_array(p, &b, &flags);
 				continue;
 			}
 		}

@@ -423,7 +423,9 @@ bool tools_builtin(struct judge *j, struct judge_seg *s, const char *name, const
 		}
 	}
 	if (strcmp(name, "source") == 0 || strcmp(name, ".") == 0) {
-		if (n >= 2 && (judge_weq(&w[1], "/dev/stdin") || judge_weq(&w[1], "-")))
+		if (n >= 2 &&
+		    (judge_weq(&w[1], "/dev/stdin") || judge_weq(&w[1], "-") ||
+		     judge_weq(&w[1], "/dev/fd/0") || judge_weq(&w[1], "/proc/self/fd/0")))
 			walk_stdin_script(j, s, in, t, name);
 		else if (n >= 2 && walk_written_file(j, &w[1]) != NULL)
 			walk_stdin_script(

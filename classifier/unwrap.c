@@ -319,7 +319,8 @@ void unwrap_shell(struct judge *j, struct judge_seg *s, const struct sh_word *w,
 		walk_scan_assignments(j, s, t);
 		return;
 	}
-	if (i < n && !from_stdin && !judge_weq(&w[i], "/dev/stdin")) {
+	if (i < n && !from_stdin && !judge_weq(&w[i], "/dev/stdin") &&
+	    !judge_weq(&w[i], "/dev/fd/0") && !judge_weq(&w[i], "/proc/self/fd/0")) {
 		judge_opaque(j, s,
 		             judge_fmt(j, "%s runs the script file %.*s, which cannot be read",
 		                       w->text, (int)(w[i].len > 80 ? 80 : w[i].len), w[i].text),
@@ -385,6 +386,15 @@ void unwrap_interpreter(struct judge *j, struct judge_seg *s, const struct sh_wo
 		}
 	}
 	for (size_t i = 1; i < n; i++) {
+		const struct judge_file *f = walk_written_file(j, &w[i]);
+
+		if (f != NULL) {
+			/* echo 'import os...' > /tmp/x.py; python3 /tmp/x.py */
+			judge_opaque(
+			    j, s, judge_fmt(j, "%s runs a script written by this command", w->text),
+			    f->text, f->len, t);
+			return;
+		}
 		if (!judge_lit(&w[i]) || w[i].len == 0 || w[i].text[0] != '-') {
 			judge_opaque(
 			    j, s,

@@ -204,7 +204,8 @@ void walk_scan_rest(struct judge *j, struct judge_seg *s, const struct sh_word *
 
 /* --- stdin: what a shell or interpreter in a pipeline would read --- */
 
-static struct judge_stdin stdin_of_redirs(const struct sh_node *n, const struct judge_stdin *in)
+static struct judge_stdin stdin_of_redirs(struct judge *j, const struct sh_node *n,
+                                          const struct judge_stdin *in)
 {
 	struct judge_stdin r = *in;
 
@@ -223,6 +224,11 @@ static struct judge_stdin stdin_of_redirs(const struct sh_node *n, const struct 
 			r.text = rd->word.text;
 			r.len = rd->word.len;
 			r.partial = !judge_lit(&rd->word);
+		} else if (rd->op == SHR_IN && walk_written_file(j, &rd->word) != NULL) {
+			/* echo reboot > /tmp/x; sh < /tmp/x */
+			const struct judge_file *f = walk_written_file(j, &rd->word);
+
+			r = (struct judge_stdin){JUDGE_IN_TEXT, f->text, f->len, f->partial};
 		} else if (rd->op == SHR_IN || rd->op == SHR_INOUT || rd->op == SHR_DUP_IN) {
 			r.kind = JUDGE_IN_UNKNOWN;
 		}
@@ -294,7 +300,12 @@ static struct judge_stdin stdout_of(struct judge *j, const struct sh_node *n)
 	} else if (judge_weq(&w[i], "cat") && i + 1 == nw) {
 		struct judge_stdin none = {.kind = JUDGE_IN_UNKNOWN};
 
-		r = stdin_of_redirs(n, &none);
+		r = stdin_of_redirs(j, n, &none);
+	} else if (judge_weq(&w[i], "cat") && i + 2 == nw && walk_written_file(j, &w[i + 1])) {
+		/* echo reboot > /tmp/x; cat /tmp/x | sh */
+		const struct judge_file *f = walk_written_file(j, &w[i + 1]);
+
+		r = (struct judge_stdin){JUDGE_IN_TEXT, f->text, f->len, f->partial};
 	}
 	if (guessed && r.kind == JUDGE_IN_TEXT)
 		r.partial = true;
@@ -572,31 +583,129 @@ static void record_written(struct judge *j, const struct sh_node *n)
 		    .path = path,
 		    .text = out.kind == JUDGE_IN_TEXT ? out.text : "",
 		    .len = out.kind == JUDGE_IN_TEXT ? out.len : 0,
-		    .partial = out.kind != JUDGE_IN_TEXT || out.partial,
+		    .partial = out.kind != JUDGE_IN_TEXT || out.partial || r->op == SHR_APPEND ||
+		               r->op == SHR_ALL_APPEND,
 		};
 	}
+}
+
+#define MAX_BRACE_WORDS 256
+
+/* Brace expansion of one literal word ({a,b}, nested), as bash does before
+ * running anything: {apt-get,install,x} is three words.  Returns -1 past
+ * MAX_BRACE_WORDS. */
+static int brace_expand(struct judge *j, const struct sh_word *tmpl, const char *t, size_t len,
+                        struct sh_word *out, size_t *n)
+{
+	for (size_t i = 0; i < len; i++) {
+		size_t commas[MAX_BRACE_WORDS], nc = 0, k;
+		int depth = 0;
+
+		if (t[i] != '{')
+			continue;
+		for (k = i; k < len; k++) {
+			if (t[k] == '{')
+				depth++;
+			else if (t[k] == '}' && --depth == 0)
+				break;
+			else if (t[k] == ',' && depth == 1 && nc < MAX_BRACE_WORDS)
+				commas[nc++] = k;
+		}
+		if (k >= len || nc == 0)
+			continue;
+		for (size_t a = 0; a <= nc; a++) {
+			size_t from = a == 0 ? i + 1 : commas[a - 1] + 1;
+			size_t to = a == nc ? k : commas[a];
+			size_t nl = i + (to - from) + (len - k - 1);
+			char *buf = arena_alloc(j->a, nl + 1);
+
+			if (buf == NULL)
+				return -1;
+			memcpy(buf, t, i);
+			memcpy(buf + i, t + from, to - from);
+			memcpy(buf + i + (to - from), t + k + 1, len - k - 1);
+			buf[nl] = '\0';
+			if (brace_expand(j, tmpl, buf, nl, out, n) != 0)
+				return -1;
+		}
+		return 0;
+	}
+	if (*n >= MAX_BRACE_WORDS)
+		return -1;
+	out[*n] = *tmpl;
+	out[*n].text = t;
+	out[*n].len = len;
+	out[*n].prefix = len;
+	out[*n].flags &= ~(unsigned)SHW_BRACE;
+	(*n)++;
+	return 0;
+}
+
+/* The command's words with brace expansions done; a word past the limit, or
+ * holding expansions too, becomes computed. */
+static const struct sh_word *expand_words(struct judge *j, const struct sh_word *w, size_t n,
+                                          size_t *nout)
+{
+	struct sh_word *out;
+	size_t cnt = 0;
+	bool any = false;
+
+	for (size_t i = 0; i < n; i++)
+		any = any || (w[i].flags & SHW_BRACE);
+	*nout = n;
+	if (!any)
+		return w;
+	out = arena_alloc(j->a, (n + MAX_BRACE_WORDS) * sizeof(*out));
+	if (out == NULL)
+		return w;
+	for (size_t i = 0; i < n; i++) {
+		size_t before = cnt;
+
+		if ((w[i].flags & SHW_BRACE) && judge_lit(&w[i]) &&
+		    cnt + MAX_BRACE_WORDS <= n + MAX_BRACE_WORDS) {
+			struct sh_word part[MAX_BRACE_WORDS];
+			size_t np = 0;
+
+			if (brace_expand(j, &w[i], w[i].text, w[i].len, part, &np) == 0 &&
+			    cnt + np <= n + MAX_BRACE_WORDS - (n - i - 1)) {
+				memcpy(out + cnt, part, np * sizeof(*part));
+				cnt += np;
+				continue;
+			}
+			cnt = before;
+			out[cnt] = w[i];
+			out[cnt].flags |= SHW_COMPUTED | SHW_SPLIT;
+			out[cnt].prefix = 0;
+			cnt++;
+			continue;
+		}
+		out[cnt++] = w[i];
+	}
+	*nout = cnt;
+	return out;
 }
 
 static void walk_simple(struct judge *j, const struct sh_node *n, enum target_type t,
                         const struct judge_stdin *in)
 {
-	struct judge_seg *s = new_seg(j, n->words, n->nwords);
-	struct judge_stdin mine = stdin_of_redirs(n, in);
+	size_t nw;
+	const struct sh_word *w = expand_words(j, n->words, n->nwords, &nw);
+	struct judge_seg *s = new_seg(j, w, nw);
+	struct judge_stdin mine = stdin_of_redirs(j, n, in);
 	size_t i = 0;
 
 	judge_redirs(j, s, n, t);
 	record_written(j, n);
-	while (i < n->nwords && (n->words[i].flags & SHW_ASSIGN)) {
-		walk_assignment(j, s, &n->words[i], t);
+	while (i < nw && (w[i].flags & SHW_ASSIGN)) {
+		walk_assignment(j, s, &w[i], t);
 		i++;
 	}
-	if (i == n->nwords) {
+	if (i == nw) {
 		judge_reason(j, s, "assignment-only",
-		             n->nwords ? "shell variables only" : "redirection only",
-		             RISK_READ_ONLY, t);
+		             nw ? "shell variables only" : "redirection only", RISK_READ_ONLY, t);
 		return;
 	}
-	walk_argv(j, s, n->words + i, n->nwords - i, t, &mine, false);
+	walk_argv(j, s, w + i, nw - i, t, &mine, false);
 }
 
 static void walk(struct judge *j, const struct sh_node *n, enum target_type t,
@@ -634,7 +743,7 @@ static void walk(struct judge *j, const struct sh_node *n, enum target_type t,
 		}
 		{
 			/* { bash; } <<EOF and while read ...; done < file: the group's stdin */
-			struct judge_stdin gin = stdin_of_redirs(n, in);
+			struct judge_stdin gin = stdin_of_redirs(j, n, in);
 
 			for (size_t i = 0; i < n->nkids; i++)
 				walk(j, n->kids[i], t, &gin);
