@@ -595,8 +595,10 @@ static void record_written(struct judge *j, const struct sh_node *n)
  * running anything: {apt-get,install,x} is three words.  Returns -1 past
  * MAX_BRACE_WORDS. */
 static int brace_expand(struct judge *j, const struct sh_word *tmpl, const char *t, size_t len,
-                        struct sh_word *out, size_t *n)
+                        struct sh_word *out, size_t *n, int depth_left)
 {
+	if (depth_left <= 0 || len > 4096)
+		return -1; /* {a,b}{c,d}... past 8 groups, or a huge word: computed */
 	for (size_t i = 0; i < len; i++) {
 		size_t commas[MAX_BRACE_WORDS], nc = 0, k;
 		int depth = 0;
@@ -625,7 +627,7 @@ static int brace_expand(struct judge *j, const struct sh_word *tmpl, const char 
 			memcpy(buf + i, t + from, to - from);
 			memcpy(buf + i + (to - from), t + k + 1, len - k - 1);
 			buf[nl] = '\0';
-			if (brace_expand(j, tmpl, buf, nl, out, n) != 0)
+			if (brace_expand(j, tmpl, buf, nl, out, n, depth_left - 1) != 0)
 				return -1;
 		}
 		return 0;
@@ -666,7 +668,7 @@ static const struct sh_word *expand_words(struct judge *j, const struct sh_word 
 			struct sh_word part[MAX_BRACE_WORDS];
 			size_t np = 0;
 
-			if (brace_expand(j, &w[i], w[i].text, w[i].len, part, &np) == 0 &&
+			if (brace_expand(j, &w[i], w[i].text, w[i].len, part, &np, 8) == 0 &&
 			    cnt + np <= n + MAX_BRACE_WORDS - (n - i - 1)) {
 				memcpy(out + cnt, part, np * sizeof(*part));
 				cnt += np;
