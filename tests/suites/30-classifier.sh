@@ -268,6 +268,9 @@ lines = [
     ")",
     "x() {",
     "$'\\xff\\xfe' install x",
+    "{a,b}" * 10000,                           # brace expansion past its bounds
+    "{" * 10000 + "a,b" + "}" * 10000,
+    "a=(" * 5000,
 ]
 with open(sys.argv[1], "w", encoding="latin-1") as f:
     for l in lines:
