@@ -238,7 +238,102 @@ static struct judge_stdin stdin_of_redirs(struct judge *j, const struct sh_node 
 
 /* What the pipeline stage n writes to stdout, when it is plain text:
  * echo/printf of words, or cat of a here-doc. */
-static struct judge_stdin stdout_of(struct judge *j, const struct sh_node *n)
+/* base64 -d, xxd -r -p, rev and rot13 of visible text: the usual ways to hide
+ * a command from a reader.  Returns false when w is none of them. */
+static bool decode_filter(struct judge *j, const struct sh_word *w, size_t nw,
+                          const struct judge_stdin *in, struct judge_stdin *out)
+{
+	static const char b64[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *d;
+	size_t o = 0;
+	bool any_d = false, any_r = false;
+
+	if (in->kind != JUDGE_IN_TEXT || nw == 0)
+		return false;
+	for (size_t i = 1; i < nw; i++) {
+		any_d = any_d || judge_weq(&w[i], "-d") || judge_weq(&w[i], "--decode") ||
+		        judge_weq(&w[i], "-D") || judge_weq(&w[i], "-di");
+		any_r = any_r || judge_weq(&w[i], "-r") || judge_weq(&w[i], "-rp") ||
+		        judge_weq(&w[i], "-pr");
+	}
+	d = arena_alloc(j->a, in->len + 1);
+	if (d == NULL)
+		return false;
+	if (judge_weq(&w[0], "base64") && any_d) {
+		unsigned acc = 0;
+		int bits = 0;
+
+		for (size_t i = 0; i < in->len; i++) {
+			const char *q = memchr(b64, in->text[i], 64);
+
+			if (q == NULL || in->text[i] == '\0')
+				continue;
+			acc = (acc << 6) | (unsigned)(q - b64);
+			bits += 6;
+			if (bits >= 8) {
+				bits -= 8;
+				d[o++] = (char)((acc >> bits) & 0xff);
+			}
+		}
+	} else if (judge_weq(&w[0], "xxd") && any_r) {
+		int hi = -1;
+
+		for (size_t i = 0; i < in->len; i++) {
+			int c = (unsigned char)in->text[i];
+			int v = c >= '0' && c <= '9'   ? c - '0'
+			        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+			        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+			                               : -1;
+
+			if (v < 0)
+				continue;
+			if (hi < 0) {
+				hi = v;
+			} else {
+				d[o++] = (char)(hi * 16 + v);
+				hi = -1;
+			}
+		}
+	} else if (judge_weq(&w[0], "rev") && nw == 1) {
+		size_t st = 0;
+
+		for (size_t i = 0; i <= in->len; i++) {
+			if (i == in->len || in->text[i] == '\n') {
+				for (size_t k = i; k > st; k--)
+					d[o++] = in->text[k - 1];
+				if (i < in->len)
+					d[o++] = '\n';
+				st = i + 1;
+			}
+		}
+	} else if (judge_weq(&w[0], "tr") && nw == 3) {
+		/* tr a-z n-za-m and friends: rot13 */
+		for (size_t i = 0; i < in->len; i++) {
+			char c = in->text[i];
+
+			if (c >= 'a' && c <= 'z')
+				c = (char)('a' + (c - 'a' + 13) % 26);
+			else if (c >= 'A' && c <= 'Z')
+				c = (char)('A' + (c - 'A' + 13) % 26);
+			d[o++] = c;
+		}
+	} else if ((judge_weq(&w[0], "cat") || judge_weq(&w[0], "tee")) && nw == 1) {
+		memcpy(d, in->text, in->len);
+		o = in->len;
+	} else {
+		return false;
+	}
+	d[o] = '\0';
+	/* only a guess (tr's sets, base64's options): the reader stays opaque too */
+	*out = (struct judge_stdin){JUDGE_IN_TEXT, d, o, true};
+	if (judge_weq(&w[0], "cat") || judge_weq(&w[0], "tee"))
+		out->partial = in->partial;
+	return true;
+}
+
+static struct judge_stdin stdout_of(struct judge *j, const struct sh_node *n,
+                                    const struct judge_stdin *in)
 {
 	struct judge_stdin r = {.kind = JUDGE_IN_UNKNOWN};
 	const struct sh_word *w;
@@ -306,6 +401,11 @@ static struct judge_stdin stdout_of(struct judge *j, const struct sh_node *n)
 		const struct judge_file *f = walk_written_file(j, &w[i + 1]);
 
 		r = (struct judge_stdin){JUDGE_IN_TEXT, f->text, f->len, f->partial};
+	}
+	if (r.kind != JUDGE_IN_TEXT && !guessed) {
+		struct judge_stdin mine = stdin_of_redirs(j, n, in);
+
+		decode_filter(j, w + i, nw - i, &mine, &r);
 	}
 	if (guessed && r.kind == JUDGE_IN_TEXT)
 		r.partial = true;
@@ -562,7 +662,7 @@ static void record_written(struct judge *j, const struct sh_node *n)
 
 	if (n->nredirs == 0)
 		return;
-	out = stdout_of(j, n);
+	out = stdout_of(j, n, &(struct judge_stdin){.kind = JUDGE_IN_UNKNOWN});
 	for (size_t i = 0; i < n->nredirs; i++) {
 		const struct sh_redir *r = &n->redirs[i];
 		const char *path;
@@ -719,13 +819,17 @@ static void walk(struct judge *j, const struct sh_node *n, enum target_type t,
 	case SH_SIMPLE:
 		walk_simple(j, n, t, in);
 		break;
-	case SH_PIPELINE:
+	case SH_PIPELINE: {
+		struct judge_stdin prev = *in;
+
 		for (size_t i = 0; i < n->nkids; i++) {
-			struct judge_stdin from = i == 0 ? *in : stdout_of(j, n->kids[i - 1]);
+			struct judge_stdin from =
+			    i == 0 ? *in : stdout_of(j, n->kids[i - 1], &prev);
 
 			walk(j, n->kids[i], t, &from);
+			prev = from;
 		}
-		break;
+	} break;
 	case SH_LIST:
 		for (size_t i = 0; i < n->nkids; i++)
 			walk(j, n->kids[i], t, in);
