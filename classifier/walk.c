@@ -156,12 +156,67 @@ void walk_scan_assignments(struct judge *j, struct judge_seg *s, enum target_typ
 
 /* Code computed at run time ($(echo reboot), "$X"): what its spelling names
  * may be what runs, so scan the source text of the words as well. */
+/* echo -e / printf escapes decoded (\n \t \\ \xHH \NNN \0NNN) into the arena;
+ * NULL when there is no backslash. */
+static const char *decode_escapes(struct judge *j, const char *t, size_t len, size_t *outlen)
+{
+	char *d;
+	size_t o = 0;
+
+	if (memchr(t, '\\', len) == NULL || (d = arena_alloc(j->a, len + 1)) == NULL)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		unsigned v = 0;
+		int k = 0;
+
+		if (t[i] != '\\' || i + 1 >= len) {
+			d[o++] = t[i];
+			continue;
+		}
+		i++;
+		if (t[i] == 'n' || t[i] == 't' || t[i] == '\\') {
+			d[o++] = t[i] == 'n' ? '\n' : t[i] == 't' ? '\t' : '\\';
+		} else if (t[i] == 'x') {
+			while (k < 2 && i + 1 < len && strchr("0123456789abcdefABCDEF", t[i + 1]) &&
+			       t[i + 1] != '\0') {
+				char c = t[++i];
+
+				v = v * 16 + (unsigned)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+				k++;
+			}
+			d[o++] = k ? (char)v : 'x';
+		} else if (t[i] >= '0' && t[i] <= '7') {
+			i--;
+			while (k < 4 && i + 1 < len && t[i + 1] >= '0' && t[i + 1] <= '7') {
+				v = v * 8 + (unsigned)(t[++i] - '0');
+				k++;
+			}
+			d[o++] = (char)v;
+		} else {
+			d[o++] = '\\';
+			d[o++] = t[i];
+		}
+	}
+	d[o] = '\0';
+	*outlen = o;
+	return d;
+}
+
 void walk_scan_raw(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
                    enum target_type t)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!judge_lit(&w[i]))
-			judge_scan_words(j, s, w[i].raw, w[i].raw_len, t);
+	for (size_t i = 0; i < n; i++) {
+		const char *dec;
+		size_t dl;
+
+		if (judge_lit(&w[i]))
+			continue;
+		judge_scan_words(j, s, w[i].raw, w[i].raw_len, t);
+		/* $(printf '\x72\x65...'): the escapes spelled out */
+		dec = decode_escapes(j, w[i].raw, w[i].raw_len, &dl);
+		if (dec != NULL)
+			judge_scan_words(j, s, dec, dl, t);
+	}
 	walk_scan_assignments(j, s, t);
 }
 
@@ -428,22 +483,14 @@ void walk_stdin_script(struct judge *j, struct judge_seg *s, const struct judge_
 		             judge_fmt(j, "%s reads commands that hold run-time expansions", who),
 		             NULL, 0, t);
 	walk_text(j, s, in->text, in->len, t, &(struct judge_stdin){.kind = JUDGE_IN_UNKNOWN}, who);
-	if (memchr(in->text, '\\', in->len) != NULL) {
-		char *d = arena_alloc(j->a, in->len + 1);
-		size_t n = 0;
+	{
+		/* echo -e 'a\nb', printf '\x72...': judged decoded as well */
+		size_t dl;
+		const char *d = decode_escapes(j, in->text, in->len, &dl);
 
-		if (d == NULL)
-			return;
-		for (size_t i = 0; i < in->len; i++) {
-			if (in->text[i] == '\\' && i + 1 < in->len &&
-			    strchr("nt", in->text[i + 1]) != NULL) {
-				d[n++] = in->text[i + 1] == 'n' ? '\n' : '\t';
-				i++;
-			} else {
-				d[n++] = in->text[i];
-			}
-		}
-		walk_text(j, s, d, n, t, &(struct judge_stdin){.kind = JUDGE_IN_UNKNOWN}, who);
+		if (d != NULL)
+			walk_text(j, s, d, dl, t, &(struct judge_stdin){.kind = JUDGE_IN_UNKNOWN},
+			          who);
 	}
 }
 
