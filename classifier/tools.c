@@ -393,6 +393,27 @@ bool tools_builtin(struct judge *j, struct judge_seg *s, const char *name, const
 			j->assigns[j->nassigns++] = v;
 		}
 	}
+	if (strcmp(name, "printf") == 0 && n >= 3 && judge_weq(&w[1], "-v") &&
+	    j->nassigns < JUDGE_MAX_ASSIGNS) {
+		/* printf -v c %s reboot; $c: the words become a value */
+		size_t len;
+		bool partial;
+		const char *val = walk_join_words(j, w + 2, n - 2, &len, &partial);
+		struct sh_word *v = arena_alloc(j->a, sizeof(*v));
+		char *txt = arena_alloc(j->a, len + 3);
+
+		if (v != NULL && txt != NULL) {
+			memcpy(txt, "_=", 2);
+			memcpy(txt + 2, val, len + 1);
+			memset(v, 0, sizeof(*v));
+			v->text = txt;
+			v->len = len + 2;
+			v->prefix = v->len;
+			v->raw = v->text;
+			v->raw_len = v->len;
+			j->assigns[j->nassigns++] = v;
+		}
+	}
 	if (strcmp(name, "eval") == 0) {
 		size_t len;
 		bool partial;

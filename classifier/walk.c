@@ -151,6 +151,9 @@ void walk_scan_assignments(struct judge *j, struct judge_seg *s, enum target_typ
 
 		if (eq != NULL)
 			judge_scan_words(j, s, eq + 1, w->len - (size_t)(eq + 1 - w->text), t);
+		/* x=$(echo reboot): the value's spelling */
+		if (!judge_lit(w) && (eq = memchr(w->raw, '=', w->raw_len)) != NULL)
+			judge_scan_words(j, s, eq + 1, w->raw_len - (size_t)(eq + 1 - w->raw), t);
 	}
 }
 
