@@ -157,6 +157,34 @@ void walk_scan_assignments(struct judge *j, struct judge_seg *s, enum target_typ
 	}
 }
 
+/* a=re; b=boot; $a$b: a program name made of two values assigned earlier. */
+static void scan_assignment_pairs(struct judge *j, struct judge_seg *s, enum target_type t)
+{
+	size_t n = j->nassigns < 16 ? j->nassigns : 16;
+
+	for (size_t a = 0; a < n; a++) {
+		const struct sh_word *x = j->assigns[a];
+		const char *ex = memchr(x->text, '=', x->len);
+
+		for (size_t b = 0; ex != NULL && b < n; b++) {
+			const struct sh_word *y = j->assigns[b];
+			const char *ey = memchr(y->text, '=', y->len);
+			size_t lx, ly;
+			char *buf;
+
+			if (ey == NULL)
+				continue;
+			lx = x->len - (size_t)(ex + 1 - x->text);
+			ly = y->len - (size_t)(ey + 1 - y->text);
+			if (lx + ly > 256 || (buf = arena_alloc(j->a, lx + ly + 1)) == NULL)
+				continue;
+			memcpy(buf, ex + 1, lx);
+			memcpy(buf + lx, ey + 1, ly);
+			judge_scan_words(j, s, buf, lx + ly, t);
+		}
+	}
+}
+
 /* Code computed at run time ($(echo reboot), "$X"): what its spelling names
  * may be what runs, so scan the source text of the words as well. */
 /* echo -e / printf escapes decoded (\n \t \\ \xHH \NNN \0NNN) into the arena;
@@ -562,8 +590,10 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 		const struct judge_file *f = judge_lit(w) ? walk_written_file(j, w) : NULL;
 
 		walk_scan_rest(j, s, w + 1, n - 1, t);
-		if (!judge_lit(w))
+		if (!judge_lit(w)) {
 			walk_scan_raw(j, s, w, 1, t);
+			scan_assignment_pairs(j, s, t);
+		}
 		if (f != NULL)
 			walk_stdin_script(
 			    j, s, &(struct judge_stdin){JUDGE_IN_TEXT, f->text, f->len, f->partial},
