@@ -409,6 +409,27 @@ static int advance(struct sshnode *n, struct sshop *op, int64_t now)
 {
 	int rc;
 
+	/* The backstop: a channel still busy 15 s after its deadline (a close
+	 * that never completes, a server that stopped answering on it) is
+	 * abandoned -- libssh2 frees it with the session -- so that no caller
+	 * waits longer, and the other channels carry on. */
+	if (op->phase > PH_QUEUED && op->phase < PH_DONE && now > op->deadline_ms + 15000) {
+		if (op->phase == PH_OPEN || n->sender == op) {
+			/* libssh2 keeps this state per session: only a new one clears it */
+			n->fatal = true;
+			snprintf(n->fatal_msg, sizeof(n->fatal_msg),
+			         "the server stopped answering a channel past its deadline");
+			return 1;
+		}
+		if (op->outcome == SSHOP_EXITED && op->phase < PH_CLOSE)
+			op_fail(op, op->phase >= PH_EXEC ? SSHOP_LOST : SSHOP_FAILED, SSHOP_ERR_SSH,
+			        "%s", "the channel stopped answering after its deadline");
+		log_msg(LOG_WARN, "node=%s evt=ssh.channel_abandoned", n->name);
+		op->ch = NULL;
+		n->nchannels--;
+		op->phase = PH_DONE;
+		return 1;
+	}
 	switch (op->phase) {
 	case PH_QUEUED:
 		if (expired(op, now)) {
@@ -435,7 +456,7 @@ static int advance(struct sshnode *n, struct sshop *op, int64_t now)
 			rc = libssh2_session_last_errno(n->s);
 			if (rc == LIBSSH2_ERROR_EAGAIN)
 				return 0;
-			if (rc == LIBSSH2_ERROR_CHANNEL_FAILURE) {
+			if (rc == LIBSSH2_ERROR_CHANNEL_FAILURE && op->open_retries++ < 100) {
 				/* sshd's MaxSessions (sessions it is still closing
 				 * count): nothing was sent; wait and retry. */
 				n->nchannels--;
@@ -466,14 +487,12 @@ static int advance(struct sshnode *n, struct sshop *op, int64_t now)
 	case PH_READ:
 		if (expired(op, now)) {
 			op->phase = PH_KILL;
-			op->kill_ms = now;
 			return 1;
 		}
 		return drain(n, op);
 	case PH_WAITCLOSE:
 		if (expired(op, now)) {
 			op->phase = PH_KILL;
-			op->kill_ms = now;
 			return 1;
 		}
 		rc = libssh2_channel_wait_closed(op->ch);
@@ -738,6 +757,7 @@ void sshnode_run(struct sshnode *n, struct sshop **ops, size_t count)
 		op->error = SSHOP_ERR_NONE;
 		op->errmsg[0] = '\0';
 		op->ch = NULL;
+		op->open_retries = 0;
 		op->start_ms = now;
 		buf_init(&op->out, op->out_cap);
 		buf_init(&op->err, op->err_cap);

@@ -82,7 +82,7 @@ struct sshop {
 	int phase;
 	bool done;
 	bool internal; /* a kill operation the node thread made and frees */
-	int64_t kill_ms;
+	int open_retries;
 	void *ch;
 	struct sshop *next;
 };
