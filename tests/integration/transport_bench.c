@@ -8,7 +8,7 @@
  * The remote command line is the same for all three (what the transport
  * sends).  Run by tests/bench/40-transport.sh with the rig's env exported.
  *
- *   transport_bench N CONTROL_PATH */
+ *   transport_bench N CONTROL_PATH [vm]     (vm: only the VM rows) */
 #include "transport/transport.h"
 
 #include <pthread.h>
@@ -198,7 +198,10 @@ int main(int argc, char **argv)
 	pooled_once(TARGET_PROXMOX_HOST, 0, false); /* the session's one handshake */
 
 	printf("%-6s %-22s %10s %11s %9s\n", "target", "method", "cmds/s", "median ms", "p90 ms");
+	bool vm_only = argc > 3 && strcmp(argv[3], "vm") == 0;
 	for (size_t t = 0; t < 3; t++) {
+		if (vm_only && targets[t].ty != TARGET_VM)
+			continue;
 		static const char *names[] = {"pooled (libssh2)", "fresh ssh per command",
 		                              "ssh ControlMaster", "pooled + agent ping"};
 		struct stat_row row[NMETHODS];
@@ -217,6 +220,10 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 
+	if (vm_only) {
+		transport_free(T);
+		return errors ? 1 : 0;
+	}
 	/* Throughput with 8 threads sharing the one session (host). */
 	enum { THREADS = 8 };
 	struct par par[THREADS];
