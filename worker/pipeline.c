@@ -264,9 +264,12 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 
 	if (classify(env, v, it, &c) < 0) {
 		log_msg(LOG_WARN, "exec=%lld evt=no_policy", (long long)it->id);
-		queue_release(
-		    db, it->id, env->worker_id, 5000,
-		    "no classifier policy is loaded; an administrator must run `airlock seed`");
+		/* Recorded once, not at every retry. */
+		queue_release(db, it->id, env->worker_id, 5000,
+		              it->attempts == 1
+		                  ? "no classifier policy is loaded; an administrator "
+		                    "must run `airlock seed`"
+		                  : NULL);
 		return;
 	}
 	if (strcmp(it->state, "received") == 0) {

@@ -81,10 +81,6 @@ int targets_check(struct targets *t, const struct queue_item *it, char *reason, 
 	struct transport_probe p = {0};
 	enum target_type tt = type_of(it);
 
-	/* A host needs no separate check: the command's own channel proves the
-	 * session, and a transport failure before sending is reported as such. */
-	if (tt == TARGET_PROXMOX_HOST)
-		return 0;
 	node_of(it, &node);
 	p.kind = tt == TARGET_VM    ? TRANSPORT_PROBE_AGENT
 	         : tt == TARGET_LXC ? TRANSPORT_PROBE_CT

@@ -68,6 +68,15 @@ check_out "and the door then refuses vm:web01 at once" 'run on vm:web01 blocked:
 $AIRLOCK_RIG_CTL vm 101 agent-start >/dev/null
 check "a restarted agent is seen again" wait_for 30 "SELECT attributes->>'qemu_guest_agent' = 'running' FROM airlock.entities WHERE slug = 'vm:web01'"
 
+# ---- an unreachable node: nothing is marked running; retried until it is back
+$AIRLOCK_RIG_CTL node stop >/dev/null
+id=$(as_agent $A run --target proxmox-host:hubris -- 'echo unreachable-marker')
+check "an unreachable node releases the row for a retry" wait_for 30 "SELECT count(*) > 0 FROM airlock.execution_events WHERE execution_id = $id AND detail->>'released' LIKE '%could not be reached%'"
+check_eq "and nothing was marked running" 0 "$(q "SELECT count(*) FROM airlock.execution_events WHERE execution_id = $id AND to_state = 'running'")"
+$AIRLOCK_RIG_CTL node start >/dev/null
+check "once the node is back the command runs" wait_for 60 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
+check_eq "exactly once" 1 "$(ran_count 'unreachable-marker')"
+
 # ---- the gate through the CLI
 id=$(PGUSER=carol $A run --target proxmox-host:hubris -- 'systemctl restart pvedaemon')
 wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"

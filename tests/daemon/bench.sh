@@ -49,15 +49,24 @@ print("wake-up run() commit -> command on the rig: n=%d p50=%.2f ms p90=%.2f ms 
       % (len(lat), p(0.5), p(0.9), p(0.99), lat[-1]))
 PY
 
+# The queue's own wake-up: from run() to the worker's classification event.
+q "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 2) || ' ms p50, '
+        || round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 2) || ' ms p99'
+   FROM (SELECT extract(epoch FROM (v.at - x.created_at)) * 1000 AS ms
+         FROM airlock.executions x JOIN airlock.execution_events v ON v.execution_id = x.id
+         WHERE x.command LIKE 'echo wake-%' AND v.from_state = 'received') t" |
+	sed 's/^/queue wake-up run() -> classified by a worker: /'
+
 # Throughput: N read-only host commands enqueued at once, drained by one daemon.
 c0=$(cpu $pid); p0=$(pgcpu); t0=$(date +%s.%N)
 q "SELECT airlock.run('proxmox-host:hubris', 'echo tput-' || g) FROM generate_series(1, $N) g" >/dev/null
-wait_for 600 "SELECT count(*) = $N FROM airlock.executions WHERE command LIKE 'echo tput-%' AND state IN ('succeeded', 'failed')" >/dev/null
+wait_for 600 "SELECT count(*) = $N FROM airlock.executions WHERE command LIKE 'echo tput-%' AND state IN ('succeeded', 'failed', 'outcome_unknown', 'refused')" >/dev/null
 t1=$(date +%s.%N); c1=$(cpu $pid); p1=$(pgcpu)
 ok=$(q "SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo tput-%' AND state = 'succeeded'")
+others=$(q "SELECT string_agg(state || '=' || n, ' ') FROM (SELECT state, count(*) n FROM airlock.executions WHERE command LIKE 'echo tput-%' AND state <> 'succeeded' GROUP BY 1) x")
 python3 - <<PY
 n, secs = $N, $t1 - $t0
-print("throughput: %d read-only host executions (%d succeeded) in %.2f s = %.0f/s (workers=${BENCH_WORKERS:-8})" % (n, $ok, secs, n / secs))
+print("throughput: %d read-only host executions (%d succeeded%s) in %.2f s = %.0f/s (workers=${BENCH_WORKERS:-8})" % (n, $ok, ("; " + "$others") if "$others" else "", secs, n / secs))
 print("CPU per execution: airlockd %.3f ms, PostgreSQL %.3f ms" % (($c1 - $c0) * 1000.0 / $hz / n, ($p1 - $p0) * 1000.0 / $hz / n))
 PY
 echo "airlockd RSS after load: $(rss $pid) KiB (peak $(hwm $pid) KiB)"
