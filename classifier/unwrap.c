@@ -146,6 +146,8 @@ bool unwrap_wrapper(struct judge *j, struct judge_seg *s, const struct unwrap_sp
 				shell = true;
 			if (judge_weq(a, "--edit"))
 				edit = true;
+			if (a->len >= 7 && memcmp(a->text, "--chdir", 7) == 0)
+				j->cwd_unknown = true; /* relative paths now point elsewhere */
 			i++;
 			continue;
 		}
@@ -167,6 +169,9 @@ bool unwrap_wrapper(struct judge *j, struct judge_seg *s, const struct unwrap_sp
 			if (c != '\0' && strchr(wr->short_val, c) != NULL) {
 				if (c == 'S' && strcmp(wr->name, "env") == 0)
 					split = k + 1 < a->len ? a : (i + 1 < n ? &w[i + 1] : NULL);
+				if ((c == 'C' && strcmp(wr->name, "env") == 0) ||
+				    (c == 'D' && strcmp(wr->name, "sudo") == 0))
+					j->cwd_unknown = true; /* env -C DIR, sudo -D DIR */
 				if (k + 1 == a->len)
 					i++;
 				break;
