@@ -5,6 +5,7 @@
 #include "lib/buf.h"
 #include "lib/xalloc.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,58 @@ void verdict_free(struct verdict *v)
 	v->nreasons = 0;
 }
 
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] < 0x80             ? 1
+	             : (s[0] & 0xe0) == 0xc0 ? 2
+	             : (s[0] & 0xf0) == 0xe0 ? 3
+	             : (s[0] & 0xf8) == 0xf0 ? 4
+	                                     : 0;
+
+	if (len == 0 || len > n || (len == 2 && s[0] < 0xc2) || (len == 4 && s[0] > 0xf4))
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if (len == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
+		return 0; /* overlong, surrogate */
+	if (len == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90)))
+		return 0;
+	return len;
+}
+
+/* Appends s as valid UTF-8 (invalid bytes become U+FFFD); flat: control
+ * bytes become spaces. */
+static void put_utf8(struct buf *b, const char *s, bool flat)
+{
+	size_t n = strlen(s);
+
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_len((const unsigned char *)s + i, n - i);
+
+		if (l == 0) {
+			buf_puts(b, "\xef\xbf\xbd");
+			i++;
+		} else if (flat && l == 1 && ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)) {
+			buf_putc(b, ' ');
+			i++;
+		} else {
+			buf_append(b, s + i, l);
+			i += l;
+		}
+	}
+}
+
+void verdict_json_add_string(cJSON *o, const char *key, const char *s)
+{
+	struct buf b = BUF_INIT;
+
+	put_utf8(&b, s, false);
+	cJSON_AddStringToObject(o, key, buf_str(&b));
+	buf_free(&b);
+}
+
 cJSON *verdict_reasons_json(const struct verdict *v)
 {
 	cJSON *arr = cJSON_CreateArray();
@@ -95,9 +148,9 @@ cJSON *verdict_reasons_json(const struct verdict *v)
 		cJSON *o = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(o, "segment", r->segment);
-		cJSON_AddStringToObject(o, "text", r->segment_text);
-		cJSON_AddStringToObject(o, "rule", r->rule_id);
-		cJSON_AddStringToObject(o, "words", r->words);
+		verdict_json_add_string(o, "text", r->segment_text);
+		verdict_json_add_string(o, "rule", r->rule_id);
+		verdict_json_add_string(o, "words", r->words);
 		cJSON_AddStringToObject(o, "class", risk_class_name(r->cls));
 		cJSON_AddStringToObject(o, "target", target_type_name(r->target));
 		cJSON_AddItemToArray(arr, o);
@@ -114,8 +167,7 @@ cJSON *verdict_reasons_json(const struct verdict *v)
 /* Appends s with tabs, newlines and other control bytes shown as spaces. */
 static void put_flat(struct buf *b, const char *s)
 {
-	for (; *s; s++)
-		buf_putc(b, (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s);
+	put_utf8(b, s, true);
 }
 
 char *verdict_reasons_text(const struct verdict *v)

@@ -44,6 +44,9 @@ void verdict_free(struct verdict *v);
 /* The reasons as a JSON array of {segment, text, rule, words, class, target}.
  * The caller owns the result (cJSON_Delete). */
 cJSON *verdict_reasons_json(const struct verdict *v);
+/* cJSON_AddStringToObject with s made valid UTF-8 (invalid bytes become
+ * U+FFFD): a command may hold any byte, jsonb takes only UTF-8. */
+void verdict_json_add_string(cJSON *o, const char *key, const char *s);
 /* One line: "segment 2: apt-get install (rule host-packages) on proxmox-host
  * => config_mutation; ...".  Tabs and newlines never appear in it.  The
  * caller frees the result. */

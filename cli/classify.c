@@ -187,7 +187,7 @@ static int classify_one(const struct classifier *c, const struct opts *o, const 
 
 		cJSON_AddStringToObject(root, "class", risk_class_name(v.cls));
 		cJSON_AddStringToObject(root, "target_type", target_type_name(t));
-		cJSON_AddStringToObject(root, "command", o->command);
+		verdict_json_add_string(root, "command", o->command);
 		cJSON_AddItemToObject(root, "reasons", verdict_reasons_json(&v));
 		cJSON_AddStringToObject(root, "classifier_version", v.classifier_version);
 		if (version >= 0)

@@ -142,6 +142,24 @@ static void test_segments_and_text(void **state)
 	cJSON_Delete(json);
 }
 
+/* Reasons go into jsonb: any byte of the command must come out as UTF-8. */
+static void test_reasons_json_is_utf8(void **state)
+{
+	struct fixture *f = *state;
+	const char cmd[] = "\xff\xfe x \xc3 \xe2\x82\xac";
+	cJSON *json;
+	char *out;
+
+	assert_int_equal(cls(f, TARGET_VM, cmd), RISK_CONFIG_MUTATION);
+	json = verdict_reasons_json(&f->v);
+	out = cJSON_PrintUnformatted(json);
+	assert_non_null(strstr(out, "\xef\xbf\xbd"));
+	assert_null(strchr(out, '\xff'));
+	assert_null(strchr(out, '\xfe'));
+	free(out);
+	cJSON_Delete(json);
+}
+
 static void test_guest_target(void **state)
 {
 	struct fixture *f = *state;
@@ -336,7 +354,7 @@ int main(void)
 	    cmocka_unit_test(test_unknown_is_not_safe), cmocka_unit_test(test_nul_byte),
 	    cmocka_unit_test(test_reuse_one_verdict),   cmocka_unit_test(test_reasons_capped),
 	    cmocka_unit_test(test_invalid_arguments),   cmocka_unit_test(test_parser_words),
-	    cmocka_unit_test(test_shared_by_threads),
+	    cmocka_unit_test(test_shared_by_threads),   cmocka_unit_test(test_reasons_json_is_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
