@@ -27,6 +27,9 @@
 #define TRANSPORT_MAX_CMDLINE 32768
 /* How long past its own --timeout a `qm guest exec` may take to answer. */
 #define QM_GRACE_MS 20000
+/* With a cancel flag, qm's synchronous wait is at most this long: a cancel
+ * is acted on once qm has returned the pid. */
+#define QM_CANCEL_SLICE_S 5
 /* Bound on a short qm/pct call (ping, exec-status, kill, status). */
 #define QM_CALL_MS 20000
 #define STDERR_CAP 8192
@@ -623,6 +626,8 @@ static int exec_vm(struct vmctx *c, const char *quoted, bool check_agent)
 		return -1;
 	if (n > c->t->cfg.qm_timeout_s)
 		n = c->t->cfg.qm_timeout_s;
+	if (c->cancel && n > QM_CANCEL_SLICE_S)
+		n = QM_CANCEL_SLICE_S;
 	if (n < 1)
 		n = 1; /* 0 would mean "wait forever" */
 	cmd = xasprintf("qm guest exec %d --timeout %d -- /bin/sh -c %s", c->vmid, n, quoted);

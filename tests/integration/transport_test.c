@@ -444,6 +444,17 @@ static void t_timeout_cancel(void)
 	CHECK(r.status == TRANSPORT_CANCELLED, "host: cancel flag -> cancelled (%s)",
 	      transport_status_name(r.status));
 	transport_result_free(&r);
+
+	/* VM, cancelled while qm itself still waits (qm_timeout_s is 30 here). */
+	struct canceller v = {.after_ms = 1000};
+	pthread_create(&th, NULL, cancel_later, &v);
+	lim.cancel = &v.flag;
+	transport_exec(T, &node, TARGET_VM, 101, "sleep 48", &lim, &r);
+	pthread_join(th, NULL);
+	CHECK(r.status == TRANSPORT_CANCELLED && r.signal == SIGTERM && r.guest_pid > 0,
+	      "vm: cancelled during qm's own wait: killed by pid (%s %d %s)",
+	      transport_status_name(r.status), r.signal, r.errmsg);
+	transport_result_free(&r);
 }
 
 static void expect_refusal(enum target_type ty, int id, const char *text)
