@@ -1,10 +1,9 @@
 /* cli.h -- what the `airlock` subcommands share: connecting, errors, exit codes.
  *
- * Exit codes (documented in `airlock --help` and docs/cli.md):
+ * Exit codes (documented in `airlock --help` and docs/operators.md):
  *   0 success; 1 error (database unreachable, unexpected failure);
  *   2 usage or invalid argument; 3 refused by airlock (pre-flight, permission
- *   denied, illegal state, self-approval, approval void); 4 not found;
- *   5 (classify) the policy could not be loaded. */
+ *   denied, illegal state, self-approval, approval void); 4 not found. */
 #ifndef AIRLOCK_CLI_H
 #define AIRLOCK_CLI_H
 
