@@ -55,6 +55,7 @@ struct sshnode {
 	struct sshop *active;
 	int nchannels;
 	struct sshop *sender;  /* its call left a packet half sent: it goes first */
+	struct sshop *starter; /* the one operation opening or exec'ing a channel */
 	int64_t open_retry_ms; /* the server refused a channel: not before this */
 	bool fatal;            /* the session failed during this pass */
 	char fatal_msg[256];
@@ -119,7 +120,6 @@ static const char *ssh_error(LIBSSH2_SESSION *s)
 static bool session_fatal(int e)
 {
 	switch (e) {
-	case LIBSSH2_ERROR_SOCKET_NONE:
 	case LIBSSH2_ERROR_BANNER_RECV:
 	case LIBSSH2_ERROR_BANNER_SEND:
 	case LIBSSH2_ERROR_INVALID_MAC:
@@ -225,6 +225,7 @@ static void session_drop(struct sshnode *n)
 	n->fd = -1;
 	n->nchannels = 0;
 	n->sender = NULL;
+	n->starter = NULL;
 }
 
 /* Opens, verifies and authenticates a session; -1 with *kind and err set. */
@@ -333,7 +334,9 @@ static int op_error(struct sshnode *n, struct sshop *op, int rc, const char *wha
 		snprintf(n->fatal_msg, sizeof(n->fatal_msg), "%s: %s", what, ssh_error(n->s));
 		return 1;
 	}
-	if (op->phase <= PH_EXEC) {
+	/* Before the exec request, or the server refused it: nothing ran. */
+	if (op->phase < PH_EXEC ||
+	    (op->phase == PH_EXEC && rc == LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED)) {
 		char msg[300];
 
 		snprintf(msg, sizeof(msg), "%s: %s", what, ssh_error(n->s));
@@ -440,8 +443,14 @@ static int advance(struct sshnode *n, struct sshop *op, int64_t now)
 			op->phase = PH_DONE;
 			return 1;
 		}
-		if (n->s == NULL || n->nchannels >= n->max_channels || now < n->open_retry_ms)
+		/* One channel at a time through open and exec: libssh2 waits for
+		 * their replies by packet type, and a reply of the same type for
+		 * another channel makes the waiting call fail (-1, "Failed waiting
+		 * for channel success") after the exec request went out. */
+		if (n->s == NULL || n->nchannels >= n->max_channels || now < n->open_retry_ms ||
+		    n->starter != NULL)
 			return 0;
+		n->starter = op;
 		n->nchannels++;
 		pthread_mutex_lock(&n->mu);
 		n->st.channels_opened++;
@@ -691,6 +700,9 @@ static void *node_main(void *arg)
 				bool before = outbound_pending(n);
 				progress |= advance(n, op, now);
 				bool after = outbound_pending(n);
+				if (n->starter == op && op->phase != PH_OPEN &&
+				    op->phase != PH_EXEC)
+					n->starter = NULL;
 				if (after && !before && op->phase != PH_DONE)
 					n->sender = op;
 				else if (n->sender == op && (!after || op->phase == PH_DONE))
