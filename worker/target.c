@@ -139,7 +139,9 @@ void targets_run(struct targets *t, const struct queue_item *it, atomic_int *can
 	    .timeout_ms = t->command_timeout_ms,
 	    .output_cap = t->output_cap,
 	    .cancel = cancel,
-	    .no_agent_check = true, /* targets_check just pinged it */
+	    /* qm pings the agent right before exec too: an agent that died since
+	     * targets_check is then a clean "nothing ran", not an unknown outcome. */
+	    .no_agent_check = false,
 	};
 	struct transport_result r = {0};
 

@@ -112,3 +112,9 @@ wait_log() {
 	done
 	return 1
 }
+
+# node_cmds PREFIX: the "echo PREFIX-N" commands that reached the rig's node,
+# one per line, as sent (the login shell gets /bin/sh -c '<command>').
+node_cmds() {
+	grep -F "$(printf '\tnode\t')" "$AIRLOCK_RIG_LOG" | grep -oE "'echo $1-[0-9]+'\$" | tr -d "'"
+}

@@ -159,7 +159,9 @@ start_daemon d1; D1=$DPID
 start_daemon d2; D2=$DPID
 check "two daemons drain $N rows" wait_for 240 "SELECT count(*) = 0 FROM airlock.executions WHERE command LIKE 'echo drain-%' AND state NOT IN ('succeeded', 'failed')"
 check_eq "every row succeeded" "$N" "$(q "SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo drain-%' AND state = 'succeeded'")"
-check_eq "no row ran twice" 0 "$(grep -oE 'echo drain-[0-9]+$' "$AIRLOCK_RIG_LOG" | sort | uniq -d | wc -l)"
+node_cmds drain >"$WORK/drain.ran"
+check_eq "the rig received every row's command" "$N" "$(sort -u "$WORK/drain.ran" | wc -l)"
+check_eq "no row ran twice" 0 "$(sort "$WORK/drain.ran" | uniq -d | wc -l)"
 check_eq "each row has one running event" 0 "$(q "SELECT count(*) FROM (SELECT execution_id FROM airlock.execution_events WHERE to_state = 'running' AND from_state <> 'running' GROUP BY 1 HAVING count(*) > 1) x")"
 check_eq "both daemons took part" 2 "$(q "SELECT count(DISTINCT split_part(detail->>'worker', '/', 1)) FROM airlock.execution_events e JOIN airlock.executions x ON x.id = e.execution_id WHERE x.command LIKE 'echo drain-%' AND e.to_state = 'running'")"
 
@@ -169,7 +171,11 @@ sleep 0.5
 runuser -u postgres -- "$(pg_config --bindir)/pg_ctl" -D "$AIRLOCK_PGTMP/data" -m fast -w restart \
 	-o "-p $PGPORT -k $AIRLOCK_PGTMP -c listen_addresses=127.0.0.1 -c fsync=off" >/dev/null 2>&1
 check "after a restart every row reaches a final state" wait_for 120 "SELECT count(*) = 0 FROM airlock.executions WHERE command LIKE 'echo restart-%' AND state NOT IN ('succeeded', 'failed', 'outcome_unknown')"
-check_eq "no row ran twice across the restart" 0 "$(grep -oE 'echo restart-[0-9]+$' "$AIRLOCK_RIG_LOG" | sort | uniq -d | wc -l)"
+node_cmds restart >"$WORK/restart.ran"
+check_eq "the rig received a command for every row that succeeded" \
+	"$(q "SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo restart-%' AND state = 'succeeded'")" \
+	"$(sort -u "$WORK/restart.ran" | grep -cxFf <(q "SELECT command FROM airlock.executions WHERE command LIKE 'echo restart-%' AND state = 'succeeded'"))"
+check_eq "no row ran twice across the restart" 0 "$(sort "$WORK/restart.ran" | uniq -d | wc -l)"
 check "the daemons survived the restart" kill -0 $D1 $D2
 
 # ---- SIGTERM: a running command finishes within the grace, then a clean exit
