@@ -689,6 +689,34 @@ static bool utf8_valid(const unsigned char *s)
 	return true;
 }
 
+int transport_check_command(enum target_type type, int vmid, const char *command, char *err,
+                            size_t errlen)
+{
+	size_t quoted = 2;
+
+	if ((type == TARGET_VM || type == TARGET_LXC) && vmid < 100) {
+		snprintf(err, errlen, "a guest id is below 100");
+		return -1;
+	}
+	if (type == TARGET_VM && !utf8_valid((const unsigned char *)command)) {
+		/* The guest agent protocol is JSON: qemu-ga rejects such bytes. */
+		snprintf(err, errlen,
+		         "the command is not valid UTF-8, which the QEMU guest agent cannot carry; "
+		         "nothing was sent");
+		return -1;
+	}
+	for (const char *p = command; *p; p++)
+		quoted += *p == '\'' ? 4 : 1; /* shellquote: ' becomes '\'' */
+	if (quoted + 128 > TRANSPORT_MAX_CMDLINE) {
+		snprintf(err, errlen,
+		         "the command is too long (%zu bytes quoted; the limit is %d); nothing was "
+		         "sent",
+		         quoted, TRANSPORT_MAX_CMDLINE - 128);
+		return -1;
+	}
+	return 0;
+}
+
 int transport_exec(struct transport *t, const struct transport_node *node, enum target_type type,
                    int vmid, const char *command, const struct transport_limits *lim,
                    struct transport_result *out)
@@ -696,6 +724,7 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 	struct transport_limits dflt = {0};
 	struct buf quoted = BUF_INIT;
 	int64_t t0 = sshnode_now_ms(), deadline;
+	char why[200];
 	size_t cap;
 	int rc = -1;
 
@@ -708,28 +737,11 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 		result_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID, "no node or no command");
 		goto out;
 	}
-	if ((type == TARGET_VM || type == TARGET_LXC) && vmid < 100) {
-		result_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID,
-		            "a guest id is below 100");
-		goto out;
-	}
-	if (type == TARGET_VM && !utf8_valid((const unsigned char *)command)) {
-		/* The guest agent protocol is JSON: qemu-ga rejects such bytes. */
-		result_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID,
-		            "the command is not valid UTF-8, which the QEMU guest agent cannot "
-		            "carry; nothing was sent");
+	if (transport_check_command(type, vmid, command, why, sizeof(why)) < 0) {
+		result_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID, why);
 		goto out;
 	}
 	shellquote_append(&quoted, command, strlen(command));
-	if (quoted.len + 128 > TRANSPORT_MAX_CMDLINE) {
-		char msg[200];
-		snprintf(msg, sizeof(msg),
-		         "the command is too long (%zu bytes quoted; the limit is %d); nothing was "
-		         "sent",
-		         quoted.len, TRANSPORT_MAX_CMDLINE - 128);
-		result_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID, msg);
-		goto out;
-	}
 	struct sshnode *n = pool_get(t, node);
 	switch (type) {
 	case TARGET_PROXMOX_HOST:

@@ -95,6 +95,13 @@ struct transport;
 /* NULL with the reason in err when cfg is unusable (e.g. no key file). */
 struct transport *transport_new(const struct transport_config *cfg, char *err, size_t errlen);
 
+/* Whether command can be sent to a target of this type at all (a guest id,
+ * UTF-8 for a VM's guest agent, the quoted length under the SSH packet
+ * limit).  0 when it can; -1 with the reason in err.  transport_exec applies
+ * the same check; callers use it to refuse before committing to a run. */
+int transport_check_command(enum target_type type, int vmid, const char *command, char *err,
+                            size_t errlen);
+
 /* Runs command (a shell string) on the target.  type: TARGET_PROXMOX_HOST (vmid
  * ignored), TARGET_VM or TARGET_LXC.  Fills *out in every case (free it with
  * transport_result_free).  Returns 0 when *out is an outcome of the command

@@ -80,6 +80,15 @@ int targets_check(struct targets *t, const struct queue_item *it, char *reason, 
 	struct transport_node node;
 	struct transport_probe p = {0};
 	enum target_type tt = type_of(it);
+	char why[256];
+
+	if (transport_check_command(tt, it->vmid, it->command, why, sizeof(why)) < 0) {
+		snprintf(reason, reasonlen,
+		         "run on %s refused: %s. Shorten the command (or put it in "
+		         "a script on the target) and submit it again.",
+		         it->target, why);
+		return -1;
+	}
 
 	node_of(it, &node);
 	p.kind = tt == TARGET_VM    ? TRANSPORT_PROBE_AGENT

@@ -18,7 +18,8 @@ void targets_free(struct targets *t); /* NULL is a no-op */
 /* The transport underneath, for the probes; borrowed. */
 struct transport *targets_transport(struct targets *t);
 
-/* Re-checks the transport live: guest agent ping (and guest-exec enabled) for
+/* Checks the command can be carried at all (transport_check_command), then
+ * re-checks the transport live: guest agent ping (and guest-exec enabled) for
  * a VM, container status for a container, reachability for a host.
  * 0 = usable; -1 = not, with the same actionable sentence as the pre-flight
  * in reason; -2 = could not tell (the node is unreachable), reason says why. */

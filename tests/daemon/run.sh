@@ -55,6 +55,12 @@ check "the approved install runs" wait_for 30 "SELECT state IN ('succeeded', 'fa
 check_eq "it ran exactly once" 1 "$(ran_count 'nfs-kernel-server')"
 check_out "the row records that there was no rewind point" 'no rewind point' as_alice $A show $id
 
+# ---- a command the transport cannot carry is refused before it is marked running
+big="echo $(head -c 20000 /dev/zero | tr '\0' "'")"
+id=$(as_agent $A run --target proxmox-host:hubris -- "$big")
+check "a command too long for SSH once quoted is refused" wait_for 30 "SELECT state = 'refused' AND error LIKE '%too long%' FROM airlock.executions WHERE id = $id"
+check_eq "and was never marked running" 0 "$(q "SELECT count(*) FROM airlock.execution_events WHERE execution_id = $id AND to_state = 'running'")"
+
 # ---- dead transports are refused, with the pre-flight's words
 check_out "a VM with a dead agent is refused at the door" 'QEMU guest agent is not running' as_agent $A run --target vm:zimaos -- ls /
 
