@@ -91,10 +91,10 @@ $(B)/bench/%: tests/integration/%.c $(INTEGHDR) $(B)/libairlock.a
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libairlock.a $(LDLIBS) -lcmocka
 
 # libFuzzer targets: clang compiles the fuzzed modules itself with the fuzzer
-# instrumentation (FUZZ_SRC_<name> lists them; default: lib + classifier).
+# instrumentation: lib, classifier and the transport's qm JSON decoder.
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -I. $(PKG_CFLAGS) \
                -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
-FUZZ_DEFAULT_SRC := $(wildcard lib/*.c classifier/*.c)
+FUZZ_DEFAULT_SRC := $(wildcard lib/*.c classifier/*.c) transport/qmjson.c
 $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_DEFAULT_SRC)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_DEFAULT_SRC) $(LDLIBS)
