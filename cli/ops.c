@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 
 #include "lib/buf.h"
+#include "lib/deadline.h"
 #include "lib/xalloc.h"
 
 #include <cjson/cJSON.h>
@@ -280,7 +281,7 @@ static char *current_state(struct store *s, const char *id)
 static int wait_final(struct store *s, const char *id, long seconds)
 {
 	PGconn *conn = store_conn(s);
-	struct timespec start, now;
+	int64_t start = deadline_now_ms();
 	PGresult *res;
 	int rc = -1;
 
@@ -288,7 +289,6 @@ static int wait_final(struct store *s, const char *id, long seconds)
 	if (res == NULL)
 		return -1;
 	PQclear(res);
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		char *st = current_state(s, id);
 		if (st == NULL)
@@ -299,9 +299,7 @@ static int wait_final(struct store *s, const char *id, long seconds)
 			rc = 0;
 			break;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		long left_ms = seconds * 1000 - ((now.tv_sec - start.tv_sec) * 1000 +
-		                                 (now.tv_nsec - start.tv_nsec) / 1000000);
+		long left_ms = (long)(seconds * 1000 - (deadline_now_ms() - start));
 		if (left_ms <= 0) {
 			rc = 1;
 			break;

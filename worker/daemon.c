@@ -1,6 +1,7 @@
 /* daemon.c -- airlockd's threads and its main loop. */
 #include "worker/daemon.h"
 
+#include "lib/deadline.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
 #include "store/queue.h"
@@ -44,14 +45,6 @@ struct daemon {
 	int nthreads;
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* Wakes up to n idle workers (one per new row is enough: a worker that
  * claims something keeps claiming until the queue is empty). */
 static void wake_workers(struct daemon *d, int n)
@@ -69,15 +62,8 @@ static void wake_workers(struct daemon *d, int n)
 /* Waits for a wake-up or the backstop poll interval. */
 static void idle_wait(struct daemon *d, unsigned long seen)
 {
-	struct timespec t;
+	struct timespec t = deadline_abs_after_ms(d->cfg->poll_interval_ms);
 
-	clock_gettime(CLOCK_REALTIME, &t);
-	t.tv_sec += d->cfg->poll_interval_ms / 1000;
-	t.tv_nsec += (long)(d->cfg->poll_interval_ms % 1000) * 1000000L;
-	if (t.tv_nsec >= 1000000000L) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&d->mu);
 	while (d->wake_gen == seen && !d->stopping)
 		if (pthread_cond_timedwait(&d->wake, &d->mu, &t) == ETIMEDOUT)
@@ -296,7 +282,7 @@ static void handle_notifies(struct daemon *d)
 
 static void stop_threads(struct daemon *d, int grace_s)
 {
-	int64_t deadline = now_ms() + (int64_t)grace_s * 1000;
+	int64_t deadline = deadline_now_ms() + (int64_t)grace_s * 1000;
 
 	pthread_mutex_lock(&d->mu);
 	d->stopping = true;
@@ -307,12 +293,10 @@ static void stop_threads(struct daemon *d, int grace_s)
 		if (!d->threads[i].started)
 			continue;
 		for (;;) {
-			struct timespec t;
-			clock_gettime(CLOCK_REALTIME, &t);
-			t.tv_sec += 1;
+			struct timespec t = deadline_abs_after_ms(1000);
 			if (pthread_timedjoin_np(d->threads[i].thread, NULL, &t) == 0)
 				break;
-			if (now_ms() >= deadline && !atomic_load(&d->cancel)) {
+			if (deadline_now_ms() >= deadline && !atomic_load(&d->cancel)) {
 				log_msg(LOG_WARN, "evt=grace_over cancelling=in_flight");
 				atomic_store(&d->cancel, 1);
 			}
@@ -353,7 +337,7 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 	        d->cfg->worker_id, d->nthreads, d->cfg->per_node, policyset_version(d->policies));
 
 	while (!*stop) {
-		int64_t now = now_ms();
+		int64_t now = deadline_now_ms();
 		if (*reload) {
 			*reload = 0;
 			reload_config(d);
@@ -384,7 +368,7 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 			next_expire = now + d->cfg->expire_interval_ms;
 		}
 		int64_t until = next_reap < next_expire ? next_reap : next_expire;
-		int timeout = (int)(until - now_ms());
+		int timeout = (int)(until - deadline_now_ms());
 		if (timeout < 0)
 			timeout = 0;
 		if (timeout > 1000)

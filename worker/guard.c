@@ -1,6 +1,7 @@
 /* guard.c -- the guard step over zerto/guard.h, or "no provider". */
 #include "worker/guard.h"
 
+#include "lib/deadline.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
 #include "zerto/client.h"
@@ -30,9 +31,8 @@ struct hook_ctx {
 static int lock_vpg(void *ctx, const char *vpg_id, long timeout_ms)
 {
 	struct hook_ctx *h = ctx;
-	struct timespec start, now;
+	int64_t start = deadline_now_ms();
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		PGresult *res = store_exec(
 		    h->db, "SELECT pg_try_advisory_lock(" VPG_LOCK_CLASS ", hashtext($1))", 1,
@@ -43,10 +43,7 @@ static int lock_vpg(void *ctx, const char *vpg_id, long timeout_ms)
 		PQclear(res);
 		if (got)
 			return 0;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		long ms =
-		    (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-		if (ms >= timeout_ms)
+		if (deadline_now_ms() - start >= timeout_ms)
 			return -1;
 		usleep(50 * 1000);
 	}

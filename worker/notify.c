@@ -1,6 +1,7 @@
 /* notify.c -- webhook delivery in a thread of its own. */
 #include "worker/notify.h"
 
+#include "lib/deadline.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
 
@@ -116,9 +117,7 @@ static void *run(void *arg)
 			if (attempt == NOTIFY_ATTEMPTS)
 				break;
 			/* Back off 1, 2, 4 s, but not past a stop's grace. */
-			struct timespec until;
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec += 1 << (attempt - 1);
+			struct timespec until = deadline_abs_after_ms(1000 << (attempt - 1));
 			pthread_mutex_lock(&n->mu);
 			if (n->stopping && past(&n->deadline)) {
 				pthread_mutex_unlock(&n->mu);
@@ -203,13 +202,7 @@ void notifier_free(struct notifier *n, int grace_ms)
 	if (n->started) {
 		pthread_mutex_lock(&n->mu);
 		n->stopping = true;
-		clock_gettime(CLOCK_REALTIME, &n->deadline);
-		n->deadline.tv_sec += grace_ms / 1000;
-		n->deadline.tv_nsec += (long)(grace_ms % 1000) * 1000000L;
-		if (n->deadline.tv_nsec >= 1000000000L) {
-			n->deadline.tv_sec++;
-			n->deadline.tv_nsec -= 1000000000L;
-		}
+		n->deadline = deadline_abs_after_ms(grace_ms);
 		pthread_cond_broadcast(&n->cv);
 		pthread_mutex_unlock(&n->mu);
 		pthread_join(n->thread, NULL);

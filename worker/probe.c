@@ -1,6 +1,7 @@
 /* probe.c -- probe the estate, node by node, and record what was seen. */
 #include "worker/probe.h"
 
+#include "lib/deadline.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
 #include "store/store.h"
@@ -165,9 +166,7 @@ static void *run(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		prober_round(p->conninfo, p->t);
 		pthread_mutex_lock(&p->mu);
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += p->interval_s;
+		struct timespec until = deadline_abs_after_ms((int64_t)p->interval_s * 1000);
 		while (!p->stopping)
 			if (pthread_cond_timedwait(&p->cv, &p->mu, &until) != 0)
 				break;

@@ -1,6 +1,7 @@
 /* slots.c -- per-key counting limit; few keys (one per node), so a list. */
 #include "worker/slots.h"
 
+#include "lib/deadline.h"
 #include "lib/xalloc.h"
 
 #include <pthread.h>
@@ -55,13 +56,7 @@ bool slots_take(struct slots *s, const char *name, const volatile bool *abort)
 			ok = true;
 			break;
 		}
-		struct timespec t;
-		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_nsec += 200 * 1000000L;
-		if (t.tv_nsec >= 1000000000L) {
-			t.tv_sec++;
-			t.tv_nsec -= 1000000000L;
-		}
+		struct timespec t = deadline_abs_after_ms(200);
 		pthread_cond_timedwait(&s->cv, &s->mu, &t);
 	}
 	pthread_mutex_unlock(&s->mu);
