@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static enum log_level min_level = LOG_INFO;
+/* Set by one thread (start-up, SIGHUP reload), read by all. */
+static _Atomic int min_level = LOG_INFO;
 
 static const char *const level_names[] = {"debug", "info", "warn", "error", "fatal"};
 
@@ -43,7 +44,7 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (lvl < min_level)
+	if ((int)lvl < min_level)
 		return;
 	va_start(ap, fmt);
 	vlog(lvl, fmt, ap);

@@ -232,9 +232,10 @@ static void expire(struct daemon *d)
 		log_msg(LOG_INFO, "evt=expired rows=%d", n);
 }
 
-/* Reads the config file again.  Settings that shape running threads and
- * connections (workers, per_node, database, ssh, zerto) need a restart; the
- * rest takes effect now.  A bad file leaves the old config in force. */
+/* Reads the config file again.  What only this thread reads (the reap and
+ * expire intervals) and the log level (atomic) take effect now; what worker
+ * threads read takes effect on restart, so no thread ever sees a value change
+ * under it.  A bad file leaves the old config in force. */
 static void reload_config(struct daemon *d)
 {
 	char err[1024];
@@ -244,16 +245,12 @@ static void reload_config(struct daemon *d)
 		log_msg(LOG_ERROR, "evt=config.reload_failed kept=old error=\"%s\"", err);
 		return;
 	}
-	d->cfg->log_level = n->log_level;
-	d->cfg->poll_interval_ms = n->poll_interval_ms;
 	d->cfg->reap_interval_ms = n->reap_interval_ms;
 	d->cfg->expire_interval_ms = n->expire_interval_ms;
-	d->cfg->retry_max = n->retry_max;
-	d->cfg->command_timeout_s = n->command_timeout_s;
 	log_set_level(n->log_level);
 	log_msg(LOG_INFO,
-	        "evt=config.reloaded path=%s note=\"workers, per_node, database, ssh, "
-	        "zerto and webhooks change on restart\"",
+	        "evt=config.reloaded path=%s note=\"log_level, reap_interval_ms and "
+	        "expire_interval_ms apply now; the rest on restart\"",
 	        d->cfg->path);
 	config_free(n);
 }
