@@ -136,6 +136,31 @@ static void target_unlock(struct store *db, const char *target)
 	                   (const char *const[]){target}));
 }
 
+/* After AL005 the row is no longer this worker's (cancelled while it was
+ * checked or guarded): nothing ran, so let go of its liveness lock. */
+static void let_go_if_gone(struct store *db, const struct queue_item *it)
+{
+	char id[24];
+
+	if (strcmp(store_sqlstate(db), "AL005") != 0)
+		return;
+	snprintf(id, sizeof(id), "%lld", (long long)it->id);
+	log_msg(LOG_INFO, "exec=%lld evt=gone why=\"no longer held by this worker (cancelled?)\"",
+	        (long long)it->id);
+	PQclear(
+	    store_exec(db, "SELECT pg_advisory_unlock($1::bigint)", 1, (const char *const[]){id}));
+}
+
+/* Gives the row back (see queue_release); a row that is no longer ours is let go. */
+static void release(struct store *db, const char *worker, const struct queue_item *it, int delay_ms,
+                    const char *reason)
+{
+	if (queue_release(db, it->id, worker, delay_ms, reason) < 0) {
+		log_db_error(it, "release_failed", db);
+		let_go_if_gone(db, it);
+	}
+}
+
 static void refuse(struct store *db, const char *worker, const struct queue_item *it,
                    const char *reason, const char *detail)
 {
@@ -143,8 +168,10 @@ static void refuse(struct store *db, const char *worker, const struct queue_item
 
 	log_msg(LOG_INFO, "exec=%lld evt=refused reason=%s", (long long)it->id,
 	        log_quote(reason, q, sizeof(q)));
-	if (queue_refuse(db, it->id, worker, reason, detail) < 0)
+	if (queue_refuse(db, it->id, worker, reason, detail) < 0) {
 		log_db_error(it, "refuse_failed", db);
+		let_go_if_gone(db, it);
+	}
 }
 
 /* Writes the result, retrying through a lost connection: a result is never
@@ -195,13 +222,11 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 	if (mutating && !target_lock(db, it->target)) {
 		log_msg(LOG_DEBUG, "exec=%lld evt=target_busy target=%s", (long long)it->id,
 		        it->target);
-		if (queue_release(db, it->id, env->worker_id, TARGET_BUSY_RETRY_MS, NULL) < 0)
-			log_db_error(it, "release_failed", db);
+		release(db, env->worker_id, it, TARGET_BUSY_RETRY_MS, NULL);
 		return;
 	}
 	if (!slots_take(env->node_slots, it->node, env->stopping)) {
-		queue_release(db, it->id, env->worker_id, 0,
-		              "airlockd is stopping; released before it ran");
+		release(db, env->worker_id, it, 0, "airlockd is stopping; released before it ran");
 		goto out;
 	}
 	slot = true;
@@ -213,7 +238,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 	if (live == -2) {
 		if (it->attempts < env->cfg->retry_max) {
 			int delay = 1000 << (it->attempts < 6 ? it->attempts : 6);
-			queue_release(db, it->id, env->worker_id, delay, reason);
+			release(db, env->worker_id, it, delay, reason);
 		} else {
 			char why[1200];
 			snprintf(why, sizeof(why), "%s (gave up after %d attempts). Nothing ran.",
@@ -228,13 +253,14 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		goto out;
 	}
 	if (*env->stopping) {
-		queue_release(db, it->id, env->worker_id, 0,
-		              "airlockd is stopping; released before it ran");
+		release(db, env->worker_id, it, 0, "airlockd is stopping; released before it ran");
 		goto out;
 	}
 	if (queue_start(db, it->id, env->worker_id, rewind_json, guard_json) < 0) {
 		log_db_error(it, "start_failed", db);
-		if (!connection_lost(db)) {
+		if (strcmp(store_sqlstate(db), "AL005") == 0) {
+			let_go_if_gone(db, it);
+		} else if (!connection_lost(db)) {
 			char why[1200];
 			snprintf(why, sizeof(why), "refused at start: %s. Nothing ran.",
 			         store_errmsg(db));
@@ -265,11 +291,10 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 	if (classify(env, v, it, &c) < 0) {
 		log_msg(LOG_WARN, "exec=%lld evt=no_policy", (long long)it->id);
 		/* Recorded once, not at every retry. */
-		queue_release(db, it->id, env->worker_id, 5000,
-		              it->attempts == 1
-		                  ? "no classifier policy is loaded; an administrator "
-		                    "must run `airlock seed`"
-		                  : NULL);
+		release(db, env->worker_id, it, 5000,
+		        it->attempts == 1 ? "no classifier policy is loaded; an administrator "
+		                            "must run `airlock seed`"
+		                          : NULL);
 		return;
 	}
 	if (strcmp(it->state, "received") == 0) {
@@ -280,6 +305,7 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		                     c.snap.version, CLASSIFIER_VERSION, rewind, possible,
 		                     state) < 0) {
 			log_db_error(it, "classify_failed", db);
+			let_go_if_gone(db, it);
 			goto out;
 		}
 		log_msg(LOG_INFO, "exec=%lld evt=classified class=%s state=%s policy=%lld",
@@ -293,6 +319,7 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		if (queue_revalidate(db, it->id, env->worker_id, c.cls, c.reasons_json,
 		                     c.snap.version, CLASSIFIER_VERSION, state) < 0) {
 			log_db_error(it, "revalidate_failed", db);
+			let_go_if_gone(db, it);
 			goto out;
 		}
 		if (strcmp(state, "pending_approval") == 0) {

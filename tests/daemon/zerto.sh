@@ -57,6 +57,16 @@ id=$(as_agent $A run --target vm:db02 -- 'systemctl restart nginx; echo zr-marke
 check "an unprotected VM's reversible change runs" wait_for 60 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
 check_out "and records that it had no rewind point" 'no_rewind_point' as_alice $A history $id
 
+# ---- cancelled while being guarded: nothing runs, the worker lets go of it
+sim POST /_sim/fault '{"kind": "tag_never_listed", "vpg": "web-aws"}' >/dev/null
+id=$(as_agent $A run --target vm:web01 -- 'systemctl restart nginx; echo zr-marker-c')
+wait_for 60 "SELECT count(*) > 0 FROM airlock.execution_events WHERE execution_id = $id AND detail ? 'step'"
+check_rc "the requester cancels it mid-guard" 0 as_agent $A cancel $id
+sim POST /_sim/fault '{"kind": "clear"}' >/dev/null
+check "its worker lets go of the row" wait_for 120 "SELECT count(*) = 0 FROM pg_locks WHERE locktype = 'advisory' AND classid = 0 AND objid = $id AND objsubid = 1"
+check_eq "it stays cancelled" cancelled "$(state_of $id)"
+check_eq "nothing ran" 0 "$(ran_count 'zr-marker-c')"
+
 # ---- kill -9 mid-guard: retried, runs once
 sim POST /_sim/fault '{"kind": "tag_never_listed", "vpg": "web-aws"}' >/dev/null
 id=$(as_agent $A run --target vm:web01 -- 'systemctl restart nginx; echo zr-marker-5')
