@@ -204,16 +204,6 @@ static int check_entity(const char *path, const struct yt_node *e)
 	                                   "zerto_vm_identifier",
 	                                   "attributes",
 	                                   NULL};
-	static const char *const scalars[] = {"slug",
-	                                      "type",
-	                                      "node",
-	                                      "vmid",
-	                                      "address",
-	                                      "port",
-	                                      "ssh_user",
-	                                      "host_key_fingerprint",
-	                                      "zerto_vm_identifier",
-	                                      NULL};
 	const struct yt_node *slug, *type;
 	enum target_type tt;
 
@@ -221,8 +211,10 @@ static int check_entity(const char *path, const struct yt_node *e)
 		return fail_at(path, e, "each entity must be a mapping%s", "");
 	if (only_keys(path, e, keys) < 0)
 		return -1;
-	for (const char *const *k = scalars; *k; k++)
-		if (yt_get(e, *k) && !want(path, e, *k, YT_SCALAR, false))
+	/* Every key but attributes holds a single value. */
+	for (const char *const *k = keys; *k; k++)
+		if (strcmp(*k, "attributes") != 0 && yt_get(e, *k) &&
+		    !want(path, e, *k, YT_SCALAR, false))
 			return -1;
 	if (yt_get(e, "attributes") && !want(path, e, "attributes", YT_MAP, false))
 		return -1;

@@ -958,24 +958,32 @@ $$;
 
 -- ---------------------------------------------------------------- ownership and grants
 
-DO $$
+-- Gives every airlock table, view and function not yet owned by airlock_owner
+-- to it, and takes EXECUTE on those functions away from PUBLIC.  Each
+-- migration calls it after creating objects (as the administrator who runs
+-- `airlock migrate`), so no migration writes the loop again.
+CREATE FUNCTION airlock._secure_new_objects() RETURNS void
+LANGUAGE plpgsql SET search_path = airlock, pg_temp AS $$
 DECLARE
 	obj record;
 BEGIN
 	FOR obj IN SELECT c.oid::regclass::text AS name, c.relkind FROM pg_class c
 		   JOIN pg_namespace n ON n.oid = c.relnamespace
 		   WHERE n.nspname = 'airlock' AND c.relkind IN ('r', 'v')
-		     AND c.relname <> 'schema_migrations' LOOP
+		     AND c.relname <> 'schema_migrations'
+		     AND pg_get_userbyid(c.relowner) <> 'airlock_owner' LOOP
 		EXECUTE format('ALTER %s %s OWNER TO airlock_owner',
 			CASE obj.relkind WHEN 'v' THEN 'VIEW' ELSE 'TABLE' END, obj.name);
 	END LOOP;
 	FOR obj IN SELECT p.oid::regprocedure::text AS sig FROM pg_proc p
-		   JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'airlock' LOOP
+		   JOIN pg_namespace n ON n.oid = p.pronamespace
+		   WHERE n.nspname = 'airlock' AND pg_get_userbyid(p.proowner) <> 'airlock_owner' LOOP
 		EXECUTE format('ALTER FUNCTION %s OWNER TO airlock_owner', obj.sig);
 		EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', obj.sig);
 	END LOOP;
 END
 $$;
+SELECT airlock._secure_new_objects();
 GRANT USAGE ON SCHEMA airlock TO airlock_owner;
 
 GRANT EXECUTE ON FUNCTION

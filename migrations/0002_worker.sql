@@ -328,18 +328,7 @@ BEGIN
 END
 $$;
 
-DO $$
-DECLARE
-	obj record;
-BEGIN
-	FOR obj IN SELECT p.oid::regprocedure::text AS sig FROM pg_proc p
-		   JOIN pg_namespace n ON n.oid = p.pronamespace
-		   WHERE n.nspname = 'airlock' AND pg_get_userbyid(p.proowner) <> 'airlock_owner' LOOP
-		EXECUTE format('ALTER FUNCTION %s OWNER TO airlock_owner', obj.sig);
-		EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', obj.sig);
-	END LOOP;
-END
-$$;
+SELECT airlock._secure_new_objects();
 
 GRANT EXECUTE ON FUNCTION
 	airlock.worker_claim(text),

@@ -42,6 +42,18 @@ CREATE FUNCTION pg_temp.classify(id bigint, cls text, needed int) RETURNS void L
 	WHERE executions.id = classify.id;
 $$;
 
+-- Every function and table belongs to airlock_owner; PUBLIC may execute none.
+SELECT is((SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+           WHERE n.nspname = 'airlock' AND pg_get_userbyid(p.proowner) <> 'airlock_owner'), 0::bigint,
+  'every airlock function is owned by airlock_owner (0001 and 0002 alike)');
+SELECT is((SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+           WHERE n.nspname = 'airlock' AND has_function_privilege('public', p.oid, 'EXECUTE')), 0::bigint,
+  'PUBLIC may execute no airlock function');
+SELECT is((SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+           WHERE n.nspname = 'airlock' AND c.relkind IN ('r', 'v') AND c.relname <> 'schema_migrations'
+             AND pg_get_userbyid(c.relowner) <> 'airlock_owner'), 0::bigint,
+  'every airlock table and view is owned by airlock_owner');
+
 -- ------------------------------------------------------------ pre-flight
 SET SESSION AUTHORIZATION hermes;
 SELECT throws_ok($$ SELECT airlock.run('vm:zimaos', 'ls /media/library') $$, 'AL003',
