@@ -255,12 +255,16 @@ static void reload_config(struct daemon *d)
 	config_free(n);
 }
 
-/* Drains notifications: wakes a worker per new row, reloads a changed policy. */
+/* Drains notifications: wakes the workers when there is work, reloads a
+ * changed policy.  airlock_work carries no payload (any login may LISTEN on
+ * it, so it must not show row ids), and PostgreSQL folds identical
+ * notifications of one transaction into one: a single notification may stand
+ * for many rows, so every idle worker is woken and claims until the queue is
+ * empty. */
 static void handle_notifies(struct daemon *d)
 {
 	PGnotify *n;
-	bool policy = false;
-	int work = 0;
+	bool policy = false, work = false;
 
 	if (!PQconsumeInput(store_conn(d->listen)))
 		return;
@@ -268,13 +272,13 @@ static void handle_notifies(struct daemon *d)
 		if (strcmp(n->relname, "airlock_policy") == 0)
 			policy = true;
 		else
-			work++;
+			work = true;
 		PQfreemem(n);
 	}
 	if (policy)
 		reload_policy(d);
 	if (work)
-		wake_workers(d, work);
+		wake_workers(d, d->nthreads);
 }
 
 static void stop_threads(struct daemon *d, int grace_s)

@@ -328,6 +328,14 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 			notify_pending(env, it, &c, NULL, true);
 			goto out;
 		}
+		if (strcmp(state, "queued") != 0 && strcmp(state, "approved") != 0) {
+			/* expired (the approval lapsed) or refused (the target, as
+			 * probed, changed since the approval): recorded on the row,
+			 * which is no longer ours. */
+			log_msg(LOG_INFO, "exec=%lld evt=revalidate_ended state=%s",
+			        (long long)it->id, state);
+			goto out;
+		}
 	}
 	/* The class to run under: never below what was recorded. */
 	const char *cls = c.cls;

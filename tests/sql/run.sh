@@ -92,20 +92,24 @@ printf 'this: is: not: yaml\n' >"$tmp/bad/policy.yaml"
 check_rc "a malformed policy is refused" 2 $A seed "$tmp/bad"
 check_eq "the policy in force did not change" 2 "$(psql -Atc "SELECT max(version) FROM airlock.policies")"
 
-# ---- the API and its rules, per role (pgTAP), on a clean database
-createdb api
-psql -q -d api -c "SELECT 1" >/dev/null
-$A migrate --db "dbname=api" >/dev/null
-out=$(psql -X -q -d api -f tests/sql/api.sql 2>&1)
-plan=$(printf '%s\n' "$out" | grep -E '^1\.\.[0-9]+$' | tail -1)
-nok=$(printf '%s\n' "$out" | grep -c '^not ok')
-okc=$(printf '%s\n' "$out" | grep -c '^ok ')
-if [ -n "$plan" ] && [ "$nok" -eq 0 ] && [ "1..$okc" = "$plan" ]; then
-	pass "pgTAP tests/sql/api.sql: $okc assertions"
-else
-	failt "pgTAP tests/sql/api.sql ($okc ok, $nok not ok, plan '$plan')" "$(printf '%s\n' "$out" | grep -v '^ok ' | head -40)"
-fi
-[ "$nok" -eq 0 ] && [ "$okc" -gt 0 ] && T_PASS=$((T_PASS + okc - 1))
+# ---- the API and its rules, per role (pgTAP), each file on a clean database
+pgtap() { # pgtap FILE DB
+	local out plan nok okc
+	createdb "$2"
+	$A migrate --db "dbname=$2" >/dev/null
+	out=$(psql -X -q -d "$2" -f "$1" 2>&1)
+	plan=$(printf '%s\n' "$out" | grep -E '^1\.\.[0-9]+$' | tail -1)
+	nok=$(printf '%s\n' "$out" | grep -c '^not ok')
+	okc=$(printf '%s\n' "$out" | grep -c '^ok ')
+	if [ -n "$plan" ] && [ "$nok" -eq 0 ] && [ "1..$okc" = "$plan" ]; then
+		pass "pgTAP $1: $okc assertions"
+	else
+		failt "pgTAP $1 ($okc ok, $nok not ok, plan '$plan')" "$(printf '%s\n' "$out" | grep -v '^ok ' | head -40)"
+	fi
+	[ "$nok" -eq 0 ] && [ "$okc" -gt 0 ] && T_PASS=$((T_PASS + okc - 1))
+}
+pgtap tests/sql/api.sql api
+pgtap tests/sql/gate.sql gate
 
 # ---- the claim stays an index scan on a large backlog, stale statistics or not
 psql -XAtq -d api -c "INSERT INTO airlock.executions (target, target_type, command, requested_by, state)
