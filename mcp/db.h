@@ -43,7 +43,7 @@ const char *mcp_db_hint(const struct mcp_db *db);
 /* The session_user once connected, else "". */
 const char *mcp_db_login(const struct mcp_db *db);
 
-/* LISTEN / UNLISTEN on channel airlock_state (payload "<id> <state>").
+/* LISTEN / UNLISTEN on channel airlock_state (no payload: any state change).
  * Unlistening also drops any queued notifications. */
 int mcp_db_listen(struct mcp_db *db, bool on);
 /* The socket to poll() for notifications, -1 when not connected. */

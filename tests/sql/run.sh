@@ -92,6 +92,67 @@ printf 'this: is: not: yaml\n' >"$tmp/bad/policy.yaml"
 check_rc "a malformed policy is refused" 2 $A seed "$tmp/bad"
 check_eq "the policy in force did not change" 2 "$(psql -Atc "SELECT max(version) FROM airlock.policies")"
 
+# ---- gate.yaml: the gate policy as a seed, versioned
+gv() { psql -Atc "SELECT max(version) FROM airlock.gate_policies"; }
+classes() { psql -Atc "SELECT string_agg(class || ' ' || approvals_required || ' ' || ttl || ' ' || approval_valid_for, '|' ORDER BY class) FROM airlock.gate_policy"; }
+check_eq "the seed's gate.yaml is version 2 (1 is what the migration found)" 2 "$(gv)"
+check_out "a second seed leaves the gate unchanged" 'gate: version 2 unchanged' $A seed seeds
+check_eq "destructive needs two approvers by default" \
+	"config_mutation 1 01:00:00 00:15:00|destructive 2 01:00:00 00:15:00" "$(classes)"
+mkdir -p "$tmp/gate"
+cp "$tmp/seeds2/policy.yaml" seeds/tools.yaml seeds/inventory.yaml "$tmp/gate/"
+printf '%s\n' 'classes:' '  config_mutation: {approval_valid_for: 10m}' 'rules:' \
+	'  - target: "proxmox-host:*"' '    class: config_mutation' '    quorum: 2' \
+	'  - agent: "intern-?"' '    ttl: 5m' 'limits:' '  requests_per_minute: 30' >"$tmp/gate/gate.yaml"
+check_out "a gate.yaml with rules becomes version 3" 'gate: version 3 ingested' $A seed "$tmp/gate"
+check_eq "what it leaves out takes the defaults; destructive stays at 2" \
+	"config_mutation 1 01:00:00 00:10:00|destructive 2 01:00:00 00:15:00" "$(classes)"
+check_eq "its rules are in force" "1 proxmox-host:* config_mutation 2|2 intern-? 00:05:00" \
+	"$(psql -Atc "SELECT string_agg(concat_ws(' ', position, target, agent, class, approvals_required, ttl), '|' ORDER BY position) FROM airlock.gate_rules")"
+check_eq "limits it sets, and defaults for the rest" "30 100 65536 256 256" \
+	"$(psql -Atc "SELECT concat_ws(' ', requests_per_minute, pending_per_agent, attribute_bytes, attribute_keys, relationships_per_entity) FROM airlock.gate_limits")"
+psql -qc "CREATE ROLE gate_op LOGIN IN ROLE airlock_operator; CREATE ROLE gate_agent LOGIN IN ROLE airlock_agent"
+check_out "policy show names the classifier policy in force" 'classifier policy: version [0-9]+, sha256 [0-9a-f]{12}, from ' \
+	env PGUSER=gate_op $A policy show
+check_out "policy show names the gate version in force" 'gate policy: version 3, .*gate.yaml' env PGUSER=gate_op $A policy show
+check_out "policy show lists the gate's rules" '1\. target=proxmox-host:\* class=config_mutation quorum=2' \
+	env PGUSER=gate_op $A policy show
+check_out "policy show lists the limits" 'limits: requests_per_minute=30 pending_per_agent=100' env PGUSER=gate_op $A policy show
+check_out "policy show --json, for machines" '"gate": \{.*"version": 3' env PGUSER=gate_op $A policy show --json
+check_rc "an agent may not read the gate's per-agent rules" 3 env PGUSER=gate_agent $A policy show
+printf 'classes:\n  destructive:\n    quorum: 1\n' >"$tmp/gate/gate.yaml"
+check_out "a one-operator site sets destructive quorum 1 explicitly" 'gate: version 4 ingested' $A seed "$tmp/gate"
+check_eq "and it is 1" 1 "$(psql -Atc "SELECT approvals_required FROM airlock.gate_policy WHERE class = 'destructive'")"
+check_eq "every version is kept" "1 2 3 4" "$(psql -Atc "SELECT string_agg(version::text, ' ' ORDER BY version) FROM airlock.gate_policies")"
+# Mistakes: each names file:line:col, and nothing at all is ingested.
+state3() { echo "$(gv)/$(psql -Atc "SELECT count(*) FROM airlock.entities")/$(psql -Atc "SELECT max(version) FROM airlock.policies")"; }
+bad_gate() { # NAME REGEX YAML
+	local before
+	printf '%b' "$3" >"$tmp/gate/gate.yaml"
+	before=$(state3)
+	check_out "gate.yaml: $1" "gate.yaml:$2" $A seed "$tmp/gate"
+	check_eq "gate.yaml: $1: nothing was ingested" "$before" "$(state3)"
+}
+printf 'entities:\n  - {slug: "proxmox-host:extra", type: proxmox-host, address: 10.0.0.9}\n' >"$tmp/gate/inventory.yaml"
+bad_gate "quorum 0" '3:13: "quorum" must be an integer in 1\.\.5' 'classes:\n  destructive:\n    quorum: 0\n'
+bad_gate "quorum in words" '3:13: "quorum" must be an integer in 1\.\.5' 'classes:\n  destructive:\n    quorum: two\n'
+bad_gate "an ungated class" '2:3: class "read_only" is not gated' 'classes:\n  read_only: {quorum: 1}\n'
+bad_gate "an unknown key" '1:1: unknown key "quorums"' 'quorums: {}\n'
+bad_gate "a duration in words" '3:10: "ttl" must be a duration' 'classes:\n  destructive:\n    ttl: 5 minutes\n'
+bad_gate "a duration over 30 days" '3:10: "ttl" must be a duration' 'classes:\n  destructive:\n    ttl: 31d\n'
+bad_gate "a rule for nobody" '2:5: a rule needs "target" or "agent"' 'rules:\n  - quorum: 3\n'
+bad_gate "a rule that changes nothing" '2:5: a rule needs "quorum", "ttl" or "approval_valid_for"' 'rules:\n  - target: "vm:*"\n'
+bad_gate "a rule that would lower the quorum" '4:13: quorum 1 does not raise the class.s quorum \(2\)' \
+	'rules:\n  - target: "vm:*"\n    class: destructive\n    quorum: 1\n'
+bad_gate "a rule that would lengthen the TTL" '3:10: ttl does not shorten the class.s 1h' 'rules:\n  - agent: hermes\n    ttl: 2h\n'
+bad_gate "a target glob with a space" '2:13: target "vm: x" must be an entity slug' 'rules:\n  - target: "vm: x"\n    quorum: 3\n'
+bad_gate "a limit out of range" '2:24: "requests_per_minute" must be an integer in 1\.\.100000' 'limits:\n  requests_per_minute: 0\n'
+bad_gate "an unknown limit" '2:3: unknown key "runs_per_hour"' 'limits:\n  runs_per_hour: 5\n'
+bad_gate "rules that are not a list" '1:8: "rules" must be a list' 'rules: {target: x}\n'
+rm "$tmp/gate/gate.yaml"
+cp seeds/inventory.yaml "$tmp/gate/"
+check_out "without gate.yaml the version in force stays" 'gate: no gate.yaml; version 4 stays in force' $A seed "$tmp/gate"
+
 # ---- the API and its rules, per role (pgTAP), each file on a clean database
 pgtap() { # pgtap FILE DB
 	local out plan nok okc
