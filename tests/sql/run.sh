@@ -172,6 +172,82 @@ pgtap() { # pgtap FILE DB
 pgtap tests/sql/api.sql api
 pgtap tests/sql/gate.sql gate
 
+# ---- run() refuses what the transport cannot carry: the same rule as the C side
+PKGS="libpq libcurl libcjson openssl libssh2 yaml-0.1"
+if cc -std=c11 -D_GNU_SOURCE -O1 -I. $(pkg-config --cflags $PKGS) -o "$tmp/carrycheck" \
+	tests/sql/carrycheck.c build/libairlock.a $(pkg-config --libs $PKGS) -lpthread -lm 2>"$tmp/cc.log"; then
+	pass "build the transport's carry check"
+else
+	failt "build the transport's carry check" "$(cat "$tmp/cc.log")"
+fi
+tests/sql/carrygen.py 600 2>"$tmp/carrygen.log" >"$tmp/carry.hex"
+createdb carry
+$A migrate --db "dbname=carry" >/dev/null
+"$tmp/carrycheck" <"$tmp/carry.hex" >"$tmp/carry.c"
+psql -XAtq -d carry -v ON_ERROR_STOP=1 >"$tmp/carry.sql" 2>&1 <<SQL
+SELECT airlock.seed_inventory('{"entities": [{"slug": "proxmox-host:hubris", "type": "proxmox-host", "address": "127.0.0.1"}]}') \\g /dev/null
+CREATE TEMP TABLE cmds (n serial, hex text);
+\\copy cmds (hex) FROM '$tmp/carry.hex'
+CREATE FUNCTION pg_temp.try(cmd text) RETURNS text LANGUAGE plpgsql AS \$\$
+BEGIN
+	PERFORM airlock.run('proxmox-host:hubris', cmd);
+	RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+	RETURN CASE WHEN SQLSTATE = 'AL002' AND SQLERRM LIKE '%too long to carry%the limit is 32640%' THEN 'refused'
+		    ELSE SQLSTATE || ' ' || SQLERRM END;
+END
+\$\$;
+BEGIN;
+SELECT pg_temp.try(convert_from(decode(hex, 'hex'), 'UTF8')) FROM cmds ORDER BY n;
+ROLLBACK;
+SQL
+check_eq "the generator made commands on both sides of the limit" "yes" \
+	"$(grep -qE '^[0-9]+ commands, [1-9][0-9]* over' "$tmp/carrygen.log" && grep -c ok "$tmp/carry.sql" | grep -qv '^0$' && echo yes)"
+check_eq "the C rule agrees for a host and a VM" 0 "$(awk '$1 != $2' "$tmp/carry.c" | wc -l)"
+check_eq "run() accepts and refuses exactly what the transport does ($(wc -l <"$tmp/carry.hex") generated commands)" \
+	"$(cut -d' ' -f1 "$tmp/carry.c" | md5sum)" "$(md5sum <"$tmp/carry.sql")"
+check_eq "no accepted command was left behind" 0 "$(psql -XAtq -d carry -c "SELECT count(*) FROM airlock.executions")"
+
+# ---- notifications reveal nothing: any login may LISTEN on any channel
+createdb notify
+$A migrate --db "dbname=notify" >/dev/null
+psql -Xq -d notify >"$tmp/notify.out" 2>&1 <<'SQL'
+SELECT airlock.seed_inventory('{"entities": [{"slug": "proxmox-host:hubris", "type": "proxmox-host", "address": "127.0.0.1"}]}');
+SELECT airlock.seed_policy('rules: []', 'notify test', '[]');
+SET SESSION AUTHORIZATION gate_agent;
+LISTEN airlock_state; LISTEN airlock_work; LISTEN airlock_pending; LISTEN airlock_policy;
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION gate_agent;
+SELECT airlock.run('proxmox-host:hubris', 'systemctl restart pveproxy', NULL, 'secret-change', 'secret action');
+RESET SESSION AUTHORIZATION;
+SELECT airlock.worker_claim('w1') \g /dev/null
+SELECT airlock.worker_classified(1, 'w1', 'config_mutation', '[]', 1, 'test', 'none', false);
+SET SESSION AUTHORIZATION gate_op;
+SELECT airlock.approve(1, 'ok');
+RESET SESSION AUTHORIZATION;
+SELECT airlock.worker_claim('w1') \g /dev/null
+SELECT airlock.worker_release(1, 'w1', 0, 'test');
+SELECT pg_sleep(0.2);
+SQL
+for ch in airlock_state airlock_work airlock_pending; do
+	check_out "an agent LISTENing on $ch is woken" "Asynchronous notification \"$ch\" received" cat "$tmp/notify.out"
+done
+check_eq "no notification on those channels carries a payload (ids, states, names)" 0 \
+	"$(grep -E 'Asynchronous notification "airlock_(state|work|pending)" with payload' "$tmp/notify.out" | wc -l)"
+
+# ---- the flood limit holds under concurrent sessions (4 x 25 calls, 60 allowed)
+psql -qc "CREATE ROLE gate_flood LOGIN IN ROLE airlock_agent"
+for i in $(seq 25); do echo "SELECT airlock.run('proxmox-host:hubris', 'echo $i');"; done >"$tmp/flood.sql"
+pids=()
+for s in 1 2 3 4; do
+	PGUSER=gate_flood psql -Xq -d notify -f "$tmp/flood.sql" >/dev/null 2>"$tmp/flood.$s" &
+	pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p"; done
+check_eq "four concurrent sessions get exactly 60 requests in, not more" 60 \
+	"$(psql -XAtq -d notify -c "SELECT count(*) FROM airlock.executions WHERE requested_by = 'gate_flood'")"
+check_eq "the other 40 were refused with AL010's words" 40 "$(cat "$tmp"/flood.* | grep -c 'requests in the last minute; the gate policy allows 60 per minute')"
+
 # ---- the claim stays an index scan on a large backlog, stale statistics or not
 psql -XAtq -d api -c "INSERT INTO airlock.executions (target, target_type, command, requested_by, state)
 	SELECT 'proxmox-host:hubris', 'proxmox-host', 'echo ' || g, 'bulk', 'received' FROM generate_series(1, 20000) g"
