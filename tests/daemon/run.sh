@@ -55,11 +55,13 @@ check "the approved install runs" wait_for 30 "SELECT state IN ('succeeded', 'fa
 check_eq "it ran exactly once" 1 "$(ran_count 'nfs-kernel-server')"
 check_out "the row records that there was no rewind point" 'no rewind point' as_alice $A show $id
 
-# ---- a command the transport cannot carry is refused before it is marked running
+# ---- a command the transport cannot carry is refused at the door, naming the limit
 big="echo $(head -c 20000 /dev/zero | tr '\0' "'")"
-id=$(as_agent $A run --target proxmox-host:hubris -- "$big")
-check "a command too long for SSH once quoted is refused" wait_for 30 "SELECT state = 'refused' AND error LIKE '%too long%' FROM airlock.executions WHERE id = $id"
-check_eq "and was never marked running" 0 "$(q "SELECT count(*) FROM airlock.execution_events WHERE execution_id = $id AND to_state = 'running'")"
+before=$(q "SELECT count(*) FROM airlock.executions")
+check_rc "a command too long for SSH once quoted is refused (exit 2)" 2 as_agent $A run --target proxmox-host:hubris -- "$big"
+check_out "the refusal names the limit" 'too long to carry: 80007 bytes once quoted.*the limit is 32640' \
+	as_agent $A run --target proxmox-host:hubris -- "$big"
+check_eq "and no row was made" "$before" "$(q "SELECT count(*) FROM airlock.executions")"
 
 # ---- dead transports are refused, with the pre-flight's words
 check_out "a VM with a dead agent is refused at the door" 'QEMU guest agent is not running' as_agent $A run --target vm:zimaos -- ls /
@@ -86,12 +88,16 @@ check_eq "exactly once" 1 "$(ran_count 'unreachable-marker')"
 # ---- the gate through the CLI
 id=$(PGUSER=carol $A run --target proxmox-host:hubris -- 'systemctl restart pvedaemon')
 wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
-check_rc "an operator cannot approve their own request (exit 3)" 3 env PGUSER=carol $A approve $id
-check_out "and is told why" 'nobody may approve their own request' env PGUSER=carol $A approve $id
+check_rc "a login that is operator and agent cannot approve (exit 3)" 3 env PGUSER=carol $A approve $id
+check_out "and is told why" 'carol is a member of airlock_agent and never counts as an approver' env PGUSER=carol $A approve $id
 check_rc "reject needs --reason (exit 2)" 2 as_alice $A reject $id
 check_out "pending --json is JSON with the request" "\"id\": $id" as_alice $A pending --json
 check_rc "the requester cancels its own pending request" 0 env PGUSER=carol $A cancel $id
 check_eq "it is cancelled" cancelled "$(state_of $id)"
+id=$(as_alice $A run --target proxmox-host:hubris -- 'systemctl restart pvedaemon; echo self-approval')
+wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
+check_out "an operator cannot approve their own request" 'nobody may approve their own request' as_alice $A approve $id
+as_alice $A cancel $id >/dev/null
 check_rc "show of an unknown id exits 4" 4 as_alice $A show 999999
 id=$(as_agent $A run --target proxmox-host:hubris -- 'reboot')
 wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
