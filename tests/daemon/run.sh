@@ -120,6 +120,21 @@ id=$(as_agent $A run --target proxmox-host:hubris -- 'systemctl restart corosync
 check "an unanswered request expires" wait_for 30 "SELECT state = 'expired' FROM airlock.executions WHERE id = $id"
 q "UPDATE airlock.gate_policy SET ttl = interval '1 hour'" >/dev/null
 
+# ---- an approval that lapsed while airlockd was down expires; it never runs late
+q "UPDATE airlock.gate_policy SET approval_valid_for = interval '1 second'" >/dev/null
+id=$(as_agent $A run --target proxmox-host:hubris -- 'systemctl restart pve-firewall; echo lapse-marker')
+wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
+kill -TERM $D1; wait $D1 2>/dev/null
+as_alice $A approve $id >/dev/null
+check "the approval's validity runs out while no daemon runs" \
+	wait_for 10 "SELECT approval_valid_until < now() FROM airlock.executions WHERE id = $id"
+start_daemon d1; D1=$DPID
+check "the restarted daemon expires it instead of running it" \
+	wait_for 30 "SELECT state = 'expired' FROM airlock.executions WHERE id = $id"
+check_eq "it never ran" 0 "$(ran_count 'lapse-marker')"
+check_out "the agent is told it did not start in time" 'did not start in time.*lapsed.*nothing ran' as_agent $A show $id
+q "UPDATE airlock.gate_policy SET approval_valid_for = interval '15 minutes'" >/dev/null
+
 # ---- a policy change between approval and execution voids the approval
 kill -TERM $D1; wait $D1 2>/dev/null
 id=$(as_agent $A run --target proxmox-host:hubris -- 'systemctl restart pvestatd; echo policy-marker')
