@@ -246,9 +246,15 @@ $$;
 
 -- ---------------------------------------------------------------- limits
 
+-- The small helpers below run on every agent call.  They carry no SET
+-- search_path, so that PostgreSQL can inline them and does not switch
+-- settings per call; they name every object with its schema, nobody but
+-- airlock's own functions (whose search_path is pinned) may execute them, and
+-- none is SECURITY DEFINER.
+
 -- The flood limits in force (the defaults if the row is missing).
 CREATE FUNCTION airlock._limits() RETURNS airlock.gate_limits
-LANGUAGE sql STABLE SET search_path = airlock, pg_temp AS $$
+LANGUAGE sql STABLE AS $$
 	SELECT l FROM (SELECT l FROM airlock.gate_limits l
 		       UNION ALL SELECT ROW(true, 60, 100, 65536, 256, 256, NULL)::airlock.gate_limits) x
 	LIMIT 1
@@ -257,7 +263,7 @@ $$;
 -- Superusers can change the gate policy itself, so limits do not bind them
 -- (bulk loads in tests and maintenance run as the administrator).
 CREATE FUNCTION airlock._limits_apply() RETURNS boolean
-LANGUAGE sql STABLE SET search_path = airlock, pg_temp AS $$
+LANGUAGE sql STABLE AS $$
 	SELECT NOT coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = session_user), false)
 $$;
 
@@ -268,12 +274,12 @@ $$;
 -- selectors, tags), in s; NULL when there is none.  Unicode spaces are not
 -- here: NFKC turns them into plain spaces.
 CREATE FUNCTION airlock._invisible_char(s text) RETURNS text
-LANGUAGE sql IMMUTABLE SET search_path = airlock, pg_temp AS $$
+LANGUAGE sql IMMUTABLE AS $$
 	SELECT substring(s FROM '[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]')
 $$;
 
 CREATE FUNCTION airlock._codepoint(c text) RETURNS text
-LANGUAGE sql IMMUTABLE SET search_path = airlock, pg_temp AS $$
+LANGUAGE sql IMMUTABLE AS $$
 	SELECT 'U+' || upper(lpad(to_hex(ascii(c)), 4, '0'))
 $$;
 
@@ -281,17 +287,22 @@ $$;
 -- (i, 1 and | as l; 0 as o; rn as m; vv as w), separators and spaces
 -- dropped.  Both sides are folded alike, so "container" and "contalner" meet.
 CREATE FUNCTION airlock._key_skeleton(k text) RETURNS text
-LANGUAGE sql IMMUTABLE SET search_path = airlock, pg_temp AS $$
+LANGUAGE sql IMMUTABLE AS $$
 	SELECT regexp_replace(replace(replace(translate(lower(k), 'i|01', 'llol'), 'rn', 'm'), 'vv', 'w'),
 		'[^a-z0-9]', '', 'g')
 $$;
+
+-- Each scheduler-owned key's skeleton, computed once (keys added later get
+-- theirs on insert).
+ALTER TABLE airlock.scheduler_keys
+	ADD COLUMN skeleton text GENERATED ALWAYS AS (airlock._key_skeleton(key)) STORED;
 
 -- An agent's attribute key, checked and normalised (NFKC, trimmed).  Raises
 -- AL002 for a key with control or invisible characters, one that is empty,
 -- too long, or not ASCII once normalised (a key of look-alike letters from
 -- another script could pass for any key).
 CREATE FUNCTION airlock._attribute_key(k text) RETURNS text
-LANGUAGE plpgsql IMMUTABLE SET search_path = airlock, pg_temp AS $$
+LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
 	bad text := airlock._invisible_char(k);
 	nk text;
@@ -333,7 +344,7 @@ $$;
 -- The pre-flight refusal for a target as probed now (run()'s exact words),
 -- or NULL when it may run.
 CREATE FUNCTION airlock._preflight_problem(ent airlock.entities, OUT sqlstate text, OUT message text)
-LANGUAGE sql STABLE SET search_path = airlock, pg_temp AS $$
+LANGUAGE sql STABLE AS $$
 	SELECT CASE WHEN ent.type = 'vm' AND coalesce(ent.attributes ->> 'qemu_guest_agent', '') <> 'running'
 		    THEN 'AL003'
 		    WHEN ent.type = 'lxc' AND ent.attributes ->> 'container_status' = 'stopped' THEN 'AL004' END,
@@ -347,7 +358,7 @@ $$;
 -- single quotes (each ' becomes '\'', four bytes), and the quoted form plus
 -- 128 bytes of wrapper must fit in 32,768.  Mirrors transport_check_command.
 CREATE FUNCTION airlock._quoted_length(command text) RETURNS bigint
-LANGUAGE sql IMMUTABLE SET search_path = airlock, pg_temp AS $$
+LANGUAGE sql IMMUTABLE AS $$
 	SELECT 2 + octet_length(command)::bigint
 		+ 3 * (octet_length(command) - octet_length(replace(command, '''', '')))
 $$;
@@ -361,6 +372,7 @@ DECLARE
 	ent airlock.entities;
 	pf record;
 	lim airlock.gate_limits;
+	me text := session_user; -- text, so the requester indexes serve the counts
 	n bigint;
 	new_id bigint;
 BEGIN
@@ -406,15 +418,19 @@ BEGIN
 	IF airlock._limits_apply() THEN
 		lim := airlock._limits();
 		PERFORM pg_advisory_xact_lock(74287732, hashtext(session_user));
-		SELECT count(*) INTO n FROM airlock.executions x
-		WHERE x.requested_by = session_user AND x.created_at > now() - interval '1 minute';
+		-- Each count stops at the limit: its cost is bounded by the limit,
+		-- not by the requester's history.
+		SELECT count(*) INTO n FROM (SELECT 1 FROM airlock.executions x
+			WHERE x.requested_by = me AND x.created_at > now() - interval '1 minute'
+			LIMIT lim.requests_per_minute) c;
 		IF n >= lim.requests_per_minute THEN
 			RAISE EXCEPTION 'run on %: % already made % requests in the last minute; the gate policy allows % per minute (requests_per_minute). Nothing was queued: wait, then send fewer, larger requests.',
 				target, session_user, n, lim.requests_per_minute USING ERRCODE = 'AL010';
 		END IF;
-		SELECT count(*) INTO n FROM airlock.executions x
-		WHERE x.requested_by = session_user
-		  AND x.state IN ('received', 'queued', 'pending_approval', 'approved');
+		SELECT count(*) INTO n FROM (SELECT 1 FROM airlock.executions x
+			WHERE x.requested_by = me
+			  AND x.state IN ('received', 'queued', 'pending_approval', 'approved')
+			LIMIT lim.pending_per_agent) c;
 		IF n >= lim.pending_per_agent THEN
 			RAISE EXCEPTION 'run on %: % already has % requests waiting to run or to be decided; the gate policy allows % (pending_per_agent). Nothing was queued: wait for them to finish, or cancel some.',
 				target, session_user, n, lim.pending_per_agent USING ERRCODE = 'AL010';
@@ -439,6 +455,7 @@ DECLARE
 	keep jsonb := '{}';
 	k text;
 	nk text;
+	skel text;
 	v jsonb;
 	sk airlock.scheduler_keys;
 	lim airlock.gate_limits := airlock._limits();
@@ -462,8 +479,8 @@ BEGIN
 	END IF;
 	FOR k, v IN SELECT * FROM jsonb_each(attributes) ORDER BY 1 LOOP
 		nk := airlock._attribute_key(k);
-		SELECT * INTO sk FROM airlock.scheduler_keys s
-		WHERE airlock._key_skeleton(s.key) = airlock._key_skeleton(nk)
+		skel := airlock._key_skeleton(nk);
+		SELECT * INTO sk FROM airlock.scheduler_keys s WHERE s.skeleton = skel
 		ORDER BY s.key <> lower(nk) LIMIT 1;
 		IF FOUND THEN
 			dropped := dropped || jsonb_build_array(jsonb_build_object('key', k, 'reason',
@@ -529,7 +546,8 @@ BEGIN
 		PERFORM pg_advisory_xact_lock(74287733, hashtext(least(source, target)));
 		PERFORM pg_advisory_xact_lock(74287733, hashtext(greatest(source, target)));
 		FOREACH ent IN ARRAY ARRAY[source, target] LOOP
-			SELECT count(*) INTO n FROM airlock.relationships r WHERE r.source = ent OR r.target = ent;
+			SELECT count(*) INTO n FROM (SELECT 1 FROM airlock.relationships r
+				WHERE r.source = ent OR r.target = ent LIMIT lim.relationships_per_entity) c;
 			IF n >= lim.relationships_per_entity THEN
 				RAISE EXCEPTION 'create_relationship: % already has % relationships; the gate policy allows % per entity (relationships_per_entity). Nothing was written.',
 					ent, n, lim.relationships_per_entity USING ERRCODE = 'AL010';
