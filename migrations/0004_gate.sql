@@ -705,14 +705,23 @@ BEGIN
 END
 $$;
 
--- Backstop: an approved row never starts after its approval lapsed, whoever
--- tries (worker_start raises, the worker records a refusal, nothing runs).
+-- Backstop: an approved row never starts after its approval lapsed, nor
+-- with fewer counting votes than its quorum (an approver who has since become
+-- a superuser or an agent), whoever tries: worker_start raises, the worker
+-- records a refusal, nothing runs.
 CREATE FUNCTION airlock._approval_in_force() RETURNS trigger
 LANGUAGE plpgsql SET search_path = airlock, pg_temp AS $$
+DECLARE
+	votes integer;
 BEGIN
 	IF OLD.approval_valid_until IS NOT NULL AND OLD.approval_valid_until < now() THEN
 		RAISE EXCEPTION 'execution %: its approval lapsed at % (approval_valid_for); it may not start',
 			OLD.id, OLD.approval_valid_until USING ERRCODE = 'AL008';
+	END IF;
+	votes := airlock._votes(OLD);
+	IF votes < greatest(OLD.approvals_required, 1) THEN
+		RAISE EXCEPTION 'execution %: only % of % approvals count (by logins that may approve); it may not start',
+			OLD.id, votes, OLD.approvals_required USING ERRCODE = 'AL008';
 	END IF;
 	RETURN NEW;
 END

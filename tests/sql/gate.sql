@@ -90,6 +90,16 @@ SELECT is(pg_temp.revalidate(1, 'destructive'), 'pending_approval',
 SELECT ok((SELECT detail ->> 'why' FROM airlock.execution_events WHERE execution_id = 1 ORDER BY id DESC LIMIT 1)
   LIKE 'only 1 of 2 approvals still count%', 'the event says why');
 REVOKE airlock_agent FROM dan;
+-- ... and if his role changes after re-validation, the row still cannot start.
+SET SESSION AUTHORIZATION ben;
+SELECT is(airlock.approve(1), 'approved', 'ben approves: quorum again');
+RESET SESSION AUTHORIZATION;
+UPDATE airlock.executions SET claimed_by = 'w1' WHERE id = 1;
+GRANT airlock_agent TO dan, ben;
+SELECT throws_like($$ SELECT airlock.worker_start(1, 'w1', '[]', '{}') $$, '%only 1 of 2 approvals count%',
+  'a row whose votes no longer make the quorum cannot start, even past re-validation');
+REVOKE airlock_agent FROM dan, ben;
+UPDATE airlock.executions SET claimed_by = NULL WHERE id = 1;
 -- Self-approval is still its own refusal for a real operator.
 SET SESSION AUTHORIZATION ada;
 SELECT is(airlock.run('proxmox-host:hubris', 'systemctl restart pveproxy'), 2::bigint, 'an operator asks');
