@@ -37,7 +37,8 @@ static void usage(FILE *f)
 	        "Add --json for machine-readable output where a command prints data.\n\n"
 	        "exit codes: 0 success; 1 error; 2 usage or invalid argument;\n"
 	        "            3 refused by airlock (pre-flight, permission denied, illegal state,\n"
-	        "              self-approval, broken audit chain); 4 not found.\n");
+	        "              self-approval, not an approver, flood limit, broken audit\n"
+	        "              chain); 4 not found.\n");
 }
 
 int main(int argc, char **argv)
