@@ -284,11 +284,12 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 -- The form two keys are compared in: lower case, ASCII look-alikes folded
--- (i, 1 and | as l; 0 as o; rn as m; vv as w), separators and spaces
--- dropped.  Both sides are folded alike, so "container" and "contalner" meet.
+-- (i, 1, | and ! as l; 0 as o; 5 and $ as s; @ as a; rn as m; vv as w),
+-- separators and spaces dropped.  Both sides are folded alike, so
+-- "container" and "contalner" meet.
 CREATE FUNCTION airlock._key_skeleton(k text) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
-	SELECT regexp_replace(replace(replace(translate(lower(k), 'i|01', 'llol'), 'rn', 'm'), 'vv', 'w'),
+	SELECT regexp_replace(replace(replace(translate(lower(k), 'i|!05$@1', 'lllossal'), 'rn', 'm'), 'vv', 'w'),
 		'[^a-z0-9]', '', 'g')
 $$;
 
