@@ -33,6 +33,18 @@ kill -HUP $D1
 check "SIGHUP with a valid config reloads it" wait_log 10 'evt=config.reloaded' d1
 check_rc "airlockd refuses a password on its command line" 2 $D -c "$WORK/d1.yaml" --db "dbname=x password=secret"
 
+# ---- notifications carry no payload, and still wake idle workers: with the
+# backstop poll at 10 minutes, only airlock_work can make this row run
+sed -e 's/^poll_interval_ms: 500$/poll_interval_ms: 600000/' -e 's/^worker_id: d1$/worker_id: dwake/' \
+	"$WORK/d1.yaml" >"$WORK/dwake.yaml"
+kill -TERM $D1; wait $D1 2>/dev/null
+start_daemon dwake; DW=$DPID
+sleep 1 # let every worker find the queue empty and go idle
+id=$(as_agent $A run --target proxmox-host:hubris -- 'hostname; echo wake-marker')
+check "a payload-free airlock_work wakes an idle worker" wait_for 30 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
+kill -TERM $DW; wait $DW 2>/dev/null
+start_daemon d1; D1=$DPID
+
 # ---- a read-only command runs at once
 id=$(as_agent $A run --target proxmox-host:hubris -- 'hostname; echo ro-marker-1')
 check "a read-only host command finishes" wait_for 30 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
