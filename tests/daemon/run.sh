@@ -176,7 +176,7 @@ check_eq "both daemons took part" 2 "$(q "SELECT count(DISTINCT split_part(detai
 q "SELECT airlock.run('proxmox-host:hubris', 'echo restart-' || g) FROM generate_series(1, 100) g" >/dev/null
 sleep 0.5
 pg_started=$(q "SELECT pg_postmaster_start_time()")
-check "fault: PostgreSQL restarted under load" runuser -u postgres -- "$(pg_config --bindir)/pg_ctl" -D "$AIRLOCK_PGTMP/data" -m fast -w restart \
+check "fault: PostgreSQL restarted under load" runuser -u postgres -- "$(pg_config --bindir)/pg_ctl" -D "$AIRLOCK_PGTMP/data" -m fast -w restart -l "$AIRLOCK_PGTMP/restart.log" \
 	-o "-p $PGPORT -k $AIRLOCK_PGTMP -c listen_addresses=127.0.0.1 -c fsync=off"
 check "and it is a new postmaster" test "$(q "SELECT pg_postmaster_start_time()")" != "$pg_started"
 check "after a restart every row reaches a final state" wait_for 120 "SELECT count(*) = 0 FROM airlock.executions WHERE command LIKE 'echo restart-%' AND state NOT IN ('succeeded', 'failed', 'outcome_unknown')"
