@@ -378,6 +378,8 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 		if (*reload) {
 			*reload = 0;
 			reload_config(d);
+			next_durability =
+			    now; /* an operator who fixed the database need not wait */
 		}
 		if (d->listen == NULL || PQstatus(store_conn(d->listen)) != CONNECTION_OK) {
 			if (now >= next_connect) {
