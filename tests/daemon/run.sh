@@ -82,18 +82,19 @@ check_out "a VM with a dead agent is refused at the door" 'QEMU guest agent is n
 check "the probes record the hung agent of VM 103" wait_for 30 "SELECT attributes->>'qemu_guest_agent' = 'not_running' AND attributes->>'health' = 'unhealthy' FROM airlock.entities WHERE slug = 'vm:zimaos'"
 check "and the stopped container" wait_for 30 "SELECT attributes->>'container_status' = 'stopped' FROM airlock.entities WHERE slug = 'lxc:backup'"
 check_out "checks are listed for agents" '"status": "ok"' as_agent psql -XAtq -c "SELECT airlock.list_checks('vm:web01')"
-$AIRLOCK_RIG_CTL vm 101 agent-stop >/dev/null
+check "fault: VM 101's agent is stopped" $AIRLOCK_RIG_CTL vm 101 agent-stop
 check "a stopped agent is seen by the next probe" wait_for 30 "SELECT attributes->>'qemu_guest_agent' = 'not_running' FROM airlock.entities WHERE slug = 'vm:web01'"
 check_out "and the door then refuses vm:web01 at once" 'run on vm:web01 blocked: QEMU guest agent is not running' as_agent $A run --target vm:web01 -- uptime
-$AIRLOCK_RIG_CTL vm 101 agent-start >/dev/null
+check "VM 101's agent is started again" $AIRLOCK_RIG_CTL vm 101 agent-start
 check "a restarted agent is seen again" wait_for 30 "SELECT attributes->>'qemu_guest_agent' = 'running' FROM airlock.entities WHERE slug = 'vm:web01'"
 
 # ---- an unreachable node: nothing is marked running; retried until it is back
-$AIRLOCK_RIG_CTL node stop >/dev/null
+check "fault: the node's sshd is stopped" $AIRLOCK_RIG_CTL node stop
+check "and its port really refuses connections" bash -c "! exec 3<>/dev/tcp/127.0.0.1/$AIRLOCK_RIG_SSH_PORT"
 id=$(as_agent $A run --target proxmox-host:hubris -- 'echo unreachable-marker')
 check "an unreachable node releases the row for a retry" wait_for 30 "SELECT count(*) > 0 FROM airlock.execution_events WHERE execution_id = $id AND detail->>'released' LIKE '%could not be reached%'"
 check_eq "and nothing was marked running" 0 "$(q "SELECT count(*) FROM airlock.execution_events WHERE execution_id = $id AND to_state = 'running'")"
-$AIRLOCK_RIG_CTL node start >/dev/null
+check "the node's sshd is started again" $AIRLOCK_RIG_CTL node start
 check "once the node is back the command runs" wait_for 60 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
 check_eq "exactly once" 1 "$(ran_count 'unreachable-marker')"
 
@@ -207,8 +208,10 @@ check_eq "both daemons took part" 2 "$(q "SELECT count(DISTINCT split_part(detai
 # ---- PostgreSQL restarted under load: nothing lost or stuck
 q "SELECT airlock.run('proxmox-host:hubris', 'echo restart-' || g) FROM generate_series(1, 100) g" >/dev/null
 sleep 0.5
-runuser -u postgres -- "$(pg_config --bindir)/pg_ctl" -D "$AIRLOCK_PGTMP/data" -m fast -w restart \
-	-o "-p $PGPORT -k $AIRLOCK_PGTMP -c listen_addresses=127.0.0.1 -c fsync=off" >/dev/null 2>&1
+pg_started=$(q "SELECT pg_postmaster_start_time()")
+check "fault: PostgreSQL restarted under load" runuser -u postgres -- "$(pg_config --bindir)/pg_ctl" -D "$AIRLOCK_PGTMP/data" -m fast -w restart -l "$AIRLOCK_PGTMP/restart.log" \
+	-o "-p $PGPORT -k $AIRLOCK_PGTMP -c listen_addresses=127.0.0.1 -c fsync=off"
+check "and it is a new postmaster" test "$(q "SELECT pg_postmaster_start_time()")" != "$pg_started"
 check "after a restart every row reaches a final state" wait_for 120 "SELECT count(*) = 0 FROM airlock.executions WHERE command LIKE 'echo restart-%' AND state NOT IN ('succeeded', 'failed', 'outcome_unknown')"
 node_cmds restart >"$WORK/restart.ran"
 check_eq "the rig received a command for every row that succeeded" \
