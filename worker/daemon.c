@@ -18,6 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Every session of the daemon, also after a reconnect (PQreset): no statement
+ * waits forever, and a commit is durable before it returns (the commit that
+ * marks a row running must survive a crash of the database). */
+#define DAEMON_SESSION_OPTIONS "-c statement_timeout=30s -c synchronous_commit=on"
+
 struct wthread {
 	struct daemon *d;
 	int index;
@@ -81,10 +86,10 @@ static struct store *connect_retry(struct daemon *d, const char *who)
 	int delay_ms = 200;
 
 	while (!d->stopping) {
-		struct store *s = store_open(d->cfg->database, "airlockd", err, sizeof(err));
+		struct store *s = store_open_with(d->cfg->database, "airlockd",
+		                                  DAEMON_SESSION_OPTIONS, err, sizeof(err));
 		if (s) {
-			PQclear(store_exec(s, "SET statement_timeout = '30s'", 0, NULL));
-			/* The commit marking a row running must survive a crash. */
+			/* remote_apply when a synchronous standby is configured. */
 			PQclear(store_exec(s, durability_session_sql(d->durability), 0, NULL));
 			return s;
 		}
@@ -199,7 +204,8 @@ static int listen_connect(struct daemon *d)
 	char err[1024];
 
 	store_close(d->listen);
-	d->listen = store_open(d->cfg->database, "airlockd-listen", err, sizeof(err));
+	d->listen = store_open_with(d->cfg->database, "airlockd-listen", DAEMON_SESSION_OPTIONS,
+	                            err, sizeof(err));
 	if (d->listen == NULL) {
 		log_msg(LOG_WARN, "evt=db.connect_failed error=\"%s\"", err);
 		return -1;
