@@ -7,6 +7,9 @@
 #include "classifier/judge.h"
 
 #include "classifier/arena.h"
+#include "classifier/grammar.h"
+
+#include <fnmatch.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -391,22 +394,126 @@ static void judge_write_options(struct judge *j, struct judge_seg *s, const stru
 	}
 }
 
-void judge_command(struct judge *j, struct judge_seg *s, const char *name,
-                   const struct judge_argv *av, enum target_type t)
+/* Does the absolute path p (a glob when glob) name secret material? */
+static bool secret_hit(const struct policy *pol, const char *p, bool glob)
 {
-	const struct policy_program *pr = policy_program_find(j->p, name, strlen(name));
+	const char *base = strrchr(p, '/');
+
+	base = base ? base + 1 : p;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < pol->secrets.n; i++) {
+			const char *pat = pol->secrets.v[i];
+			size_t pl;
+			bool hit;
+
+			if ((pat[0] == '!') != (pass == 0))
+				continue;
+			if (pat[0] == '!')
+				pat++;
+			pl = strlen(pat);
+			if (pat[0] != '/')
+				hit = fnmatch(pat, base, 0) == 0 ||
+				      (glob && fnmatch(base, pat, 0) == 0);
+			else if (pat[pl - 1] == '/')
+				hit = strncmp(p, pat, pl) == 0 && p[pl] != '\0';
+			else
+				hit = fnmatch(pat, p, 0) == 0 || (glob && fnmatch(p, pat, 0) == 0);
+			if (hit && pass == 0)
+				return false; /* an exception: ssh_host_rsa_key.pub */
+			if (hit)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Programs that look at a file's name or metadata, never its content. */
+static bool metadata_only(const char *name)
+{
+	static const char *const progs[] = {
+	    "ls",       "stat",  "du",      "test",   "[",    "readlink", "realpath", "dirname",
+	    "basename", "namei", "getfacl", "lsattr", "find", "echo",     "printf"};
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		if (strcmp(progs[i], name) == 0)
+			return true;
+	return false;
+}
+
+void judge_read(struct judge *j, struct judge_seg *s, const struct sh_word *w, enum target_type t)
+{
+	const char *text = w->text;
+	size_t len = judge_lit(w) ? w->len : w->prefix;
+	const char *path = NULL;
+	bool glob = (w->flags & SHW_GLOB) != 0 || !judge_lit(w);
+
+	if (j->p->secrets.n == 0 || len == 0)
+		return;
+	if ((w->flags & SHW_TILDE) && (len == 1 || text[1] == '/'))
+		path = judge_joinpath(j, j->p->home, text + 1, len - 1);
+	else if (text[0] == '/')
+		path = judge_normpath(j, text, len);
+	else if (!(w->flags & SHW_TILDE))
+		path = judge_joinpath(j, j->cwd_unknown ? "/" : j->cwd[0], text, len);
+	if (path == NULL)
+		return;
+	if (!judge_lit(w)) {
+		/* /etc/pve/priv/$x: the known part, as a glob */
+		char *g = arena_alloc(j->a, strlen(path) + 2);
+
+		if (g == NULL)
+			return;
+		memcpy(g, path, strlen(path));
+		memcpy(g + strlen(path), "*", 2);
+		path = g;
+	}
+	if (secret_hit(j->p, path, glob))
+		judge_reason(
+		    j, s, "secret-read",
+		    judge_fmt(j, "reads secret material: %.*s", (int)(len > 100 ? 100 : len), text),
+		    RISK_CONFIG_MUTATION, t);
+}
+
+/* Every argument that names secret material (an option's value too:
+ * --key=/etc/ssh/ssh_host_rsa_key). */
+static void judge_secrets(struct judge *j, struct judge_seg *s, const char *name,
+                          const struct judge_argv *av, enum target_type t)
+{
+	if (j->p->secrets.n == 0 || metadata_only(name))
+		return;
+	for (size_t i = 0; i < av->n; i++) {
+		const struct sh_word *w = &av->w[i];
+		const char *eq;
+
+		if (w->len == 0)
+			continue;
+		if (w->text[0] == '-' && (eq = memchr(w->text, '=', w->prefix)) != NULL) {
+			struct sh_word v = *w;
+			size_t off = (size_t)(eq + 1 - w->text);
+
+			v.text += off;
+			v.len -= off;
+			v.prefix -= off;
+			v.flags &= ~(unsigned)SHW_TILDE;
+			if (v.len > 0 && v.text[0] == '~')
+				v.flags |= SHW_TILDE;
+			judge_read(j, s, &v, t);
+			continue;
+		}
+		if (w->text[0] != '-')
+			judge_read(j, s, w, t);
+	}
+}
+
+/* The rule chain for one program: every rule that surely or maybe matches
+ * adds its reason; returns the highest class given. */
+static enum risk_class judge_rules(struct judge *j, struct judge_seg *s,
+                                   const struct policy_program *pr, const char *name,
+                                   const struct judge_argv *av, enum target_type t)
+{
 	enum risk_class got = RISK_READ_ONLY;
 	bool any = false;
 
-	if (pr == NULL) {
-		judge_reason(j, s, "unknown-program",
-		             judge_fmt(j, "%s (a program the policy does not know)", name),
-		             j->p->unknown_program, t);
-		for (size_t i = 0; i < av->n; i++)
-			if (judge_lit(&av->w[i]))
-				judge_scan_words(j, s, av->w[i].text, av->w[i].len, t);
-		return;
-	}
 	for (size_t k = 0; k < pr->nrules; k++) {
 		const struct policy_rule *r = &j->p->rules[pr->rules[k]];
 		struct matchbuf mb = {.n = 0};
@@ -430,6 +537,8 @@ void judge_command(struct judge *j, struct judge_seg *s, const char *name,
 		any = true;
 		if (r->cls > got)
 			got = r->cls;
+		if (r->needs_root)
+			j->v->needs_root = true;
 		if (r->writes != WRITES_NONE)
 			judge_rule_writes(j, s, pr, r, av, t);
 		if (r->write_options.n)
@@ -439,11 +548,71 @@ void judge_command(struct judge *j, struct judge_seg *s, const char *name,
 				if (judge_lit(&av->w[i]))
 					judge_scan_words(j, s, av->w[i].text, av->w[i].len, t);
 		if (m == YES)
-			return;
+			return got;
 	}
 	judge_reason(j, s, "no-rule-matched",
 	             judge_fmt(j, "%s (no rule of the policy covers this use)", name),
 	             j->p->unknown_program, t);
+	return j->p->unknown_program > got ? j->p->unknown_program : got;
+}
+
+/* Was a value starting with '-' assigned earlier in the command?  Then a word
+ * known only at run time may be that option. */
+static bool options_in_values(const struct judge *j)
+{
+	for (size_t i = 0; i < j->nassigns; i++) {
+		const struct sh_word *w = j->assigns[i];
+		const char *eq = memchr(w->text, '=', w->len);
+
+		if (eq != NULL && eq + 1 < w->text + w->len && eq[1] == '-')
+			return true;
+		if (eq != NULL && memmem(eq, w->len - (size_t)(eq - w->text), " -", 2) != NULL)
+			return true;
+	}
+	return false;
+}
+
+void judge_command(struct judge *j, struct judge_seg *s, const char *name,
+                   const struct judge_argv *av, enum target_type t)
+{
+	const struct policy_program *pr = policy_program_find(j->p, name, strlen(name));
+	struct gram_proof gp = {.ok = true};
+	struct judge_argv cav = *av;
+	enum risk_class got;
+
+	judge_secrets(j, s, name, av, t);
+	if (pr == NULL) {
+		judge_reason(j, s, "unknown-program",
+		             judge_fmt(j, "%s (a program the policy does not know)", name),
+		             j->p->unknown_program, t);
+		for (size_t i = 0; i < av->n; i++)
+			if (judge_lit(&av->w[i]))
+				judge_scan_words(j, s, av->w[i].text, av->w[i].len, t);
+		return;
+	}
+	if (pr->grammar != NULL) {
+		grammar_prove(pr->grammar, name, av->w, av->n, av->extra_unknown,
+		              options_in_values(j), j->a, &gp);
+		if (gp.canon != NULL)
+			cav.w = gp.canon;
+	}
+	got = judge_rules(j, s, pr, name, &cav, t);
+	if (got >= RISK_CONFIG_MUTATION)
+		return;
+	if (pr->grammar != NULL && !gp.ok) {
+		judge_reason(j, s, "unproven", gp.why, j->p->unknown_program, t);
+	} else if (pr->grammar == NULL) {
+		const struct sh_word *o = grammar_first_option(av->w, av->n);
+
+		if (o != NULL)
+			judge_reason(
+			    j, s, "unproven",
+			    judge_fmt(j,
+			              "option `%.*s` for %s: the policy has no grammar for "
+			              "%s; cannot prove read-only",
+			              (int)(o->raw_len > 60 ? 60 : o->raw_len), o->raw, name, name),
+			    j->p->unknown_program, t);
+	}
 }
 
 const char *judge_normpath(struct judge *j, const char *path, size_t len)

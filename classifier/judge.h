@@ -109,6 +109,8 @@ void judge_command(struct judge *j, struct judge_seg *s, const char *name,
                    const struct judge_argv *av, enum target_type t);
 /* Judges a file the command writes (a redirection target, tee's operand...). */
 void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, enum target_type t);
+/* Judges a file the command reads: secret material is at least config_mutation. */
+void judge_read(struct judge *j, struct judge_seg *s, const struct sh_word *w, enum target_type t);
 /* Judges code that cannot be parsed (python -c, a parse failure): at least
  * the policy's opaque_code class, raised by any code word or program name in
  * it.  what says what the code is ("python3 -c"). */

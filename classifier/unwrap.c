@@ -197,7 +197,7 @@ bool unwrap_wrapper(struct judge *j, struct judge_seg *s, const struct unwrap_sp
 		return false;
 	if (wr->assignments) {
 		while (i < n && (w[i].flags & SHW_ASSIGN)) {
-			walk_assignment(j, s, &w[i], t);
+			walk_env_assignment(j, s, &w[i], t);
 			i++;
 		}
 	}

@@ -110,7 +110,14 @@ static bool dangerous_env(const char *name, size_t n)
 	                                    "SYSTEMD_EDITOR",
 	                                    "TERMINFO"};
 
-	if (n >= 3 && memcmp(name, "LD_", 3) == 0)
+	static const char *const prefixes[] = {"LD_",   "GIT_",   "SYSTEMD_", "PERL5",
+	                                       "PERL_", "PYTHON", "RUBY",     "NODE_",
+	                                       "LESS",  "GCONV",  "MALLOC_",  "BASH_"};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (n >= strlen(prefixes[i]) && memcmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	if (n >= 11 && memcmp(name + n - 11, "_DEBUG_FILE", 11) == 0)
 		return true;
 	if (n >= 10 && memcmp(name, "GIT_CONFIG", 10) == 0)
 		return true;
@@ -139,6 +146,34 @@ void walk_assignment(struct judge *j, struct judge_seg *s, const struct sh_word 
 		if (eq != NULL)
 			judge_scan_words(j, s, eq + 1, vl, t);
 	}
+}
+
+static bool env_allowed(const struct policy *p, const char *name, size_t n)
+{
+	for (size_t i = 0; i < p->env_allow.n; i++) {
+		const char *a = p->env_allow.v[i];
+		size_t l = strlen(a);
+
+		if (l > 0 && a[l - 1] == '*' ? n >= l - 1 && memcmp(a, name, l - 1) == 0
+		                             : l == n && memcmp(a, name, n) == 0)
+			return true;
+	}
+	return false;
+}
+
+void walk_env_assignment(struct judge *j, struct judge_seg *s, const struct sh_word *w,
+                         enum target_type t)
+{
+	walk_assignment(j, s, w, t);
+	if (w->name_len == 0 || dangerous_env(w->text, w->name_len) ||
+	    env_allowed(j->p, w->text, w->name_len))
+		return;
+	judge_reason(j, s, "env-not-allowed",
+	             judge_fmt(j,
+	                       "sets %.*s in a program's environment: only the policy's "
+	                       "environment list is known harmless; cannot prove read-only",
+	                       (int)(w->name_len > 60 ? 60 : w->name_len), w->text),
+	             j->p->unknown_program, t);
 }
 
 /* A program name or code computed at run time may be any value assigned so
@@ -688,8 +723,14 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 	if (strcmp(name, "export") == 0 || strcmp(name, "declare") == 0 ||
 	    strcmp(name, "typeset") == 0 || strcmp(name, "local") == 0 ||
 	    strcmp(name, "readonly") == 0) {
+		bool env = strcmp(name, "export") == 0;
+
 		for (size_t i = 1; i < n; i++) {
-			if (w[i].flags & SHW_ASSIGN)
+			if (judge_weq(&w[i], "-x"))
+				env = true;
+			if ((w[i].flags & SHW_ASSIGN) && env)
+				walk_env_assignment(j, s, &w[i], t);
+			else if (w[i].flags & SHW_ASSIGN)
 				walk_assignment(j, s, &w[i], t);
 			else if (!judge_lit(&w[i]))
 				judge_reason(
@@ -708,10 +749,16 @@ static void judge_redirs(struct judge *j, struct judge_seg *s, const struct sh_n
 		const struct sh_redir *r = &n->redirs[i];
 
 		switch (r->op) {
+		case SHR_IN:
+			judge_read(j, s, &r->word, t);
+			break;
+		case SHR_INOUT:
+			judge_read(j, s, &r->word, t);
+			judge_write(j, s, &r->word, t);
+			break;
 		case SHR_OUT:
 		case SHR_APPEND:
 		case SHR_CLOBBER:
-		case SHR_INOUT:
 		case SHR_ALL:
 		case SHR_ALL_APPEND:
 			judge_write(j, s, &r->word, t);
@@ -878,9 +925,14 @@ static void walk_simple(struct judge *j, const struct sh_node *n, enum target_ty
 
 	judge_redirs(j, s, n, t);
 	record_written(j, n);
-	while (i < nw && (w[i].flags & SHW_ASSIGN)) {
-		walk_assignment(j, s, &w[i], t);
+	while (i < nw && (w[i].flags & SHW_ASSIGN))
 		i++;
+	/* FOO=1 cmd: FOO is in cmd's environment; FOO=1 alone is a shell variable */
+	for (size_t k = 0; k < i; k++) {
+		if (i < nw)
+			walk_env_assignment(j, s, &w[k], t);
+		else
+			walk_assignment(j, s, &w[k], t);
 	}
 	if (i == nw) {
 		judge_reason(j, s, "assignment-only",
