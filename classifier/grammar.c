@@ -250,6 +250,8 @@ static void parse_subs(struct gctx *c, const struct yt_node *m, struct grammar *
 		s->max_ops = 0;
 		s->abbrev = g->abbrev;
 		s->dash_long = g->dash_long;
+		s->separators = g->separators;
+		s->nseparators = g->nseparators;
 		if (v->kind == YT_SCALAR) {
 			if (v->scalar[0] != '\0')
 				parse_operands(c, v, &s->max_ops);
@@ -274,6 +276,8 @@ static void parse_node(struct gctx *c, const struct yt_node *m, struct grammar *
 	if (parent != NULL) {
 		g->abbrev = parent->abbrev;
 		g->dash_long = parent->dash_long;
+		g->separators = parent->separators;
+		g->nseparators = parent->nseparators;
 	}
 	for (size_t i = 0; i < m->n && !c->failed; i++) {
 		const struct yt_node *k = m->items[2 * i], *v = m->items[2 * i + 1];
@@ -310,6 +314,23 @@ static void parse_node(struct gctx *c, const struct yt_node *m, struct grammar *
 				gerr(c, v, "sub_abbrev: expected prefix or none");
 		} else if (strcmp(key, "numeric") == 0) {
 			g->numeric = parse_bool(c, k, v);
+		} else if (strcmp(key, "separators") == 0) {
+			size_t cnt = v->kind == YT_SEQ ? v->n : 1;
+
+			g->separators = galloc(c, v, cnt * sizeof(char *));
+			for (size_t q = 0; q < cnt && !c->failed; q++) {
+				const struct yt_node *it = v->kind == YT_SEQ ? v->items[q] : v;
+
+				if (it->kind != YT_SCALAR || it->scalar[0] == '\0') {
+					gerr(c, it, "separators: expected words");
+					break;
+				}
+				g->separators[q] =
+				    arena_strndup(c->a, it->scalar, strlen(it->scalar));
+				if (g->separators[q] == NULL)
+					gerr(c, it, "policy too large");
+			}
+			g->nseparators = cnt;
 		} else if (strcmp(key, "free") == 0) {
 			g->free_words = parse_bool(c, k, v);
 		} else {
@@ -626,6 +647,14 @@ void grammar_prove(const struct grammar *g, const char *prog, const struct sh_wo
 		const struct sh_word *x = &w[i];
 		const struct grammar *cur = k.chain[k.depth];
 
+		for (size_t q = 0; q < cur->nseparators; q++) {
+			if (word_is(x, cur->separators[q])) {
+				refuse(&k,
+				       "`%s` starts another command for %s; cannot prove read-only",
+				       cur->separators[q], path_name(&k));
+				return;
+			}
+		}
 		if (!dd && word_is(x, "--")) {
 			dd = true;
 			continue;

@@ -53,6 +53,8 @@ struct grammar {
 	bool dash_long;  /* -word is one long option (ip -brief, find -name), never a cluster */
 	bool numeric;    /* -NUM is accepted (head -5) */
 	bool free_words; /* every word is data (echo): nothing it is given can act */
+	const char **separators; /* words that start another command (ovs-vsctl --, tmux ;) */
+	size_t nseparators;
 };
 
 /* The result of walking a command's words through a grammar. */

@@ -704,6 +704,71 @@ static void judge_abs_path(struct judge *j, struct judge_seg *s, const char *pat
 	             j->p->write_unlisted, t);
 }
 
+/* Every path rule whose prefix lies below the absolute directory dir. */
+static void judge_abs_tree(struct judge *j, struct judge_seg *s, const char *dir,
+                           enum target_type t)
+{
+	size_t dl = strlen(dir);
+
+	judge_abs_path(j, s, dir, t);
+	while (dl > 1 && dir[dl - 1] == '/')
+		dl--;
+	for (size_t i = 0; i < j->p->nrules; i++) {
+		const struct policy_rule *r = &j->p->rules[i];
+
+		if (r->kind != POLICY_RULE_PATH || !(r->targets & (1u << t)))
+			continue;
+		for (size_t k = 0; k < r->words.n; k++) {
+			const char *pre = r->words.v[k];
+
+			/* members are regular files: a device or /proc node below is
+			 * replaced, not written through, so at most config_mutation */
+			enum risk_class cls =
+			    r->cls > RISK_CONFIG_MUTATION ? RISK_CONFIG_MUTATION : r->cls;
+
+			if (cls <= j->p->write_unlisted)
+				break;
+			if ((dl == 1 || (strncmp(pre, dir, dl) == 0 && pre[dl] == '/')) &&
+			    strlen(pre) > dl + 1) {
+				judge_reason(j, s, r->id,
+				             judge_fmt(j, "may write %s (below %s)", pre, dir), cls,
+				             t);
+				break;
+			}
+		}
+	}
+}
+
+void judge_write_tree(struct judge *j, struct judge_seg *s, const struct sh_word *w,
+                      enum target_type t)
+{
+	const char *p = NULL;
+
+	if (!judge_lit(w) || (w->flags & (SHW_BRACE | SHW_GLOB)) || w->len == 0 ||
+	    ((w->flags & SHW_TILDE) && !(w->len == 1 || w->text[1] == '/')) ||
+	    (w->text[0] != '/' && !(w->flags & SHW_TILDE) && j->cwd_unknown)) {
+		judge_write(j, s, w, t);
+		return;
+	}
+	if (w->flags & SHW_TILDE) {
+		p = judge_joinpath(j, j->p->home, w->text + 1, w->len - 1);
+		if (p != NULL)
+			judge_abs_tree(j, s, p, t);
+		return;
+	}
+	if (w->text[0] == '/') {
+		p = judge_normpath(j, w->text, w->len);
+		if (p != NULL)
+			judge_abs_tree(j, s, p, t);
+		return;
+	}
+	for (size_t i = 0; i < j->ncwd; i++) {
+		p = judge_joinpath(j, j->cwd[i], w->text, w->len);
+		if (p != NULL)
+			judge_abs_tree(j, s, p, t);
+	}
+}
+
 void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, enum target_type t)
 {
 	const char *text = w->text;

@@ -109,6 +109,10 @@ void judge_command(struct judge *j, struct judge_seg *s, const char *name,
                    const struct judge_argv *av, enum target_type t);
 /* Judges a file the command writes (a redirection target, tee's operand...). */
 void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, enum target_type t);
+/* Judges a directory below which the command writes files it does not name
+ * (tar -x): the directory, and every path rule below it. */
+void judge_write_tree(struct judge *j, struct judge_seg *s, const struct sh_word *w,
+                      enum target_type t);
 /* Judges a file the command reads: secret material is at least config_mutation. */
 void judge_read(struct judge *j, struct judge_seg *s, const struct sh_word *w, enum target_type t);
 /* Judges code that cannot be parsed (python -c, a parse failure): at least

@@ -690,6 +690,14 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 		return;
 	}
 	if (strcmp(name, "flock") == 0) {
+		/* flock FILE ...: creates FILE when it does not exist */
+		size_t lk = unwrap_skip_options(w, n, 1, "wE");
+		bool fd = lk < n && judge_lit(&w[lk]) && w[lk].len > 0;
+
+		for (size_t k = 0; lk < n && k < w[lk].len && fd; k++)
+			fd = w[lk].text[k] >= '0' && w[lk].text[k] <= '9';
+		if (lk < n && !fd)
+			judge_write(j, s, &w[lk], t);
 		for (size_t i = 1; i + 1 < n; i++) {
 			if (judge_weq(&w[i], "-c") || judge_weq(&w[i], "--command")) {
 				walk_text(j, s, w[i + 1].text, w[i + 1].len, t, in, "flock -c");
@@ -720,6 +728,8 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 		tools_awk(j, s, w, n, t);
 	if (strcmp(name, "dd") == 0)
 		tools_dd(j, s, w, n, t);
+	if (strcmp(name, "tar") == 0)
+		tools_tar_extract(j, s, w, n, t);
 	if (strcmp(name, "export") == 0 || strcmp(name, "declare") == 0 ||
 	    strcmp(name, "typeset") == 0 || strcmp(name, "local") == 0 ||
 	    strcmp(name, "readonly") == 0) {
@@ -942,6 +952,35 @@ static void walk_simple(struct judge *j, const struct sh_node *n, enum target_ty
 	walk_argv(j, s, w + i, nw - i, t, &mine, false);
 }
 
+/* [[ X -eq Y ]] evaluates X and Y as arithmetic, and a variable's value is
+ * evaluated again: a value read at run time (a[$(reboot)]) runs code.
+ * [[ -v a[...] ]] evaluates the subscript. */
+static void walk_cond(struct judge *j, const struct sh_node *n, enum target_type t)
+{
+	static const char *const ops[] = {"-eq", "-ne", "-lt", "-le", "-gt", "-ge"};
+	bool arith = false, hazard = false;
+
+	for (size_t i = 0; i < n->nwords; i++)
+		for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+			arith = arith || judge_weq(&n->words[i], ops[k]);
+	for (size_t i = 0; i < n->nwords; i++) {
+		const struct sh_word *w = &n->words[i];
+		bool operand_of_v = i > 0 && judge_weq(&n->words[i - 1], "-v");
+
+		if ((arith || operand_of_v) &&
+		    (!judge_lit(w) || tools_arith_hazard(w->text, w->len, false)))
+			hazard = true;
+	}
+	if (hazard) {
+		struct judge_seg *s = new_seg(j, n->words, n->nwords);
+
+		judge_reason(j, s, "arith-eval",
+		             "[[ ]] evaluates arithmetic on a value known only at run time or a "
+		             "subscript, which can run a $(...) hidden in it",
+		             j->p->unknown_program, t);
+	}
+}
+
 static void walk(struct judge *j, const struct sh_node *n, enum target_type t,
                  const struct judge_stdin *in)
 {
@@ -972,7 +1011,15 @@ static void walk(struct judge *j, const struct sh_node *n, enum target_type t,
 			struct judge_seg *s = new_seg(j, n->words, n->nwords);
 
 			judge_scan_words(j, s, n->words[0].text, n->words[0].len, t);
+			if (tools_arith_hazard(n->words[0].text, n->words[0].len, false))
+				judge_reason(
+				    j, s, "arith-eval",
+				    "arithmetic with a subscript or substitution can run a "
+				    "$(...) hidden in it",
+				    j->p->unknown_program, t);
 		}
+		if (strcmp(n->group_kw, "[[") == 0)
+			walk_cond(j, n, t);
 		if (n->nredirs > 0) {
 			struct judge_seg *s = new_seg(j, NULL, 0);
 
