@@ -404,20 +404,23 @@ static bool secret_hit(const struct policy *pol, const char *p, bool glob)
 		for (size_t i = 0; i < pol->secrets.n; i++) {
 			const char *pat = pol->secrets.v[i];
 			size_t pl;
-			bool hit;
+			bool hit, both;
 
 			if ((pat[0] == '!') != (pass == 0))
 				continue;
 			if (pat[0] == '!')
 				pat++;
 			pl = strlen(pat);
+			/* a glob word may name the pattern too (cat /etc/sha*); an
+			 * exception holds only for the word itself */
+			both = glob && pass == 1;
 			if (pat[0] != '/')
 				hit = fnmatch(pat, base, 0) == 0 ||
-				      (glob && fnmatch(base, pat, 0) == 0);
+				      (both && fnmatch(base, pat, 0) == 0);
 			else if (pat[pl - 1] == '/')
 				hit = strncmp(p, pat, pl) == 0 && p[pl] != '\0';
 			else
-				hit = fnmatch(pat, p, 0) == 0 || (glob && fnmatch(p, pat, 0) == 0);
+				hit = fnmatch(pat, p, 0) == 0 || (both && fnmatch(p, pat, 0) == 0);
 			if (hit && pass == 0)
 				return false; /* an exception: ssh_host_rsa_key.pub */
 			if (hit)
