@@ -415,8 +415,11 @@ static bool secret_hit(const struct policy *pol, const char *p, bool glob)
 			 * exception holds only for the word itself */
 			both = glob && pass == 1;
 			if (pat[0] != '/')
-				hit = fnmatch(pat, base, 0) == 0 ||
-				      (both && fnmatch(base, pat, 0) == 0);
+				/* a bare * names every file: only a glob with some known
+				 * letters of the name (id_*) is taken as naming a key */
+				hit =
+				    fnmatch(pat, base, 0) == 0 ||
+				    (both && strcmp(base, "*") != 0 && fnmatch(base, pat, 0) == 0);
 			else if (pat[pl - 1] == '/')
 				hit = strncmp(p, pat, pl) == 0 && p[pl] != '\0';
 			else
