@@ -72,7 +72,10 @@ static void parse_token(struct gctx *c, const struct yt_node *at, const char *to
 	char *name;
 
 	o->arity = GRAM_FLAG;
-	if (tl >= 2 && tok[tl - 2] == '=' && tok[tl - 1] == ';') {
+	if (tl >= 2 && tok[tl - 2] == '=' && tok[tl - 1] == 'b') {
+		o->arity = GRAM_BOOL;
+		nl = tl - 2;
+	} else if (tl >= 2 && tok[tl - 2] == '=' && tok[tl - 1] == ';') {
 		o->arity = GRAM_COMMAND;
 		nl = tl - 2;
 	} else if (tl >= 2 && tok[tl - 2] == '=' && tok[tl - 1] == '?') {
@@ -532,6 +535,17 @@ static bool take_option(struct walker *k, const struct sh_word *w, size_t n, siz
 				    o->name, path_name(k));
 				return false;
 			}
+			return true;
+		}
+		if (eq == NULL && o->arity == GRAM_BOOL) {
+			static const char *const b[] = {"0",   "1",  "true", "false",
+			                                "yes", "no", "on",   "off"};
+
+			for (size_t q = 0; *i + 1 < n && q < sizeof(b) / sizeof(b[0]); q++)
+				if (word_is(&w[*i + 1], b[q])) {
+					(*i)++;
+					break;
+				}
 			return true;
 		}
 		if (eq == NULL && o->arity == GRAM_VALUE) {

@@ -24,6 +24,7 @@ enum gram_arity {
 	GRAM_VALUE,    /* takes a value: attached (-n5, --lines=5) or the next word */
 	GRAM_OPTIONAL, /* takes a value only when attached (--color=auto) */
 	GRAM_COMMAND,  /* takes the words up to `;` or `+` (find -exec ... ;): judged elsewhere */
+	GRAM_BOOL,     /* --verbose, --verbose=1, --verbose 1: a boolean (Proxmox tools) */
 };
 
 struct gram_opt {

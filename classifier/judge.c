@@ -374,10 +374,21 @@ static void judge_write_options(struct judge *j, struct judge_seg *s, const stru
 				if (i + 1 < av->n)
 					judge_option_value(j, s, &av->w[i + 1], 0, t);
 			} else if (o[1] == '-' || ol > 2) {
-				/* --output=FILE, -keyout=... */
+				/* --output=FILE, -keyout=...; --out FILE, --out=FILE for
+				 * programs that take abbreviations (wget --output-do=F) */
+				const char *weq = memchr(w->text, '=', w->len);
+				size_t nl = weq ? (size_t)(weq - w->text) : w->len;
+
 				if (w->len > ol && memcmp(w->text, o, ol) == 0 &&
 				    w->text[ol] == '=')
 					judge_option_value(j, s, w, ol + 1, t);
+				else if (o[1] == '-' && w->text[1] == '-' && nl > 3 && nl < ol &&
+				         memcmp(w->text, o, nl) == 0) {
+					if (weq != NULL)
+						judge_option_value(j, s, w, nl + 1, t);
+					else if (i + 1 < av->n)
+						judge_option_value(j, s, &av->w[i + 1], 0, t);
+				}
 			} else if (w->text[1] != '-' &&
 			           (hit = memchr(w->text + 1, o[1], w->len - 1)) != NULL) {
 				/* a short option in a cluster: -so FILE, -oFILE */
@@ -459,8 +470,24 @@ void judge_read(struct judge *j, struct judge_seg *s, const struct sh_word *w, e
 		path = judge_joinpath(j, j->p->home, text + 1, len - 1);
 	else if (text[0] == '/')
 		path = judge_normpath(j, text, len);
-	else if (!(w->flags & SHW_TILDE))
+	else if (!(w->flags & SHW_TILDE) && !j->cwd_unknown && j->ncwd > 1) {
+		/* relative: every directory a cd may have reached */
+		for (size_t i = 1; i < j->ncwd; i++) {
+			struct sh_word abs = *w;
+			const char *pth = judge_joinpath(j, j->cwd[i], text, len);
+
+			if (pth == NULL)
+				return;
+			abs.text = abs.raw = pth;
+			abs.len = abs.raw_len = strlen(pth);
+			abs.prefix = judge_lit(w) ? abs.len : abs.len - (w->len - w->prefix);
+			abs.flags &= ~(unsigned)SHW_TILDE;
+			judge_read(j, s, &abs, t);
+		}
+		path = judge_joinpath(j, j->cwd[0], text, len);
+	} else if (!(w->flags & SHW_TILDE)) {
 		path = judge_joinpath(j, j->cwd_unknown ? "/" : j->cwd[0], text, len);
+	}
 	if (path == NULL)
 		return;
 	if (!judge_lit(w)) {
@@ -508,6 +535,22 @@ static void judge_secrets(struct judge *j, struct judge_seg *s, const char *name
 		}
 		if (w->text[0] != '-')
 			judge_read(j, s, w, t);
+		/* dd if=/etc/shadow, --key=..., key=value words naming a path */
+		eq = memchr(w->text, '=', w->prefix);
+		if (w->text[0] != '-' && eq != NULL && eq + 1 < w->text + w->len &&
+		    (eq[1] == '/' || eq[1] == '~' ||
+		     (eq - w->text <= 8 && strcmp(name, "dd") == 0))) {
+			struct sh_word v = *w;
+			size_t off = (size_t)(eq + 1 - w->text);
+
+			v.text += off;
+			v.len -= off;
+			v.prefix -= off;
+			v.flags &= ~(unsigned)SHW_TILDE;
+			if (v.text[0] == '~')
+				v.flags |= SHW_TILDE;
+			judge_read(j, s, &v, t);
+		}
 	}
 }
 

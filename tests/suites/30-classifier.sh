@@ -177,6 +177,33 @@ else
 	echo "classifier: $(wc -l <"$tmp/obs") generated observations stay read_only"
 fi
 
+# --- adversarial families of "read-only by proof" (tests/data/adversarial.py):
+# options with values, abbreviations, tools running several commands, environment,
+# builtins that evaluate, disks/firmware/boot/cluster, secret material -- each at
+# or above its class -- and observations spelled many ways, all read_only ----------
+python3 tests/data/adversarial.py 11 4000 >"$tmp/adv"
+cut -f3- "$tmp/adv" | "$bin" classify --batch --policy "$policy" >"$tmp/adv.out"
+adv=$(paste "$tmp/adv" "$tmp/adv.out" | awk -F'\t' '
+	BEGIN { r["read_only"] = 0; r["reversible_low"] = 1; r["config_mutation"] = 2; r["destructive"] = 3 }
+	{
+		n[$2]++
+		if (!($5 in r) || ($1 == 0 && $5 != "read_only") || ($1 > 0 && r[$5] < $1)) {
+			bad++; if (bad <= 15) printf "  %s: want %s got %s: %s\n", $2, $1 ? ">=" $1 : "read_only", $5, $4
+		}
+	}
+	END {
+		for (k in n) fam = fam sprintf(" %s=%d", k, n[k])
+		if (bad) printf "%d wrong\n", bad; else printf "ok:%s\n", fam
+	}')
+case "$adv" in
+ok:*) echo "classifier: adversarial families$(echo "${adv#ok:}" | tr ' ' '\n' | sort | tr '\n' ' ')" ;;
+*)
+	echo "classifier: adversarial families:"
+	echo "$adv"
+	fail=1
+	;;
+esac
+
 # --- the CLI's single-command forms -------------------------------------------------
 expect_out() { # name, expected first line, command...
 	local name=$1 want=$2
