@@ -10,6 +10,7 @@
 #include "classifier/grammar.h"
 
 #include <fnmatch.h>
+#include <stdint.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -410,7 +411,16 @@ static bool secret_hit(const struct policy *pol, const char *p, bool glob)
 {
 	const char *base = strrchr(p, '/');
 
+	uint64_t tri[16] = {0};
+
 	base = base ? base + 1 : p;
+	/* which 3-byte runs the path holds: a pattern whose literal starts with a
+	 * run the path lacks cannot match it (skips almost every fnmatch) */
+	for (const char *q = p; q[0] && q[1] && q[2]; q++) {
+		unsigned short h = policy_tri_hash(q);
+
+		tri[h >> 6] |= (uint64_t)1 << (h & 63);
+	}
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < pol->secrets.n; i++) {
 			const char *pat = pol->secrets.v[i];
@@ -418,6 +428,15 @@ static bool secret_hit(const struct policy *pol, const char *p, bool glob)
 			bool hit, both;
 
 			if ((pat[0] == '!') != (pass == 0))
+				continue;
+			/* a path the pattern matches holds its literal part */
+			if (!(glob && pass == 1) && pol->secret_tri[i] != 0xffff &&
+			    !(tri[pol->secret_tri[i] >> 6] &
+			      ((uint64_t)1 << (pol->secret_tri[i] & 63))))
+				continue;
+			if (!(glob && pass == 1) && pol->secret_lits[i][0] != '\0' &&
+			    strstr(pat[0] == '/' || (pat[0] == '!' && pat[1] == '/') ? p : base,
+			           pol->secret_lits[i]) == NULL)
 				continue;
 			if (pat[0] == '!')
 				pat++;
@@ -447,6 +466,8 @@ static bool secret_hit(const struct policy *pol, const char *p, bool glob)
 /* Programs that look at a file's name or metadata, never its content. */
 static bool metadata_only(const char *name)
 {
+	if (strchr("lsdtr[bnfgep", name[0]) == NULL)
+		return false;
 	static const char *const progs[] = {
 	    "ls",       "stat",  "du",      "test",   "[",    "readlink", "realpath", "dirname",
 	    "basename", "namei", "getfacl", "lsattr", "find", "echo",     "printf"};

@@ -579,6 +579,30 @@ struct policy *policy_parse(const char *yaml, size_t len, const char *origin, ch
 			     "secrets: `%s` must be an absolute path pattern or a file name",
 			     p->secrets.v[i]);
 	}
+	if (!c.failed && p->secrets.n > 0) {
+		p->secret_lits = palloc(&c, p->secrets.n * sizeof(char *));
+		p->secret_tri = palloc(&c, p->secrets.n * sizeof(unsigned short));
+	}
+	for (size_t i = 0; !c.failed && i < p->secrets.n; i++) {
+		const char *s = p->secrets.v[i], *best = "";
+		size_t bl = 0;
+
+		s += s[0] == '!';
+		for (const char *q = s; *q;) {
+			size_t l = strcspn(q, "*?[\\");
+
+			if (l > bl)
+				best = q, bl = l;
+			q += l;
+			if (*q)
+				q++;
+		}
+		p->secret_lits[i] = arena_strndup(p->a, best, bl);
+		if (p->secret_lits[i] == NULL)
+			perr(&c, NULL, "policy too large");
+		else
+			p->secret_tri[i] = bl >= 3 ? policy_tri_hash(best) : 0xffff;
+	}
 	for (size_t i = 0; !c.failed && i < p->env_allow.n; i++) {
 		const char *s = p->env_allow.v[i];
 		size_t l = strlen(s);

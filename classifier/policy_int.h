@@ -82,7 +82,20 @@ struct policy {
 	 * "dir/" for everything below, a name without / for the file's last part, and
 	 * "!pattern" for exceptions checked first */
 	struct strlist secrets;
+	/* per secrets entry: its longest run of literal characters, which any path
+	 * it matches must contain (a fast filter before fnmatch) */
+	const char **secret_lits;
+	unsigned short *secret_tri; /* per entry: hash of its literal's first 3 bytes, or 0xffff */
 };
+
+/* The hash secret_tri holds for the 3 bytes at s (policy_tri_hash(s) < 1024). */
+static inline unsigned short policy_tri_hash(const char *s)
+{
+	unsigned h =
+	    (unsigned char)s[0] * 31u * 31u + (unsigned char)s[1] * 31u + (unsigned char)s[2];
+
+	return (unsigned short)(h & 1023u);
+}
 
 /* The program's entry, or NULL when no command rule names it. */
 const struct policy_program *policy_program_find(const struct policy *p, const char *name,

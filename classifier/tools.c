@@ -424,6 +424,8 @@ static void judge_name_operand(struct judge *j, struct judge_seg *s, const char 
 static void tools_eval_builtins(struct judge *j, struct judge_seg *s, const char *name,
                                 const struct sh_word *w, size_t n, enum target_type t)
 {
+	if (strchr("lpt[rmdec", name[0]) == NULL)
+		return; /* none of the names below */
 	if (strcmp(name, "let") == 0) {
 		for (size_t i = 1; i < n; i++)
 			if (!judge_lit(&w[i]) || arith_hazard(w[i].text, w[i].len, false))
