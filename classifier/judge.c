@@ -579,7 +579,8 @@ static void judge_secrets(struct judge *j, struct judge_seg *s, const char *name
  * adds its reason; returns the highest class given. */
 static enum risk_class judge_rules(struct judge *j, struct judge_seg *s,
                                    const struct policy_program *pr, const char *name,
-                                   const struct judge_argv *av, enum target_type t)
+                                   const struct judge_argv *av, enum target_type t,
+                                   const struct policy_rule **decided)
 {
 	enum risk_class got = RISK_READ_ONLY;
 	bool any = false;
@@ -617,9 +618,12 @@ static enum risk_class judge_rules(struct judge *j, struct judge_seg *s,
 			for (size_t i = 0; i < av->n; i++)
 				if (judge_lit(&av->w[i]))
 					judge_scan_words(j, s, av->w[i].text, av->w[i].len, t);
-		if (m == YES)
+		if (m == YES) {
+			*decided = r;
 			return got;
+		}
 	}
+	*decided = NULL;
 	judge_reason(j, s, "no-rule-matched",
 	             judge_fmt(j, "%s (no rule of the policy covers this use)", name),
 	             j->p->unknown_program, t);
@@ -648,6 +652,7 @@ void judge_command(struct judge *j, struct judge_seg *s, const char *name,
 	const struct policy_program *pr = policy_program_find(j->p, name, strlen(name));
 	struct gram_proof gp = {.ok = true};
 	struct judge_argv cav = *av;
+	const struct policy_rule *decided = NULL;
 	enum risk_class got;
 
 	judge_secrets(j, s, name, av, t);
@@ -666,22 +671,28 @@ void judge_command(struct judge *j, struct judge_seg *s, const char *name,
 		if (gp.canon != NULL)
 			cav.w = gp.canon;
 	}
-	got = judge_rules(j, s, pr, name, &cav, t);
+	got = judge_rules(j, s, pr, name, &cav, t, &decided);
 	if (got >= RISK_CONFIG_MUTATION)
 		return;
 	if (pr->grammar != NULL && !gp.ok) {
 		judge_reason(j, s, "unproven", gp.why, j->p->unknown_program, t);
 	} else if (pr->grammar == NULL) {
+		/* Without a grammar nothing beyond what the deciding rule looked at
+		 * is understood: no option at all, and no operand unless that rule
+		 * named its subcommand or arguments. */
 		const struct sh_word *o = grammar_first_option(av->w, av->n);
+		bool named = decided != NULL && (decided->subcommand.n || decided->args.n);
 
+		if (o == NULL && !named && av->n > 0)
+			o = &av->w[0];
 		if (o != NULL)
-			judge_reason(
-			    j, s, "unproven",
-			    judge_fmt(j,
-			              "option `%.*s` for %s: the policy has no grammar for "
-			              "%s; cannot prove read-only",
-			              (int)(o->raw_len > 60 ? 60 : o->raw_len), o->raw, name, name),
-			    j->p->unknown_program, t);
+			judge_reason(j, s, "unproven",
+			             judge_fmt(j,
+			                       "`%.*s` for %s: the policy has no grammar for %s; "
+			                       "cannot prove read-only",
+			                       (int)(o->raw_len > 60 ? 60 : o->raw_len), o->raw,
+			                       name, name),
+			             j->p->unknown_program, t);
 	}
 }
 

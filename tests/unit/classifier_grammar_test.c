@@ -28,6 +28,7 @@ static const char base_policy[] =
     "  - {id: t-flush, programs: [sub2], subcommand: [\"address flush\"], class: destructive}\n"
     "  - {id: t-sub2, programs: [sub2], class: read_only}\n"
     "  - {id: t-root, programs: [rooted], class: read_only, tier: root}\n"
+    "  - {id: t-bare2, programs: [bare2], subcommand: [status], class: read_only}\n"
     "environment: [LC_*, TZ]\n"
     "secrets: [\"!*.pub\", /etc/shadow, /etc/priv/, id_rsa]\n"
     "grammars:\n"
@@ -243,11 +244,15 @@ static void test_separators_and_xargs(void **state)
 	PROVEN(f, "echo 1 | xargs xa config");
 	UNPROVEN(f, "echo 1 | xargs xa config 100", "xargs adds words");
 	UNPROVEN(f, "echo 1 | xargs xa", "xargs supplies the subcommand");
-	PROVEN(f, "bare | xargs -I{} xa config {}");
+	PROVEN(f, "bare | xargs -I{} xa config {}"); /* bare alone: proven */
 	PROVEN(f, "fr --anything -x y");
-	/* no grammar: proven only without options */
-	assert_int_equal(cls(f, TARGET_VM, "bare x y"), RISK_READ_ONLY);
+	/* no grammar: proven only without options, and without operands unless
+	 * the deciding rule named its subcommand or arguments */
+	PROVEN(f, "bare");
 	UNPROVEN(f, "bare -v", "the policy has no grammar for bare");
+	UNPROVEN(f, "bare set x", "`set` for bare: the policy has no grammar for bare");
+	PROVEN(f, "bare2 status x");
+	UNPROVEN(f, "bare2 status -x", "`-x` for bare2");
 }
 
 static void test_environment_secrets_invisible_root(void **state)
