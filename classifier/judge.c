@@ -533,14 +533,16 @@ void judge_read(struct judge *j, struct judge_seg *s, const struct sh_word *w, e
 static void judge_secrets(struct judge *j, struct judge_seg *s, const char *name,
                           const struct judge_argv *av, enum target_type t)
 {
-	if (j->p->secrets.n == 0 || metadata_only(name))
+	bool meta = metadata_only(name);
+
+	if (j->p->secrets.n == 0)
 		return;
 	for (size_t i = 0; i < av->n; i++) {
 		const struct sh_word *w = &av->w[i];
 		const char *eq;
 
-		if (w->len == 0)
-			continue;
+		if (w->len == 0 || (meta && w->text[0] != '-'))
+			continue; /* ls /etc/shadow looks at a name; du --files0-from= reads */
 		if (w->text[0] == '-' && (eq = memchr(w->text, '=', w->prefix)) != NULL) {
 			struct sh_word v = *w;
 			size_t off = (size_t)(eq + 1 - w->text);
