@@ -334,13 +334,33 @@ if [ "$(sed -n 11p "$tmp/hostile.out" | cut -f1)" != destructive ]; then
 fi
 
 # --- the policy from the database (what `airlock seed` ingested) --------------------------
+# A policy whose grammar is malformed is refused by `airlock seed` with its
+# file:line:col and nothing of it is ingested; the grammars came along with the
+# policy the database holds (an unknown option is unproven there too).
+mkdir -p "$tmp/badseeds"
+cp seeds/*.yaml "$tmp/badseeds/"
+python3 - "$tmp/badseeds/policy.yaml" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+s = s.replace("\n  uptime:\n", "\n  uptime:\n    optoins: -p\n", 1)
+open(p, "w").write(s)
+PY
+grep -q "optoins" "$tmp/badseeds/policy.yaml" || { echo "classifier: could not break the policy"; fail=1; }
 dbout=$(scripts/pgtmp --quiet -- bash -c '
 	build/bin/airlock migrate >/dev/null &&
 	build/bin/airlock seed seeds/ >/dev/null &&
 	build/bin/airlock classify --target-type proxmox-host -- "apt-get install -y x" &&
-	printf "vm\tls\n" | build/bin/airlock classify --batch' 2>&1)
+	printf "vm\tls\nvm\tsystemctl --reboot-argument=x status\n" | build/bin/airlock classify --batch &&
+	if build/bin/airlock seed "$0" 2>&1; then echo "BAD SEED ACCEPTED"; fi &&
+	echo "versions: $(psql -Atc "SELECT count(*) FROM airlock.policies")"' "$tmp/badseeds" 2>&1)
 case "$dbout" in
-*"config_mutation"*"policy database policy version 1"*"read_only	segment 1: ls"*) ;;
+*"config_mutation"*"policy database policy version 1"*"read_only	segment 1: ls"*"cannot prove read-only"*) ;;
 *) echo "classifier: classify with the database policy: $dbout"; fail=1 ;;
+esac
+case "$dbout" in
+*"BAD SEED ACCEPTED"*) echo "classifier: a malformed grammar was ingested: $dbout"; fail=1 ;;
+*"policy.yaml:"*":5: grammar of uptime: unknown key \`optoins\`"*"versions: 1"*) ;;
+*) echo "classifier: malformed grammar at seed: $dbout"; fail=1 ;;
 esac
 exit $fail
