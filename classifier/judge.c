@@ -530,8 +530,8 @@ void judge_read(struct judge *j, struct judge_seg *s, const struct sh_word *w, e
 
 /* Every argument that names secret material (an option's value too:
  * --key=/etc/ssh/ssh_host_rsa_key). */
-static void judge_secrets(struct judge *j, struct judge_seg *s, const char *name,
-                          const struct judge_argv *av, enum target_type t)
+void judge_secrets(struct judge *j, struct judge_seg *s, const char *name,
+                   const struct judge_argv *av, enum target_type t)
 {
 	bool meta = metadata_only(name);
 

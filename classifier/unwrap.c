@@ -193,7 +193,9 @@ bool unwrap_wrapper(struct judge *j, struct judge_seg *s, const struct unwrap_sp
 	}
 	if (i > n)
 		i = n; /* a value option at the end had no value */
-	if (odd) {     /* the command may start later than it seems: its words raise too */
+	/* the wrapper's own options may read a file: xargs -a /etc/shadow */
+	judge_secrets(j, s, wr->name, &(struct judge_argv){w + 1, i - 1, false}, t);
+	if (odd) { /* the command may start later than it seems: its words raise too */
 		judge_reason(j, s, "unproven",
 		             judge_fmt(j,
 		                       "an option of %s that its spec does not know; cannot prove "

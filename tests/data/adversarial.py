@@ -257,7 +257,9 @@ SECRETS = ["/etc/shadow", "/etc/gshadow", "/etc/ssh/ssh_host_ed25519_key",
 READERS = ["cat {}", "head -n 5 {}", "tail {}", "grep -i x {}", "strings {}", "xxd {}",
            "base64 {}", "od -c {}", "awk 1 {}", "sed -n p {}", "cut -c1-10 {}", "wc -c {}",
            "cat < {}", "dd if={} bs=1 count=100", "md5sum {}", "openssl rsa -in {} -noout -text",
-           "ssh-keygen -y -f {}", "cp {} /tmp/k", "tar -cf /tmp/k.tar {}", "less {}"]
+           "ssh-keygen -y -f {}", "cp {} /tmp/k", "tar -cf /tmp/k.tar {}", "less {}",
+           "xargs -a {} echo", "xargs --arg-file={} echo", "du --files0-from={}",
+           "wc --files0-from={}", "grep -f {} /dev/null"]
 
 
 def secrets():
