@@ -648,6 +648,31 @@ static bool options_in_values(const struct judge *j)
 	return false;
 }
 
+void judge_prove(struct judge *j, struct judge_seg *s, const char *name,
+                 const struct judge_argv *av, enum target_type t)
+{
+	const struct policy_program *pr = policy_program_find(j->p, name, strlen(name));
+	struct gram_proof gp = {.ok = true};
+	const struct sh_word *o;
+
+	if (pr != NULL && pr->grammar != NULL) {
+		grammar_prove(pr->grammar, name, av->w, av->n, av->extra_unknown,
+		              options_in_values(j), j->a, &gp);
+		if (!gp.ok)
+			judge_reason(j, s, "unproven", gp.why, j->p->unknown_program, t);
+		return;
+	}
+	o = grammar_first_option(av->w, av->n);
+	if (o != NULL)
+		judge_reason(j, s, "unproven",
+		             judge_fmt(j,
+		                       "`%.*s` for %s: the policy has no grammar for %s; cannot "
+		                       "prove read-only",
+		                       (int)(o->raw_len > 60 ? 60 : o->raw_len), o->raw, name,
+		                       name),
+		             j->p->unknown_program, t);
+}
+
 void judge_command(struct judge *j, struct judge_seg *s, const char *name,
                    const struct judge_argv *av, enum target_type t)
 {

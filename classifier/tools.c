@@ -290,12 +290,26 @@ static enum risk_class sql_class(const char *q, size_t n)
 }
 
 /* psql -c SQL, mysql -e SQL, sqlite3 DB SQL: true when the SQL decided. */
+/* Is a (a cluster -xyz) made of letters of flags followed by letter? */
+static bool cluster_then(const struct sh_word *a, char letter, const char *flags)
+{
+	for (size_t k = 1; k < a->len; k++) {
+		if (a->text[k] == letter)
+			return k > 1;
+		if (strchr(flags, a->text[k]) == NULL)
+			return false;
+	}
+	return false;
+}
+
 bool tools_sql(struct judge *j, struct judge_seg *s, const char *name, const struct sh_word *w,
                size_t n, enum target_type t)
 {
 	bool sqlite = strcmp(name, "sqlite3") == 0;
 	const char *opt = strcmp(name, "psql") == 0 ? "-c" : "-e";
 	const char *lopt = strcmp(name, "psql") == 0 ? "--command" : "--execute";
+	/* options of each client that take no value, so may come first in a cluster */
+	const char *flags = strcmp(name, "psql") == 0 ? "AtxqXeEabnsSlHz01wW" : "BNstrvEHXACwqU";
 	enum risk_class worst = RISK_READ_ONLY;
 	size_t nsql = 0, ops = 0;
 
@@ -307,6 +321,26 @@ bool tools_sql(struct judge *j, struct judge_seg *s, const char *name, const str
 			return false;
 		if (!sqlite && (judge_weq(a, opt) || judge_weq(a, lopt)) && i + 1 < n) {
 			sql = &w[++i];
+		} else if (!sqlite && a->len > 2 && a->text[0] == '-' && a->text[1] != '-' &&
+		           cluster_then(a, opt[1], flags)) {
+			/* psql -Atc SQL, -AtcSQL: flags, then the option that takes the SQL */
+			const char *at = memchr(a->text + 1, opt[1], a->len - 1);
+			size_t off = (size_t)(at + 1 - a->text);
+
+			if (off == a->len) {
+				if (i + 1 >= n)
+					return false;
+				sql = &w[++i];
+			} else {
+				struct sh_word *v = arena_alloc(j->a, sizeof(*v));
+
+				if (v == NULL)
+					return false;
+				*v = *a;
+				v->text += off;
+				v->len -= off;
+				sql = v;
+			}
 		} else if (!sqlite && a->len > ll + 1 && memcmp(a->text, lopt, ll) == 0 &&
 		           a->text[ll] == '=') {
 			struct sh_word *v = arena_alloc(j->a, sizeof(*v));

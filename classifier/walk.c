@@ -715,8 +715,10 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 	}
 	if ((strcmp(name, "psql") == 0 || strcmp(name, "mysql") == 0 ||
 	     strcmp(name, "mariadb") == 0 || strcmp(name, "sqlite3") == 0) &&
-	    tools_sql(j, s, name, w, n, t))
+	    tools_sql(j, s, name, w, n, t)) {
+		judge_prove(j, s, name, &av, t); /* the SQL is judged; the client's options too */
 		return;
+	}
 	if (strcmp(name, "find") == 0)
 		unwrap_find_exec(j, s, w, n, t);
 	if (strcmp(name, "cd") == 0 || strcmp(name, "pushd") == 0)
