@@ -117,12 +117,6 @@ void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, 
  * (tar -x): the directory, and every path rule below it. */
 void judge_write_tree(struct judge *j, struct judge_seg *s, const struct sh_word *w,
                       enum target_type t);
-/* Judges a file the command reads: secret material is at least config_mutation. */
-void judge_read(struct judge *j, struct judge_seg *s, const struct sh_word *w, enum target_type t);
-/* Judges every argument of program name that names secret material (also
- * option values: --key=PATH, dd if=PATH). */
-void judge_secrets(struct judge *j, struct judge_seg *s, const char *name,
-                   const struct judge_argv *av, enum target_type t);
 /* Judges code that cannot be parsed (python -c, a parse failure): at least
  * the policy's opaque_code class, raised by any code word or program name in
  * it.  what says what the code is ("python3 -c"). */

@@ -7,6 +7,7 @@
 
 #include "classifier/arena.h"
 #include "classifier/judge.h"
+#include "classifier/secrets.h"
 #include "classifier/walk.h"
 
 #include <string.h>
@@ -194,7 +195,7 @@ bool unwrap_wrapper(struct judge *j, struct judge_seg *s, const struct unwrap_sp
 	if (i > n)
 		i = n; /* a value option at the end had no value */
 	/* the wrapper's own options may read a file: xargs -a /etc/shadow */
-	judge_secrets(j, s, wr->name, &(struct judge_argv){w + 1, i - 1, false}, t);
+	secrets_args(j, s, wr->name, &(struct judge_argv){w + 1, i - 1, false}, t);
 	if (odd) { /* the command may start later than it seems: its words raise too */
 		judge_reason(j, s, "unproven",
 		             judge_fmt(j,

@@ -12,6 +12,7 @@
 #include "classifier/arena.h"
 #include "classifier/classifier.h"
 #include "classifier/judge.h"
+#include "classifier/secrets.h"
 #include "classifier/shparse.h"
 #include "classifier/tools.h"
 #include "classifier/unwrap.h"
@@ -762,10 +763,10 @@ static void judge_redirs(struct judge *j, struct judge_seg *s, const struct sh_n
 
 		switch (r->op) {
 		case SHR_IN:
-			judge_read(j, s, &r->word, t);
+			secrets_read(j, s, &r->word, t);
 			break;
 		case SHR_INOUT:
-			judge_read(j, s, &r->word, t);
+			secrets_read(j, s, &r->word, t);
 			judge_write(j, s, &r->word, t);
 			break;
 		case SHR_OUT:
