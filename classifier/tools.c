@@ -489,9 +489,21 @@ static void tools_eval_builtins(struct judge *j, struct judge_seg *s, const char
 	    strcmp(name, "readarray") == 0 || strcmp(name, "declare") == 0 ||
 	    strcmp(name, "typeset") == 0 || strcmp(name, "local") == 0 ||
 	    strcmp(name, "export") == 0 || strcmp(name, "readonly") == 0) {
+		bool nameref = false;
+
 		for (size_t i = 1; i < n; i++) {
 			const struct sh_word *x = &w[i];
 
+			if (judge_lit(x) && x->len > 1 && x->text[0] == '-' &&
+			    memchr(x->text, 'n', x->len) != NULL && strcmp(name, "read") != 0 &&
+			    strcmp(name, "mapfile") != 0 && strcmp(name, "readarray") != 0)
+				nameref = true; /* declare -n r=NAME: NAME is evaluated on use */
+			if (nameref && (x->flags & SHW_ASSIGN) && x->name_len < x->len &&
+			    arith_hazard(x->text + x->name_len, x->len - x->name_len, false))
+				judge_name_operand(j, s, name, x, t);
+			if (nameref && !(x->flags & SHW_ASSIGN) && memchr(x->text, '=', x->len) &&
+			    arith_hazard(x->text, x->len, false))
+				judge_name_operand(j, s, name, x, t);
 			if (judge_lit(x) && x->len > 1 && x->text[0] == '-') {
 				bool takes =
 				    strcmp(name, "read") == 0

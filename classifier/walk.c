@@ -927,6 +927,36 @@ static const struct sh_word *expand_words(struct judge *j, const struct sh_word 
 	return out;
 }
 
+/* Expansions that run code hidden in a variable's value: ${x@P} expands the
+ * value as a prompt (its $(...) run), ${!x} takes the value as a name, whose
+ * subscript is arithmetic (a[$(reboot)]). */
+static void walk_value_code(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
+                            enum target_type t)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *r = w[i].raw;
+		size_t rl = w[i].raw_len;
+
+		if (!(w[i].flags & SHW_COMPUTED))
+			continue;
+		for (size_t k = 0; k + 2 < rl; k++) {
+			bool prompt = r[k] == '@' && r[k + 1] == 'P' && r[k + 2] == '}';
+			bool indirect = r[k] == '$' && r[k + 1] == '{' && r[k + 2] == '!';
+
+			if (prompt || indirect) {
+				judge_reason(
+				    j, s, "value-runs-code",
+				    prompt ? "${...@P} expands a value as a prompt, running the "
+				             "$(...) in it"
+				           : "${!...} uses a value as a name, whose subscript can "
+				             "run a $(...)",
+				    j->p->unknown_program, t);
+				return;
+			}
+		}
+	}
+}
+
 static void walk_simple(struct judge *j, const struct sh_node *n, enum target_type t,
                         const struct judge_stdin *in)
 {
@@ -938,6 +968,7 @@ static void walk_simple(struct judge *j, const struct sh_node *n, enum target_ty
 
 	judge_redirs(j, s, n, t);
 	record_written(j, n);
+	walk_value_code(j, s, n->words, n->nwords, t);
 	while (i < nw && (w[i].flags & SHW_ASSIGN))
 		i++;
 	/* FOO=1 cmd: FOO is in cmd's environment; FOO=1 alone is a shell variable */

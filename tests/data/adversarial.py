@@ -212,7 +212,8 @@ def builtins():
         "typeset -a %s" % shlex.quote(sub), "local %s" % shlex.quote(sub),
         "echo $(( %s ))" % sub, "(( %s ))" % sub, "trap %s EXIT" % shlex.quote(payload),
         "eval %s" % shlex.quote(payload), "source /tmp/x.sh", ". /tmp/x.sh",
-        "x=$(cat /tmp/f); [[ $x -ge 1 ]]",
+        "x=$(cat /tmp/f); [[ $x -ge 1 ]]", "read -r x < /tmp/f; echo \"${x@P}\"",
+        "read -r x < /tmp/f; echo ${!x}", "declare -n r=%s; echo $r" % shlex.quote(sub),
     ])
 
 

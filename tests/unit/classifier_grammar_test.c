@@ -287,6 +287,12 @@ static void test_environment_secrets_invisible_root(void **state)
 	assert_int_equal(cls(f, TARGET_VM, "gnu x\ty\n"), RISK_READ_ONLY);
 	assert_null(reason(&f->v, "invisible-characters"));
 
+	/* values that run code when expanded */
+	assert_int_equal(cls(f, TARGET_VM, "gnu \"${x@P}\""), RISK_CONFIG_MUTATION);
+	assert_non_null(reason(&f->v, "value-runs-code"));
+	assert_int_equal(cls(f, TARGET_VM, "gnu ${!x}"), RISK_CONFIG_MUTATION);
+	assert_int_equal(cls(f, TARGET_VM, "gnu \"${x:-y}\" ${#x}"), RISK_READ_ONLY);
+
 	cls(f, TARGET_VM, "rooted x");
 	assert_true(f->v.needs_root);
 	cls(f, TARGET_VM, "gnu x");
