@@ -411,7 +411,11 @@ static const char *path_name(struct walker *k)
 		n += l;
 	}
 	buf[n] = '\0';
-	return arena_strndup(k->a, buf, n);
+	{
+		const char *r = arena_strndup(k->a, buf, n);
+
+		return r ? r : k->prog;
+	}
 }
 
 __attribute__((format(printf, 2, 3))) static void refuse(struct walker *k, const char *fmt, ...)
@@ -633,8 +637,14 @@ static void rewrite(struct walker *k, const struct sh_word *w, size_t n, size_t 
 
 	if (c == NULL) {
 		c = arena_alloc(k->a, (n ? n : 1) * sizeof(*c));
-		if (c == NULL)
+		if (c == NULL) {
+			/* the rules would see the abbreviation, not what it means */
+			refuse(k,
+			       "command too large to spell out %s's abbreviations; cannot prove "
+			       "read-only",
+			       k->prog);
 			return;
+		}
 		memcpy(c, w, n * sizeof(*c));
 		k->out->canon = c;
 	}
@@ -707,8 +717,11 @@ void grammar_prove(const struct grammar *g, const char *prog, const struct sh_wo
 				       shown(x), x->text, path_name(&k));
 				return;
 			}
-			if (strlen(nm) != x->len)
+			if (strlen(nm) != x->len) {
 				rewrite(&k, w, n, i, nm);
+				if (!out->ok)
+					return;
+			}
 			k.names[k.depth + 1] = nm;
 			k.chain[++k.depth] = sub;
 			sub_pending = sub->nsubs > 0;

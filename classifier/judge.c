@@ -639,6 +639,14 @@ static void judge_abs_path(struct judge *j, struct judge_seg *s, const char *pat
 	             j->p->write_unlisted, t);
 }
 
+/* A path that could not be spelled out (the scratch arena is full): the
+ * write is judged as one known only at run time. */
+static void judge_path_lost(struct judge *j, struct judge_seg *s, enum target_type t)
+{
+	judge_reason(j, s, "write-unknown-path", "writes a path the command is too large to spell",
+	             j->p->write_unknown, t);
+}
+
 /* Every path rule whose prefix lies below the absolute directory dir. */
 static void judge_abs_tree(struct judge *j, struct judge_seg *s, const char *dir,
                            enum target_type t)
@@ -689,18 +697,24 @@ void judge_write_tree(struct judge *j, struct judge_seg *s, const struct sh_word
 		p = judge_joinpath(j, j->p->home, w->text + 1, w->len - 1);
 		if (p != NULL)
 			judge_abs_tree(j, s, p, t);
+		else
+			judge_path_lost(j, s, t);
 		return;
 	}
 	if (w->text[0] == '/') {
 		p = judge_normpath(j, w->text, w->len);
 		if (p != NULL)
 			judge_abs_tree(j, s, p, t);
+		else
+			judge_path_lost(j, s, t);
 		return;
 	}
 	for (size_t i = 0; i < j->ncwd; i++) {
 		p = judge_joinpath(j, j->cwd[i], w->text, w->len);
 		if (p != NULL)
 			judge_abs_tree(j, s, p, t);
+		else
+			judge_path_lost(j, s, t);
 	}
 }
 
@@ -726,6 +740,8 @@ void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, 
 
 		if (p != NULL)
 			judge_abs_path(j, s, p, t);
+		else
+			judge_path_lost(j, s, t);
 		return;
 	}
 	if (w->flags & SHW_TILDE) {
@@ -739,6 +755,8 @@ void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, 
 
 		if (p != NULL)
 			judge_abs_path(j, s, p, t);
+		else
+			judge_path_lost(j, s, t);
 		return;
 	}
 	if (j->cwd_unknown) {
@@ -755,6 +773,8 @@ void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, 
 
 		if (p != NULL)
 			judge_abs_path(j, s, p, t);
+		else
+			judge_path_lost(j, s, t);
 	}
 }
 

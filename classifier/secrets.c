@@ -116,14 +116,22 @@ void secrets_read(struct judge *j, struct judge_seg *s, const struct sh_word *w,
 	} else if (!(w->flags & SHW_TILDE)) {
 		path = judge_joinpath(j, j->cwd_unknown ? "/" : j->cwd[0], text, len);
 	}
-	if (path == NULL)
+	if (path == NULL) {
+		/* the scratch arena is full: what is read cannot be told */
+		judge_reason(j, s, "secret-read", "reads a path the command is too large to spell",
+		             RISK_CONFIG_MUTATION, t);
 		return;
+	}
 	if (!judge_lit(w)) {
 		/* /etc/pve/priv/$x: the known part, as a glob */
 		char *g = arena_alloc(j->a, strlen(path) + 2);
 
-		if (g == NULL)
+		if (g == NULL) {
+			judge_reason(j, s, "secret-read",
+			             "reads a path the command is too large to spell",
+			             RISK_CONFIG_MUTATION, t);
 			return;
+		}
 		memcpy(g, path, strlen(path));
 		memcpy(g + strlen(path), "*", 2);
 		path = g;
