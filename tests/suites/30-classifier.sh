@@ -298,6 +298,11 @@ lines = [
     "{a,b}" * 10000,                           # brace expansion past its bounds
     "{" * 10000 + "a,b" + "}" * 10000,
     "a=(" * 5000,
+    # abbreviations too many to spell out in the scratch arena (ip a a = address add)
+    "ip " + "a " * 500000,
+    # a 1 MiB cluster of options and 170,000 long options
+    "ls -" + "a" * 1000000 + " /etc/shadow",
+    "ls " + "--all " * 170000 + "--reboot-argument=x",
 ]
 with open(sys.argv[1], "w", encoding="latin-1") as f:
     for l in lines:
