@@ -301,7 +301,7 @@ lines = [
     # abbreviations too many to spell out in the scratch arena (ip a a = address add)
     "ip " + "a " * 500000,
     # a 1 MiB cluster of options and 170,000 long options
-    "ls -" + "a" * 1000000 + " /etc/shadow",
+    "cat -" + "A" * 1000000 + " /etc/shadow",
     "ls " + "--all " * 170000 + "--reboot-argument=x",
 ]
 with open(sys.argv[1], "w", encoding="latin-1") as f:
