@@ -80,7 +80,7 @@ JOURNAL_LONG = ["--cursor-file", "--cursor", "--after-cursor", "--show-cursor"]
 
 def options_with_values():
     target = pick(SYSTEM_FILES)
-    k = rng.randrange(12)
+    k = rng.randrange(14)
     if k == 0:
         o = pick(CURL_WRITE)
         f = pick(value_forms(o, target, None, list("sSfLk") if len(o) == 2 else None))
@@ -108,7 +108,24 @@ def options_with_values():
         return 2, "find /var/log -name '*.log' " + pick(["-fprint ", "-fprint0 ", "-fls "]) + target
     if k == 10:
         return 2, pick(["sar -o {} 1 1", "sshd -t -E {}", "flock {} true"]).format(target)
-    return 2, pick(["yq -i '.a=1' ", "sed -i s/a/b/ ", "sed --in-place= s/a/b/ "]) + target
+    if k == 11:
+        return 2, pick(["yq -i '.a=1' ", "sed -i s/a/b/ ", "sed --in-place= s/a/b/ ",
+                        "psql -c 'select 1' -o ", "psql -c 'select 1' -L ",
+                        "mysql -e 'select 1' --tee="]) + target
+    # options that run a program or name a configuration that can
+    prog = pick(["/tmp/x", "'sh -c reboot'", "/usr/local/bin/helper"])
+    return 2, pick([
+        "man -P %s ls", "man --pager=%s ls", "man -C %s ls", "rg --pre %s foo /etc",
+        "coredumpctl --debugger=%s debug", "dpkg-architecture -c %s",
+        "pidstat -e %s", "systemd-run -p ExecStartPre=%s true",
+        "mysql --pager=%s -e 'select 1'", "mysql --defaults-file=%s -e 'select 1'",
+        "kubectl --kubeconfig=%s get pods", "docker --config=%s ps",
+        "restic --password-command=%s -r /srv/repo snapshots",
+        "apt-get -o APT::Update::Pre-Invoke::=%s update", "apt -c %s list",
+        "tar -I %s -tf /tmp/x.tar", "tar --to-command=%s -xf /tmp/x.tar",
+        "git -c core.pager=%s log", "zpool status -c %s", "sort --compress-program=%s /tmp/x",
+        "find /tmp -name x -exec %s {} \\;", "rsync -e %s /tmp/a /tmp/b",
+        "less --lesskey-src=%s /tmp/x", "ntpq -c %s"]) % prog
 
 
 # ---- 2. abbreviations -----------------------------------------------------------------
