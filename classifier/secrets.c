@@ -108,7 +108,7 @@ void secrets_read(struct judge *j, struct judge_seg *s, const struct sh_word *w,
 				return;
 			abs.text = abs.raw = pth;
 			abs.len = abs.raw_len = strlen(pth);
-			abs.prefix = judge_lit(w) ? abs.len : abs.len - (w->len - w->prefix);
+			abs.prefix = abs.len; /* only the known part was joined */
 			abs.flags &= ~(unsigned)SHW_TILDE;
 			secrets_read(j, s, &abs, t);
 		}

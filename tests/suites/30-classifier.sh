@@ -310,6 +310,11 @@ with open(sys.argv[1], "w", encoding="latin-1") as f:
         f.write("proxmox-host\t" + l + "\n")
     # invalid UTF-8 bytes and control characters, raw
     f.write("proxmox-host\t\xff\xfe\x80 apt-get install \x01\x7f\n")
+    # found by the fuzzer: a word known only at run time, relative to two
+    # directories a cd may reach, read past its joined path (secrets)
+    f.write("lxc\tcd //-Ero/id_ec\xfc/x or x$oot/" + "\x81" * 5 + "x" + "\x81" * 13 +
+            "_ec\xfc/x or x$oot/" + "\x81" * 5 + "x" + "\x81" * 40 + "\xa1" + "\x81" * 36 +
+            ".ss\xff9\n")
 PY
 start=$(date +%s%N)
 if ! "$bin" classify --policy "$policy" --batch <"$tmp/hostile" >"$tmp/hostile.out"; then
