@@ -334,6 +334,8 @@ static void parse_node(struct gctx *c, const struct yt_node *m, struct grammar *
 					gerr(c, it, "policy too large");
 			}
 			g->nseparators = cnt;
+		} else if (strcmp(key, "signals") == 0) {
+			g->signals = parse_bool(c, k, v);
 		} else if (strcmp(key, "free") == 0) {
 			g->free_words = parse_bool(c, k, v);
 		} else {
@@ -485,6 +487,25 @@ static bool all_digits(const char *s, size_t n)
 	return true;
 }
 
+/* A signal's name, with or without SIG (kill -HUP, pkill -SIGTERM). */
+static bool is_signal(const char *s, size_t n)
+{
+	static const char *const names[] = {
+	    "HUP",  "INT",   "QUIT", "ILL",  "TRAP", "ABRT", "IOT",   "BUS",    "FPE",
+	    "KILL", "USR1",  "SEGV", "USR2", "PIPE", "ALRM", "TERM",  "STKFLT", "CHLD",
+	    "CONT", "STOP",  "TSTP", "TTIN", "TTOU", "URG",  "XCPU",  "XFSZ",   "VTALRM",
+	    "PROF", "WINCH", "IO",   "POLL", "PWR",  "SYS",  "RTMIN", "RTMAX"};
+
+	if (n > 3 && memcmp(s, "SIG", 3) == 0) {
+		s += 3;
+		n -= 3;
+	}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == n && memcmp(names[i], s, n) == 0)
+			return true;
+	return false;
+}
+
 /* One option word at w[*i]; consumes its value.  false: refused (out set). */
 static bool take_option(struct walker *k, const struct sh_word *w, size_t n, size_t *i)
 {
@@ -496,6 +517,8 @@ static bool take_option(struct walker *k, const struct sh_word *w, size_t n, siz
 	bool amb;
 
 	if (g->numeric && all_digits(t + 1, len - 1))
+		return true;
+	if (g->signals && is_signal(t + 1, len - 1))
 		return true;
 	if (g->dash_long || (len > 2 && t[1] == '-')) {
 		/* one long option: --name[=value], or -name in dash style */

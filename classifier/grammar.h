@@ -53,6 +53,7 @@ struct grammar {
 	bool sub_prefix;      /* a subcommand may be any prefix of its name (first listed wins) */
 	bool dash_long;  /* -word is one long option (ip -brief, find -name), never a cluster */
 	bool numeric;    /* -NUM is accepted (head -5) */
+	bool signals;    /* -HUP, -SIGTERM: signal names are accepted (kill, pkill) */
 	bool free_words; /* every word is data (echo): nothing it is given can act */
 	const char **separators; /* words that start another command (ovs-vsctl --, tmux ;) */
 	size_t nseparators;
