@@ -23,7 +23,7 @@
 static const char base_policy[] =
     "defaults: {unknown_program: config_mutation}\n"
     "rules:\n"
-    "  - {id: t-read, programs: [gnu, dash, sub, multi, xa, bare, fr, echo, xargs], class: "
+    "  - {id: t-read, programs: [gnu, dash, sub, multi, xa, bare, fr, echo, xargs, sig], class: "
     "read_only}\n"
     "  - {id: t-flush, programs: [sub2], subcommand: [\"address flush\"], class: destructive}\n"
     "  - {id: t-sub2, programs: [sub2], class: read_only}\n"
@@ -60,6 +60,10 @@ static const char base_policy[] =
     "    subcommands: {config: 1}\n"
     "  fr|echo|xargs:\n"
     "    free: true\n"
+    "  sig:\n"
+    "    signals: true\n"
+    "    options: -s=\n"
+    "    operands: any\n"
     "  rooted:\n"
     "    operands: any\n";
 
@@ -201,6 +205,9 @@ static void test_gnu_options(void **state)
 static void test_dash_style(void **state)
 {
 	struct fixture *f = *state;
+
+	PROVEN(f, "sig -HUP 12 -SIGTERM -s KILL 13");
+	UNPROVEN(f, "sig -HUPX 12", "unknown option `-H`");
 
 	PROVEN(f, "dash -br -d . -name x");
 	PROVEN(f, "dash --brief /");
