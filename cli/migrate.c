@@ -54,6 +54,7 @@ int cli_migrate(int argc, char **argv)
 	s = cli_connect(db);
 	if (s == NULL)
 		return CLI_ERROR;
+	cli_acting_as(s, db);
 	if (store_migrate(s, dir, &applied, print_line, NULL) < 0) {
 		rc = cli_fail(s, "migrate");
 		store_close(s);

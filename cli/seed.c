@@ -428,6 +428,7 @@ int cli_seed(int argc, char **argv)
 	s = cli_connect(db);
 	if (s == NULL)
 		goto out;
+	cli_acting_as(s, db);
 	if (ingest(s, &pol, rules, tj, ij) < 0) {
 		rc = cli_fail(s, "seed");
 		goto out;
