@@ -1,5 +1,5 @@
 /* ops.c -- the queue from the command line: run, show, pending, approve,
- * reject, cancel, history, audit verify.  Every action is one SQL function
+ * reject, cancel, history.  Every action is one SQL function
  * call, so the rules live in the database and hold for every client. */
 #include "cli/cli.h"
 
@@ -711,51 +711,4 @@ int cli_history(int argc, char **argv)
 	PQclear(res);
 	store_close(s);
 	return CLI_OK;
-}
-
-int cli_audit(int argc, char **argv)
-{
-	const char *usage = "airlock audit verify [--json] [--db CONNINFO]";
-	struct opts o;
-	struct store *s;
-	PGresult *res;
-	int rc;
-
-	if (parse_opts(argc, argv, "dj", &o) < 0)
-		return CLI_USAGE;
-	if (o.help) {
-		printf(
-		    "usage: %s\nWalks the hash chain of every event; names the first broken link.\n"
-		    "Exit 0 when intact, 3 when broken.\n",
-		    usage);
-		return CLI_OK;
-	}
-	if (optind != argc - 1 || strcmp(argv[optind], "verify") != 0) {
-		fprintf(stderr, "usage: %s\n", usage);
-		return CLI_USAGE;
-	}
-	s = cli_connect(o.db);
-	if (s == NULL)
-		return CLI_ERROR;
-	res = store_exec(s, "SELECT checked, first_broken, detail FROM airlock.audit_verify()", 0,
-	                 NULL);
-	if (res == NULL) {
-		rc = cli_fail(s, "audit verify");
-		store_close(s);
-		return rc;
-	}
-	bool broken = !PQgetisnull(res, 0, 1);
-	if (o.json)
-		printf("{\"checked\":%s,\"intact\":%s,\"first_broken\":%s}\n",
-		       PQgetvalue(res, 0, 0), broken ? "false" : "true",
-		       broken ? PQgetvalue(res, 0, 1) : "null");
-	else if (broken)
-		printf("audit: BROKEN at %s (%s events verified before it)\n",
-		       PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 0));
-	else
-		printf("audit: intact, %s events verified\n", PQgetvalue(res, 0, 0));
-	rc = broken ? CLI_REFUSED : CLI_OK;
-	PQclear(res);
-	store_close(s);
-	return rc;
 }

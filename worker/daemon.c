@@ -5,6 +5,7 @@
 #include "lib/log.h"
 #include "lib/xalloc.h"
 #include "store/queue.h"
+#include "worker/anchorer.h"
 #include "worker/pipeline.h"
 #include "worker/probe.h"
 
@@ -32,7 +33,8 @@ struct daemon {
 	struct targets *targets;
 	struct notifier *notifier;
 	struct slots *node_slots;
-	struct prober *prober; /* NULL: no scheduler_database configured */
+	struct prober *prober;     /* NULL: no scheduler_database configured */
+	struct anchorer *anchorer; /* NULL: no audit section configured */
 	struct pipeline_env env;
 
 	pthread_mutex_t mu;
@@ -149,6 +151,11 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 	d->targets = targets_new(cfg, err, errlen);
 	if (d->targets == NULL)
 		goto fail;
+	if (cfg->audit_signing_key) {
+		d->anchorer = anchorer_new(cfg, err, errlen);
+		if (d->anchorer == NULL)
+			goto fail;
+	}
 	d->policies = policyset_new();
 	d->notifier = notifier_new(cfg);
 	d->node_slots = slots_new(cfg->per_node);
@@ -169,6 +176,7 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 fail:
 	guard_free(d->guard);
 	targets_free(d->targets);
+	anchorer_free(d->anchorer);
 	free(d);
 	return NULL;
 }
@@ -304,7 +312,7 @@ static void stop_threads(struct daemon *d, int grace_s)
 int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload,
                int grace_s)
 {
-	int64_t next_reap = 0, next_expire = 0, next_connect = 0;
+	int64_t next_reap = 0, next_expire = 0, next_connect = 0, next_anchor = 0;
 	int connect_delay = 200;
 
 	/* Settle what a previous crash left before claiming anything. */
@@ -364,6 +372,10 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 			expire(d);
 			next_expire = now + d->cfg->expire_interval_ms;
 		}
+		if (d->anchorer && now >= next_anchor) {
+			anchorer_tick(d->anchorer, d->listen, false);
+			next_anchor = now + 1000;
+		}
 		int64_t until = next_reap < next_expire ? next_reap : next_expire;
 		int timeout = (int)(until - deadline_now_ms());
 		if (timeout < 0)
@@ -379,6 +391,9 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 	prober_free(d->prober);
 	d->prober = NULL;
 	stop_threads(d, grace_s);
+	/* The file covers everything this daemon did before it stopped. */
+	if (d->listen != NULL && PQstatus(store_conn(d->listen)) == CONNECTION_OK)
+		anchorer_tick(d->anchorer, d->listen, true);
 	log_msg(LOG_INFO, "evt=stopped worker=%s", d->cfg->worker_id);
 	return 0;
 }
@@ -394,6 +409,7 @@ void daemon_free(struct daemon *d)
 	targets_free(d->targets);
 	guard_free(d->guard);
 	policyset_free(d->policies);
+	anchorer_free(d->anchorer);
 	pthread_cond_destroy(&d->wake);
 	pthread_mutex_destroy(&d->mu);
 	config_free(d->cfg);
