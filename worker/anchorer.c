@@ -4,7 +4,6 @@
 #include "lib/anchor.h"
 #include "lib/deadline.h"
 #include "lib/log.h"
-#include "lib/readfile.h"
 #include "lib/syslogline.h"
 #include "lib/xalloc.h"
 
@@ -28,24 +27,47 @@ struct anchorer {
 	int64_t last_ms;
 	/* What was already reported, so a finding is logged once, not every tick. */
 	long long reported_id;
+	/* The file ends in a line cut short (a crash mid-write): end it first. */
+	bool needs_newline;
 };
 
-/* Finds the last valid anchor of this key in the file, if any. */
+/* Finds the last valid anchor of this key among the file's last lines (the
+ * file only grows, so its tail is all a restart needs).  Lines that do not
+ * verify (another key, a write cut short by a crash) are skipped and counted. */
+#define TAIL_BYTES 16384
+
 static int read_last(struct anchorer *a, char *err, size_t errlen)
 {
-	size_t len;
-	char *text = readfile(a->path, 256u << 20, &len, err, errlen);
+	int fd = open(a->path, O_RDONLY);
+	char *text = NULL;
+	off_t size, from;
+	ssize_t got;
 	int bad = 0;
 
-	if (text == NULL)
-		return -1;
-	for (char *line = text, *next; line < text + len; line = next) {
+	if (fd < 0 || (size = lseek(fd, 0, SEEK_END)) < 0) {
+		snprintf(err, errlen, "audit anchor_file %s: %s", a->path, strerror(errno));
+		goto fail;
+	}
+	from = size > TAIL_BYTES ? size - TAIL_BYTES : 0;
+	text = xmalloc(TAIL_BYTES + 1);
+	got = pread(fd, text, TAIL_BYTES, from);
+	if (got < 0) {
+		snprintf(err, errlen, "audit anchor_file %s: %s", a->path, strerror(errno));
+		goto fail;
+	}
+	text[got] = '\0';
+	a->needs_newline = got > 0 && text[got - 1] != '\n';
+	close(fd);
+	/* Reading from the middle: the first, partial line is not a line. */
+	char *line = text;
+	if (from > 0 && (line = strchr(text, '\n')) != NULL)
+		line++;
+	for (char *next; line != NULL && *line; line = next) {
 		struct anchor an;
 		char why[160];
 		next = strchr(line, '\n');
-		next = next ? next + 1 : text + len;
-		if (next[-1] == '\n')
-			next[-1] = '\0';
+		if (next != NULL)
+			*next++ = '\0';
 		if (line[0] == '\0')
 			continue;
 		if (anchor_verify(a->key, line, &an, why, sizeof(why)) < 0) {
@@ -63,6 +85,11 @@ static int read_last(struct anchorer *a, char *err, size_t errlen)
 		    "by this daemon's key (another key, an interrupted write, or an edit)\"",
 		    a->path, bad);
 	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	return -1;
 }
 
 struct anchorer *anchorer_new(const struct config *cfg, char *err, size_t errlen)
@@ -121,6 +148,15 @@ static int append(struct anchorer *a, const char *line)
 		log_msg(LOG_ERROR, "evt=audit.anchor_failed file=%s error=\"%s\"", a->path,
 		        strerror(errno));
 		return -1;
+	}
+	if (a->needs_newline) {
+		if (write(fd, "\n", 1) != 1) {
+			log_msg(LOG_ERROR, "evt=audit.anchor_failed file=%s error=\"%s\"", a->path,
+			        strerror(errno));
+			close(fd);
+			return -1;
+		}
+		a->needs_newline = false;
 	}
 	w = write(fd, line, n);
 	if (w != (ssize_t)n || fsync(fd) != 0) {

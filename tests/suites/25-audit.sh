@@ -166,8 +166,13 @@ check_eq "the triggers are all still enabled" 0 \
 # ---- the daemon notices a truncation itself when it starts on a chain that lost anchored events
 q "SET session_replication_role = replica;
    DELETE FROM airlock.execution_events WHERE id > (SELECT max(id) - 5 FROM airlock.execution_events)"
+printf 'airlock-anchor v1 event=9' >>"$ANCHORS" # a write a crash cut short
 start_daemon d1 || { echo "airlockd did not start again"; cat "$WORK/d1.log"; }
 check "airlockd logs the truncation" wait_log 15 'evt=audit.truncated anchored_event=' d1
+check "airlockd skips the cut-short line, saying so" wait_log 5 'evt=audit.anchor_file_lines_skipped' d1
 kill -TERM $DPID; wait $DPID 2>/dev/null
+check_out "the next anchor starts on a line of its own" '^airlock-anchor v1 event=[0-9]+ hash=[0-9a-f]{64} at=[-0-9T:]+Z key=[0-9a-f]{16} sig=[0-9a-f]{128}$' tail -1 "$ANCHORS"
+check_out "the cut-short line stays visible to verify" 'anchor file line [0-9]+: not an anchor line' \
+	as_alice $A audit verify --anchors "$ANCHORS" --pubkey "$KEY.pub"
 
 finish
