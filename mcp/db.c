@@ -201,9 +201,23 @@ PGresult *mcp_db_query(struct mcp_db *db, const char *sql, int n, const char *co
 {
 	PGresult *res;
 	ExecStatusType st;
+	bool was_connected = db->conn != NULL && db->login[0] != '\0';
+	char q[512];
 
 	if (mcp_db_connect(db) < 0)
 		return NULL;
+	/* Rights can be granted while a session lasts: who the login is gets
+	 * checked again before every statement, not only when it connected. */
+	if (was_connected && check_login(db) < 0) {
+		if (db->refused) {
+			log_msg(LOG_WARN, "evt=mcp.db_login_refused reason=%s",
+			        log_quote(db->errmsg, q, sizeof(q)));
+			PQfinish(db->conn);
+			db->conn = NULL;
+			db->login[0] = '\0';
+		}
+		return NULL;
+	}
 	res = PQexecParams(db->conn, sql, n, NULL, params, NULL, NULL, 0);
 	st = PQresultStatus(res);
 	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)

@@ -29,8 +29,9 @@ int mcp_db_connect(struct mcp_db *db);
 bool mcp_db_login_refused(const struct mcp_db *db);
 
 /* Runs sql with n text parameters (a NULL value is SQL NULL), connecting
- * first if needed.  Returns the result (tuples or command ok; the caller
- * PQclear()s it) or NULL with the reason on the handle. */
+ * first if needed and checking the login again (as mcp_db_connect() does:
+ * rights granted since it connected make it refused).  Returns the result (tuples or command ok;
+ * the caller PQclear()s it) or NULL with the reason on the handle. */
 PGresult *mcp_db_query(struct mcp_db *db, const char *sql, int n, const char *const *params);
 
 /* The same for a statement without effects (a read): when the connection

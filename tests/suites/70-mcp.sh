@@ -82,6 +82,28 @@ check "an agent that is also the owner is refused" refused_login agent_ow 'is al
 check "operator rights through another role are refused" refused_login agent_nested 'is also a member of airlock_operator'
 check_out "an agent through a group role is served" '"id":2,"result"' bash -c \
 	"printf '%s\n' '$INIT' '$CALL' | build/bin/airlock-mcp --db user=agent_via_group 2>/dev/null"
+# Rights granted while the server runs: the next call is refused, and nothing is read.
+late_grant() {
+	psql -qc "CREATE ROLE late_op LOGIN IN ROLE airlock_agent" || return 1
+	python3 - "$INIT" "$CALL" <<'PY'
+import json, subprocess, sys
+p = subprocess.Popen(["build/bin/airlock-mcp", "--db", "user=late_op"], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+def ask(line):
+    p.stdin.write(line.encode() + b"\n"); p.stdin.flush()
+    return json.loads(p.stdout.readline())
+ask(sys.argv[1])
+first = ask(sys.argv[2])
+assert first["result"].get("isError") is not True, first
+subprocess.run(["psql", "-qc", "GRANT airlock_operator TO late_op"], check=True)
+second = ask(sys.argv[2].replace('"id":2', '"id":3'))
+text = second["result"]["content"][0]["text"]
+assert second["result"].get("isError") is True and "is also a member of airlock_operator" in text, second
+p.stdin.close()
+assert p.wait(timeout=10) == 0
+PY
+}
+check "an agent granted operator rights while served is refused at its next call" late_grant
 check_rc "a password in --db is refused (key=value)" 2 build/bin/airlock-mcp --db "user=hermes password=s3cret"
 check_rc "a password in --db is refused (URI)" 2 build/bin/airlock-mcp --db "postgresql://hermes:s3cret@localhost/airlock"
 check_out "... and says why" 'must not contain a password' build/bin/airlock-mcp --db "user=hermes password=s3cret"
