@@ -178,7 +178,7 @@ check_out "the cut-short line stays visible to verify" 'anchor file line [0-9]+:
 # ---- anchoring under valgrind: no memory errors, no leaks
 command -v valgrind >/dev/null || { failt "valgrind is missing (scripts/install-deps)"; finish; exit 1; }
 WORKERS=2 PER_NODE=2 write_config vg "audit:" "  signing_key: $WORK/other.key" \
-	"  anchor_file: $WORK/vg-anchors.log" "  every_events: 3" "  every_seconds: 1" >/dev/null
+	"  anchor_file: $WORK/vg-anchors.log" "  every_events: 3" "  every_seconds: 1" "  syslog: true" >/dev/null
 valgrind --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
 	--error-exitcode=99 --log-file="$WORK/valgrind.log" $D -c "$WORK/vg.yaml" --grace 10 >"$WORK/vg.log" 2>&1 &
 vpid=$!
