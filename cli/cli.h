@@ -27,6 +27,8 @@ int cli_fail(const struct store *s, const char *what);
  * the login came from (db is the --db value or NULL), so an exported
  * AIRLOCK_DB or PGUSER never acts as someone unnoticed. */
 void cli_acting_as(struct store *s, const char *db);
+/* cli_connect(), then cli_acting_as(): for every command that writes. */
+struct store *cli_connect_write(const char *db);
 /* The exit code a SQLSTATE means. */
 int cli_exit_for_sqlstate(const char *sqlstate);
 

@@ -38,3 +38,12 @@ void cli_acting_as(struct store *s, const char *db)
 	free(other);
 	PQclear(res);
 }
+
+struct store *cli_connect_write(const char *db)
+{
+	struct store *s = cli_connect(db);
+
+	if (s != NULL)
+		cli_acting_as(s, db);
+	return s;
+}

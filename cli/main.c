@@ -22,7 +22,7 @@ static const struct command commands[] = {
     {"reject", cli_reject, "reject a pending request (--reason required)"},
     {"cancel", cli_cancel, "cancel a request that has not started running"},
     {"history", cli_history, "every event of one execution"},
-    {"audit", cli_audit, "audit verify [--anchors F --pubkey K]: check the chain; audit keygen"},
+    {"audit", cli_audit, "audit verify: check the event hash chain"},
 };
 
 static void usage(FILE *f)

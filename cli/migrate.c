@@ -51,10 +51,9 @@ int cli_migrate(int argc, char **argv)
 		fprintf(stderr, "airlock migrate: unexpected argument '%s'\n", argv[optind]);
 		return CLI_USAGE;
 	}
-	s = cli_connect(db);
+	s = cli_connect_write(db);
 	if (s == NULL)
 		return CLI_ERROR;
-	cli_acting_as(s, db);
 	if (store_migrate(s, dir, &applied, print_line, NULL) < 0) {
 		rc = cli_fail(s, "migrate");
 		store_close(s);

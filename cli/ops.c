@@ -434,12 +434,11 @@ int cli_run(int argc, char **argv)
 			buf_putc(&cmd, ' ');
 		buf_puts(&cmd, argv[i]);
 	}
-	s = cli_connect(o.db);
+	s = cli_connect_write(o.db);
 	if (s == NULL) {
 		buf_free(&cmd);
 		return CLI_ERROR;
 	}
-	cli_acting_as(s, o.db);
 	res = store_exec(
 	    s, "SELECT airlock.run($1, $2, $3, $4, $5)", 5,
 	    (const char *const[]){o.target, buf_str(&cmd), o.risk, o.change_id, o.action});
@@ -609,10 +608,9 @@ static int decide(int argc, char **argv, const char *usage, const char *allowed,
 		        argv[0]);
 		return CLI_USAGE;
 	}
-	s = cli_connect(o.db);
+	s = cli_connect_write(o.db);
 	if (s == NULL)
 		return CLI_ERROR;
-	cli_acting_as(s, o.db);
 	res = store_exec(s, sql, strchr(allowed, 'r') ? 2 : 1, (const char *const[]){id, o.reason});
 	if (res == NULL) {
 		rc = cli_fail(s, argv[0]);

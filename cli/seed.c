@@ -425,10 +425,9 @@ int cli_seed(int argc, char **argv)
 	if (ij == NULL)
 		goto out;
 	rc = CLI_ERROR;
-	s = cli_connect(db);
+	s = cli_connect_write(db);
 	if (s == NULL)
 		goto out;
-	cli_acting_as(s, db);
 	if (ingest(s, &pol, rules, tj, ij) < 0) {
 		rc = cli_fail(s, "seed");
 		goto out;
