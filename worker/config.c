@@ -46,6 +46,11 @@ static const struct field fields[] = {
     {"execution", "qm_timeout_s", F_INT, OFF(qm_timeout_s), 1, 3600},
     {"execution", "output_cap_bytes", F_SIZE, OFF(output_cap), 1024, 16L << 20},
     {"probes", "interval_s", F_INT, OFF(probe_interval_s), 1, 86400},
+    {"audit", "signing_key", F_STR, OFF(audit_signing_key), 0, 0},
+    {"audit", "anchor_file", F_STR, OFF(audit_anchor_file), 0, 0},
+    {"audit", "every_events", F_INT, OFF(audit_every_events), 1, 1000000},
+    {"audit", "every_seconds", F_INT, OFF(audit_every_seconds), 1, 86400},
+    {"audit", "syslog", F_BOOL, OFF(audit_syslog), 0, 0},
     {"guard", "reversible_low_without_rewind", F_ONOFF, OFF(reversible_low_without_rewind), 0, 0},
     {"zerto", "url", F_STR, OFF(zerto_url), 0, 0},
     {"zerto", "token_url", F_STR, OFF(zerto_token_url), 0, 0},
@@ -60,11 +65,6 @@ static const struct field fields[] = {
     {"zerto", "connect_timeout_ms", F_INT, OFF(zerto_connect_timeout_ms), 100, 600000},
     {"zerto", "request_timeout_ms", F_INT, OFF(zerto_request_timeout_ms), 100, 600000},
     {"zerto", "time_scale", F_DOUBLE, OFF(zerto_time_scale), 1, 10000},
-    {"audit", "signing_key", F_STR, OFF(audit_signing_key), 0, 0},
-    {"audit", "anchor_file", F_STR, OFF(audit_anchor_file), 0, 0},
-    {"audit", "every_events", F_INT, OFF(audit_every_events), 1, 1000000},
-    {"audit", "every_seconds", F_INT, OFF(audit_every_seconds), 1, 86400},
-    {"audit", "syslog", F_BOOL, OFF(audit_syslog), 0, 0},
 };
 
 static int failf(char *err, size_t errlen, const char *path, const struct yt_node *n,
