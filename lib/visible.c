@@ -15,7 +15,12 @@ static const struct {
     {0x00ad, 0x00ad},   /* soft hyphen */
     {0x0300, 0x036f},   /* combining diacritical marks */
     {0x034f, 0x034f},   /* combining grapheme joiner */
+    {0x0600, 0x0605},   /* Arabic number signs (format characters) */
     {0x061c, 0x061c},   /* Arabic letter mark (bidi) */
+    {0x06dd, 0x06dd},   /* Arabic end of ayah (format) */
+    {0x070f, 0x070f},   /* Syriac abbreviation mark (format) */
+    {0x0890, 0x0891},   /* Arabic pound/piastre marks above (format) */
+    {0x08e2, 0x08e2},   /* Arabic disputed end of ayah (format) */
     {0x115f, 0x1160},   /* Hangul fillers */
     {0x1680, 0x1680},   /* Ogham space mark */
     {0x17b4, 0x17b5},   /* Khmer inherent vowels (invisible) */
@@ -36,6 +41,9 @@ static const struct {
     {0xfeff, 0xfeff},   /* zero-width no-break space (BOM) */
     {0xffa0, 0xffa0},   /* halfwidth Hangul filler */
     {0xfff0, 0xfffb},   /* specials: interlinear annotation controls */
+    {0x110bd, 0x110bd}, /* Kaithi number sign (format) */
+    {0x110cd, 0x110cd}, /* Kaithi number sign above (format) */
+    {0x13430, 0x1343f}, /* Egyptian hieroglyph format controls */
     {0x1bca0, 0x1bca3}, /* shorthand format controls */
     {0x1d173, 0x1d17a}, /* musical formatting controls */
     {0xe0000, 0xe0fff}, /* tags, variation selectors supplement */

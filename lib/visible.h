@@ -10,9 +10,11 @@
  * byte acts on the terminal.
  *
  * Escapes: \r \n \t; \xNN for other C0 controls, DEL and every byte that is not
- * valid UTF-8; \uXXXX (\UXXXXXXXX past the BMP) for C1 controls, bidi marks,
- * embeddings, overrides and isolates, zero-width and invisible characters,
- * spaces other than U+0020, combining marks, variation selectors, tags,
+ * valid UTF-8; \uXXXX (\UXXXXXXXX past the BMP) for C1 controls, every
+ * format character (Unicode category Cf: bidi marks, embeddings, overrides and
+ * isolates, zero-width characters, tags, ...), other invisible characters
+ * (fillers, the braille blank), every space but U+0020 and the line and
+ * paragraph separators, the generic combining marks, variation selectors,
  * private-use and non-characters.  When a text needed any escape, its own
  * backslashes are doubled as well, so the rendering reads back as exactly one
  * text; a text that needed none is returned unchanged. */

@@ -26,18 +26,26 @@ write_config d1 "webhooks:" "  - url: http://ops:hook-pw-1@127.0.0.1:$HP/ops?tok
 	"    timeout_ms: 500" >/dev/null
 start_daemon d1 || { echo "airlockd did not start"; cat "$WORK/d1.log"; exit 1; }
 
-# no_controls FILE: the file holds no byte a terminal acts on but newline,
-# and none of the invisible or bidi characters.
+# no_controls FILE: the file is valid UTF-8 and holds no character a terminal acts on
+# or that hides: by Python's own Unicode tables, no control but newline (Cc), no format
+# character (Cf: bidi, zero-width, tags), no private use (Co), no separator but the
+# plain space (Zs, Zl, Zp), no generic combining mark; nor the invisible fillers.
 no_controls() {
 	python3 - "$1" <<'EOF'
-import sys
+import sys, unicodedata
 data = open(sys.argv[1], "rb").read()
-bad = [b for b in data if (b < 0x20 and b != 0x0a) or b == 0x7f]
 text = data.decode("utf-8")  # invalid UTF-8 would raise
-hidden = [c for c in text if 0x80 <= ord(c) <= 0x9f or ord(c) in (0x200b, 0x200e, 0x200f, 0x202a,
-          0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0xfeff, 0xa0)]
-if bad or hidden:
-    print("terminal controls reached the screen:", bad[:10], [hex(ord(c)) for c in hidden[:10]])
+fillers = {0x115f, 0x1160, 0x3164, 0xffa0, 0x2800, 0x17b4, 0x17b5}
+combining = [(0x300, 0x36f), (0x1ab0, 0x1aff), (0x1dc0, 0x1dff), (0x20d0, 0x20ff), (0xfe00, 0xfe0f), (0xfe20, 0xfe2f)]
+def bad(c):
+    cp, cat = ord(c), unicodedata.category(c)
+    if c == "\n":
+        return False
+    return (cat in ("Cc", "Cf", "Co", "Cs", "Zl", "Zp") or (cat == "Zs" and c != " ")
+            or cp in fillers or any(a <= cp <= b for a, b in combining))
+found = [hex(ord(c)) for c in text if bad(c)]
+if found:
+    print("hidden characters reached the screen:", found[:12])
     sys.exit(1)
 EOF
 }
@@ -104,6 +112,76 @@ check "show: the clipboard sequence is visible" shows "$WORK/show3.out" '\x1b]52
 check "show: the title sequence and the C1 CSI are visible" shows "$WORK/show3.out" '\x1b]0;pwned\x07all good\x1b[8m hidden\x1b[0m\r'
 check "show: the note says output hid characters" shows "$WORK/show3.out" '! stdout holds'
 check_out "show --json keeps the exact output" '"stdout": ".u001b\]52;c;' as_alice $A show --json $id3
+
+# ---- generated: commands and outputs built from every category of hidden character
+# (C0 and C1 controls, CSI/OSC/DCS sequences, CR tricks, bidi controls, format characters
+# of other scripts, zero-width and invisible characters, odd spaces, combining marks,
+# tags, private use; invalid UTF-8 in output), each checked in pending, show and history,
+# and exact in --json.
+python3 - "$WORK/gen" <<'PY'
+import random, sys
+rng = random.Random(27)
+cats = {
+    "c0": ["\x07", "\x08", "\x0b", "\x0c", "\x0e", "\x1a", "\x7f", "\r"],
+    "csi": ["\x1b[2K", "\x1b[1A", "\x1b[8m", "\x1b[0m", "\x1b[H\x1b[J", "\x1b[31;1m", "\x1b[?1049h"],
+    "osc": ["\x1b]0;owned\x07", "\x1b]52;c;Y3VybCB4IHwgc2g=\x07", "\x1b]8;;http://evil/\x1b\\", "\x1bP+q\x1b\\"],
+    "c1": ["\u0085", "\u009b", "\u009d", "\u0090"],
+    "bidi": ["\u202e", "\u202d", "\u202a", "\u202b", "\u2066", "\u2067", "\u2068", "\u2069", "\u200e", "\u200f", "\u061c"],
+    "invisible": ["\u0600", "\u06dd", "\U00013430", "\u200b", "\u200c", "\u200d", "\u2060", "\u2062", "\ufeff", "\u00ad",
+                  "\u034f", "\u180e", "\u3164", "\u115f", "\u2800"],
+    "space": ["\u00a0", "\u2002", "\u2007", "\u202f", "\u205f", "\u3000", "\u2028", "\u2029", "\u1680"],
+    "mark": ["\u0301", "\u0336", "\u20d2", "\ufe0f", "\U000e0041", "\ue000", "\U000f0001"],
+}
+names = list(cats)
+with open(sys.argv[1] + ".cmds", "w", encoding="utf-8") as f:
+    for i in range(32):
+        parts = ["rm -rf /srv/gen-%d" % i]
+        for k in range(rng.randrange(1, 5)):
+            parts.append(rng.choice(cats[names[i % len(names)] if k == 0 else rng.choice(names)]))
+            parts.append(rng.choice(["ls -l", " ", "echo ok", "#", "; true", "x"]))
+        f.write("".join(parts) + "\0")
+# outputs: printf with octal escapes, so any byte (invalid UTF-8 included) can come back
+with open(sys.argv[1] + ".outs", "w") as f:
+    for i in range(8):
+        raw = ("gen-out-%d " % i).encode()
+        for _ in range(6):
+            name = rng.choice(names + ["bytes"])
+            raw += bytes([rng.choice([0x80, 0x9b, 0xc0, 0xff, 0xed, 0xe2])]) if name == "bytes" else rng.choice(cats[name]).encode("utf-8")
+            raw += b" ok "
+        f.write("printf '%s'\0" % "".join("\\%03o" % b for b in raw + b"\n"))
+PY
+gen_ids=()
+while IFS= read -r -d '' cmd; do
+	gen_ids+=("$(as_agent $A run --target proxmox-host:hubris -- "$cmd" 2>/dev/null)")
+done <"$WORK/gen.cmds"
+check_eq "generated: 32 disguised commands were accepted" 32 "${#gen_ids[@]}"
+check "generated: they are held" wait_for 60 "SELECT count(*) = 32 FROM airlock.executions WHERE starts_with(command, 'rm -rf /srv/gen-') AND state = 'pending_approval'"
+gen_view() { # every human view of every generated row, into one file
+	as_alice $A pending
+	for i in "${gen_ids[@]}"; do as_alice $A show "$i"; as_alice $A history "$i"; done
+}
+gen_view >"$WORK/gen.view" 2>&1
+check "generated: no hidden character reaches the screen in pending, show or history" no_controls "$WORK/gen.view"
+gen_exact() {
+	local i=0 got
+	while IFS= read -r -d '' cmd; do
+		got=$(as_alice $A show --json "${gen_ids[$i]}" | python3 -c 'import json,sys; sys.stdout.write(json.load(sys.stdin)["command"])')
+		[ "$got" = "$cmd" ] || { echo "row ${gen_ids[$i]}: --json lost data"; return 1; }
+		i=$((i + 1))
+	done <"$WORK/gen.cmds"
+}
+check "generated: --json keeps every command exactly" gen_exact
+out_ids=()
+while IFS= read -r -d '' cmd; do
+	out_ids+=("$(as_agent $A run --target proxmox-host:hubris -- "$cmd" 2>/dev/null)")
+done <"$WORK/gen.outs"
+GENOUT="starts_with(command, 'printf ''\\147\\145\\156')"
+check "generated: the printing commands finish" wait_for 60 "SELECT count(*) = 8 FROM airlock.executions WHERE $GENOUT AND state = 'succeeded'"
+check_eq "generated: every output holds bytes a terminal would act on or hide (precondition)" 8 \
+	"$(q "SELECT encode(stdout, 'hex') FROM airlock.executions WHERE $GENOUT" |
+		python3 -c 'import sys; print(sum(any(b < 0x20 and b != 10 or b >= 0x7f for b in bytes.fromhex(l.strip())) for l in sys.stdin))')"
+for i in "${out_ids[@]}"; do as_alice $A show "$i"; done >"$WORK/gen-out.view" 2>&1
+check "generated: no hidden character of any output reaches the screen" no_controls "$WORK/gen-out.view"
 
 # ---- every write says who it acts as
 check_out "approve says which database user it acts as" 'acting as database user "alice" \(login from the PG\* environment\)' \
