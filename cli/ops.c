@@ -651,6 +651,70 @@ int cli_cancel(int argc, char **argv)
 	              "SELECT airlock.cancel($1::bigint)", false);
 }
 
+/* A record event (from and to both "record") for people: what the row said,
+ * in a few words; the full record is in --json. */
+static bool print_record(const char *at, const char *actor, const char *detail)
+{
+	cJSON *d = cJSON_Parse(detail);
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(d, "approval");
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(d, "execution");
+	bool done = true;
+
+	if (cJSON_IsObject(a)) {
+		printf("%s  %-16s record: %s by ", at, actor,
+		       jstr(a, "decision") ? jstr(a, "decision") : "?");
+		put_line(jstr(a, "approver") ? jstr(a, "approver") : "?");
+		printf(" for payload %.12s",
+		       jstr(a, "payload_hash") ? jstr(a, "payload_hash") : "?");
+		if (jstr(a, "reason")) {
+			printf(": ");
+			put_line(jstr(a, "reason"));
+		}
+		printf("\n");
+	} else if (cJSON_IsObject(e)) {
+		const cJSON *x = cJSON_GetObjectItemCaseSensitive(e, "exit_code");
+		const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "stdout_bytes");
+		printf("%s  %-16s record: ", at, actor);
+		put_line(jstr(e, "state") ? jstr(e, "state") : "?");
+		if (jstr(e, "class")) {
+			printf(" class ");
+			put_line(jstr(e, "class"));
+		}
+		if (jstr(e, "payload_hash"))
+			printf(" payload %.12s", jstr(e, "payload_hash"));
+		if (cJSON_IsNumber(x))
+			printf(" exit %d", (int)x->valuedouble);
+		if (cJSON_IsNumber(o))
+			printf(" stdout %.0f bytes (sha256 %.12s)", o->valuedouble,
+			       jstr(e, "stdout_sha256") ? jstr(e, "stdout_sha256") : "?");
+		printf(" command sha256 %.12s\n",
+		       jstr(e, "command_sha256") ? jstr(e, "command_sha256") : "?");
+	} else {
+		done = false;
+	}
+	cJSON_Delete(d);
+	return done;
+}
+
+/* One line of `airlock history`. */
+static void print_event(const PGresult *res, int r)
+{
+	char *actor = visible_str(PQgetvalue(res, r, 2), 0);
+	char *from = visible_str(PQgetvalue(res, r, 3), 0);
+	char *to = visible_str(PQgetvalue(res, r, 4), 0);
+	char *detail = visible_str(PQgetvalue(res, r, 5), VISIBLE_JSON);
+
+	if (strcmp(PQgetvalue(res, r, 3), "record") != 0 ||
+	    strcmp(PQgetvalue(res, r, 4), "record") != 0 ||
+	    !print_record(PQgetvalue(res, r, 1), actor, PQgetvalue(res, r, 5)))
+		printf("%s  %-16s %-16s -> %-16s %s\n", PQgetvalue(res, r, 1), actor, from, to,
+		       detail);
+	free(actor);
+	free(from);
+	free(to);
+	free(detail);
+}
+
 int cli_history(int argc, char **argv)
 {
 	const char *usage = "airlock history [--json] [--db CONNINFO] ID";
@@ -693,18 +757,8 @@ int cli_history(int argc, char **argv)
 	if (o.json) {
 		printf("%s\n", PQgetvalue(res, 0, 6));
 	} else {
-		for (int r = 0; r < PQntuples(res); r++) {
-			char *actor = visible_str(PQgetvalue(res, r, 2), 0);
-			char *from = visible_str(PQgetvalue(res, r, 3), 0);
-			char *to = visible_str(PQgetvalue(res, r, 4), 0);
-			char *detail = visible_str(PQgetvalue(res, r, 5), VISIBLE_JSON);
-			printf("%s  %-16s %-16s -> %-16s %s\n", PQgetvalue(res, r, 1), actor, from,
-			       to, detail);
-			free(actor);
-			free(from);
-			free(to);
-			free(detail);
-		}
+		for (int r = 0; r < PQntuples(res); r++)
+			print_event(res, r);
 	}
 	PQclear(res);
 	store_close(s);

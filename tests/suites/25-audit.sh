@@ -58,6 +58,10 @@ check_eq "the two approvals are chained records" 2 \
 	"$(q "SELECT count(*) FROM airlock.execution_events WHERE detail->>'record' = 'approval' AND (detail->'approval'->>'execution_id')::bigint = $big")"
 check_eq "the outcome is a chained record" t \
 	"$(q "SELECT (detail->'execution'->>'exit_code') IS NOT NULL FROM airlock.execution_events WHERE execution_id = $big AND detail->>'record' = 'execution' ORDER BY id DESC LIMIT 1")"
+check_out "history shows each approval record: decision, by whom, for which payload" \
+	'record: approve by bob for payload [0-9a-f]{12}: agreed' as_alice $A history "$big"
+check_out "history shows the outcome record" 'record: succeeded class destructive payload [0-9a-f]{12} exit 0' \
+	as_alice $A history "$big"
 check "... and again after more events" wait_covered
 kill -TERM "$D1"
 wait "$D1" 2>/dev/null
