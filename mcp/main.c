@@ -12,11 +12,11 @@
 #include "mcp/db.h"
 #include "mcp/server.h"
 
+#include "lib/conninfo.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
 
 #include <cjson/cJSON.h>
-#include <libpq-fe.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,21 +40,6 @@ static void usage(FILE *f)
 	           "  belongs in PGPASSWORD or ~/.pgpass; a --db holding one is refused.\n"
 	           "  Exit: 0 at end of input; 1 on an I/O failure; 2 usage; 3 the login was\n"
 	           "  refused at start-up (the reason is on stderr).\n");
-}
-
-/* Whether a connection string names a password (key=value or URI form). */
-static int conninfo_has_password(const char *conninfo)
-{
-	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
-	int found = 0;
-
-	if (opts == NULL) /* malformed: connecting will say why */
-		return strstr(conninfo, "password") != NULL;
-	for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
-		if (strcmp(o->keyword, "password") == 0 && o->val != NULL && o->val[0] != '\0')
-			found = 1;
-	PQconninfoFree(opts);
-	return found;
 }
 
 int main(int argc, char **argv)
