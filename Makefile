@@ -4,6 +4,7 @@
 #   make test     install deps, build, run everything CI runs (tests/run)
 #   make demo     install deps, build, run the incident replay (scripts/demo)
 #   make bench    benchmarks (tests/bench/run)
+#   make chaos    the fault suite, long: more rows and crash rounds (minutes)
 #   make clean
 #
 # Every module directory's .c files except main.c go into one static archive;
@@ -41,7 +42,7 @@ UNITBINS  := $(UNITSRC:tests/unit/%.c=$(B)/unit/%)
 FUZZSRC   := $(wildcard tests/fuzz/*_fuzz.c)
 FUZZBINS  := $(FUZZSRC:tests/fuzz/%.c=$(B)/fuzz/%)
 
-.PHONY: all test demo bench clean unit fuzz format check-format deps
+.PHONY: all test demo bench chaos clean unit fuzz format check-format deps
 .DEFAULT_GOAL := all
 
 all: $(BINS)
@@ -126,6 +127,11 @@ demo: deps
 bench: deps
 	$(MAKE) all
 	tests/bench/run
+
+chaos: deps
+	$(MAKE) all
+	FAULTS_N=$${FAULTS_N:-400} FAULTS_ROUNDS=$${FAULTS_ROUNDS:-8} \
+		scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/faults/run.sh
 
 clean:
 	rm -rf $(B)

@@ -13,7 +13,7 @@ struct command {
 
 static const struct command commands[] = {
     {"migrate", cli_migrate, "apply database migrations (migrations/NNNN_*.sql)"},
-    {"seed", cli_seed, "ingest DIR/policy.yaml, tools.yaml, inventory.yaml"},
+    {"seed", cli_seed, "ingest DIR/policy.yaml, tools.yaml, inventory.yaml, gate.yaml"},
     {"classify", cli_classify, "classify a shell command (or --batch from stdin)"},
     {"run", cli_run, "enqueue a command on a target (airlock.run)"},
     {"pending", cli_pending, "list requests waiting for approval"},
@@ -23,6 +23,7 @@ static const struct command commands[] = {
     {"cancel", cli_cancel, "cancel a request that has not started running"},
     {"history", cli_history, "every event of one execution"},
     {"audit", cli_audit, "audit verify: check the event hash chain"},
+    {"policy", cli_policy, "policy show: the classifier and gate policies in force"},
 };
 
 static void usage(FILE *f)
@@ -36,7 +37,8 @@ static void usage(FILE *f)
 	        "Add --json for machine-readable output where a command prints data.\n\n"
 	        "exit codes: 0 success; 1 error; 2 usage or invalid argument;\n"
 	        "            3 refused by airlock (pre-flight, permission denied, illegal state,\n"
-	        "              self-approval, broken audit chain); 4 not found.\n");
+	        "              self-approval, not an approver, flood limit, broken audit\n"
+	        "              chain); 4 not found.\n");
 }
 
 int main(int argc, char **argv)

@@ -4,6 +4,7 @@
  * line and column. */
 #include "cli/cli.h"
 
+#include "cli/seedgate.h"
 #include "classifier/classes.h"
 #include "classifier/policy.h"
 #include "lib/readfile.h"
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define SEED_MAX_BYTES (4u << 20)
 
@@ -331,11 +333,40 @@ static PGresult *exec_json(struct store *s, const char *sql, const char *a, cons
 	return res;
 }
 
+/* The gate policy: gate.yaml when the directory has one, else the version in
+ * force stays.  msg gets the line to print. */
+static int ingest_gate(struct store *s, const struct seed_file *gate, const cJSON *doc, char *msg,
+                       size_t msglen)
+{
+	PGresult *res;
+	long long before;
+
+	res = store_exec(s, "SELECT coalesce(max(version), 0) FROM airlock.gate_policies", 0, NULL);
+	if (res == NULL)
+		return -1;
+	before = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	if (doc == NULL) {
+		snprintf(msg, msglen, "gate: no gate.yaml; version %lld stays in force", before);
+		return 0;
+	}
+	res = exec_json(s, "SELECT airlock.seed_gate($1, $2, $3::jsonb)", gate->text, doc,
+	                gate->path);
+	if (res == NULL)
+		return -1;
+	long long after = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	snprintf(msg, msglen, "gate: version %lld%s", after,
+	         after == before ? " unchanged" : " ingested");
+	PQclear(res);
+	return 0;
+}
+
 static int ingest(struct store *s, const struct seed_file *pol, const cJSON *rules,
-                  const cJSON *tools, const cJSON *inv)
+                  const cJSON *tools, const cJSON *inv, const struct seed_file *gate,
+                  const cJSON *gate_doc)
 {
 	PGresult *res = NULL;
-	char policy_msg[128], tools_msg[64], inv_msg[64];
+	char policy_msg[128], tools_msg[64], inv_msg[64], gate_msg[96];
 
 	res = store_exec(s, "BEGIN", 0, NULL);
 	if (res == NULL)
@@ -366,11 +397,14 @@ static int ingest(struct store *s, const struct seed_file *pol, const cJSON *rul
 	snprintf(inv_msg, sizeof(inv_msg), "inventory: %d entities, %s rows changed",
 	         cJSON_GetArraySize(cJSON_GetObjectItem(inv, "entities")), PQgetvalue(res, 0, 0));
 	PQclear(res);
+	res = NULL;
+	if (ingest_gate(s, gate, gate_doc, gate_msg, sizeof(gate_msg)) < 0)
+		goto fail;
 	res = store_exec(s, "COMMIT", 0, NULL);
 	if (res == NULL)
 		return -1;
 	PQclear(res);
-	printf("%s\n%s\n%s\n", policy_msg, tools_msg, inv_msg);
+	printf("%s\n%s\n%s\n%s\n", policy_msg, tools_msg, inv_msg, gate_msg);
 	return 0;
 fail:;
 	char why[1024];
@@ -387,8 +421,9 @@ int cli_seed(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct seed_file pol = {0}, tools = {0}, inv = {0};
-	cJSON *rules = NULL, *tj = NULL, *ij = NULL;
+	struct seed_file pol = {0}, tools = {0}, inv = {0}, gate = {0};
+	cJSON *rules = NULL, *tj = NULL, *ij = NULL, *gj = NULL;
+	char gate_path[4096];
 	const char *db = NULL;
 	struct store *s = NULL;
 	int c, rc = CLI_USAGE;
@@ -401,8 +436,11 @@ int cli_seed(int argc, char **argv)
 			printf(
 			    "usage: airlock seed [--db CONNINFO] DIR\n"
 			    "Ingests DIR/policy.yaml (classifier rules), DIR/tools.yaml (tool "
-			    "catalog)\n"
-			    "and DIR/inventory.yaml (entities, relationships) in one transaction.\n"
+			    "catalog),\n"
+			    "DIR/inventory.yaml (entities, relationships) and, when present,\n"
+			    "DIR/gate.yaml (quorum, TTL and approval validity per class, rules "
+			    "per\n"
+			    "target or agent, flood limits) in one transaction.\n"
 			    "Files are checked first; an error names file, line and column and\n"
 			    "nothing is ingested.  A second run changes nothing; a changed policy\n"
 			    "becomes a new version and running workers reload it.\n");
@@ -419,16 +457,21 @@ int cli_seed(int argc, char **argv)
 	if (load(dir, "policy.yaml", &pol) < 0 || load(dir, "tools.yaml", &tools) < 0 ||
 	    load(dir, "inventory.yaml", &inv) < 0)
 		goto out;
+	snprintf(gate_path, sizeof(gate_path), "%s/gate.yaml", dir);
+	if (access(gate_path, F_OK) == 0 && load(dir, "gate.yaml", &gate) < 0)
+		goto out;
 	rules = check_policy(&pol);
 	tj = rules ? check_tools(&tools) : NULL;
 	ij = tj ? check_inventory(&inv) : NULL;
 	if (ij == NULL)
 		goto out;
+	if (gate.doc && (gj = seedgate_check(gate.path, gate.doc)) == NULL)
+		goto out;
 	rc = CLI_ERROR;
 	s = cli_connect_write(db);
 	if (s == NULL)
 		goto out;
-	if (ingest(s, &pol, rules, tj, ij) < 0) {
+	if (ingest(s, &pol, rules, tj, ij, &gate, gj) < 0) {
 		rc = cli_fail(s, "seed");
 		goto out;
 	}
@@ -438,6 +481,8 @@ out:
 	cJSON_Delete(rules);
 	cJSON_Delete(tj);
 	cJSON_Delete(ij);
+	cJSON_Delete(gj);
+	unload(&gate);
 	unload(&pol);
 	unload(&tools);
 	unload(&inv);

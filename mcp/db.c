@@ -303,11 +303,12 @@ int mcp_db_notified(struct mcp_db *db, int64_t id)
 		set_error(db, "", PQerrorMessage(db->conn), NULL, NULL);
 		return -1;
 	}
+	/* airlock_state carries no payload (any login may LISTEN on it, so it
+	 * must not show whose rows moved): every notification means "some row
+	 * changed state", and the caller re-reads the one it waits for. */
+	(void)id;
 	while ((nf = PQnotifies(db->conn)) != NULL) {
-		char *end = NULL;
-		long long nid = strtoll(nf->extra, &end, 10);
-		if (strcmp(nf->relname, "airlock_state") == 0 && end != nf->extra &&
-		    (*end == ' ' || *end == '\0') && nid == (long long)id)
+		if (strcmp(nf->relname, "airlock_state") == 0)
 			hit = 1;
 		PQfreemem(nf);
 	}

@@ -50,13 +50,15 @@ const char *mcp_db_hint(const struct mcp_db *db);
 /* The session_user once connected, else "". */
 const char *mcp_db_login(const struct mcp_db *db);
 
-/* LISTEN / UNLISTEN on channel airlock_state (payload "<id> <state>").
+/* LISTEN / UNLISTEN on channel airlock_state (no payload: any state change).
  * Unlistening also drops any queued notifications. */
 int mcp_db_listen(struct mcp_db *db, bool on);
 /* The socket to poll() for notifications, -1 when not connected. */
 int mcp_db_socket(const struct mcp_db *db);
 /* Reads what the socket holds and drains queued notifications.  Returns 1 if
- * one named execution id, 0 if none did, -1 if the connection was lost. */
+ * any row changed state (notifications carry no ids, so the caller re-reads
+ * execution id to see whether it moved), 0 if none did, -1 if the connection
+ * was lost. */
 int mcp_db_notified(struct mcp_db *db, int64_t id);
 
 #endif

@@ -62,6 +62,9 @@ static const char *advice_for(const char *sqlstate)
 	    {"AL006", "An operator may not approve their own request; ask another operator."},
 	    {"AL007", "Check the id: list_executions shows your executions."},
 	    {"AL008", "The approval no longer applies; ask your operator. " MCP_NO_BYPASS},
+	    {"AL010",
+	     "Nothing was written: this is over a flood limit of airlock's gate policy "
+	     "(the message names it). Wait, or send fewer, larger requests. " MCP_NO_BYPASS},
 	    {"42501", "Your database login may not do this; ask your operator. " MCP_NO_BYPASS},
 	    {"57014", "The database did not answer in time; nothing is known to have changed. "
 	              "Try again shortly; if it persists, tell your operator. " MCP_NO_BYPASS},

@@ -226,3 +226,38 @@ int queue_expire(struct store *s, int *n)
 	*n = atoi(out);
 	return 0;
 }
+
+int queue_unreachable(struct store *s, int64_t id, const char *worker, int delay_ms,
+                      const char *reason, char state[24])
+{
+	char ids[24], ms[16];
+
+	snprintf(ids, sizeof(ids), "%lld", (long long)id);
+	snprintf(ms, sizeof(ms), "%d", delay_ms);
+	return call(s, "SELECT airlock.worker_unreachable($1, $2, $3, $4)", 4,
+	            (const char *const[]){ids, worker, ms, reason}, state, 24);
+}
+
+int queue_clock_check(struct store *s, int *rows, long long *max_ahead_ms)
+{
+	PGresult *res =
+	    store_exec(s, "SELECT rows, max_ahead_ms FROM airlock.worker_clock_check()", 0, NULL);
+
+	if (res == NULL)
+		return -1;
+	*rows = atoi(PQgetvalue(res, 0, 0));
+	*max_ahead_ms = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+	PQclear(res);
+	return 0;
+}
+
+int queue_rehold(struct store *s, int64_t id)
+{
+	char ids[24], out[8];
+
+	snprintf(ids, sizeof(ids), "%lld", (long long)id);
+	if (call(s, "SELECT pg_try_advisory_lock($1::bigint)", 1, (const char *const[]){ids}, out,
+	         sizeof(out)) < 0)
+		return -1;
+	return out[0] == 't' ? 1 : 0;
+}

@@ -64,6 +64,19 @@ int queue_start(struct store *s, int64_t id, const char *worker, const char *rew
  * is then kept as an event only). */
 int queue_finish(struct store *s, int64_t id, const char *worker, const struct queue_result *r,
                  bool *recorded);
+/* The target could not be reached before anything was sent: counts one
+ * attempt and releases the row for a retry after delay_ms, or refuses it
+ * when the request's deadline has passed.  state gets the row's new state
+ * ("refused" when it was given up). */
+int queue_unreachable(struct store *s, int64_t id, const char *worker, int delay_ms,
+                      const char *reason, char state[24]);
+/* Pulls in rows scheduled further ahead than any retry delay (the database's
+ * clock stepped back); *rows gets how many, *max_ahead_ms how far ahead the
+ * furthest was. */
+int queue_clock_check(struct store *s, int *rows, long long *max_ahead_ms);
+/* After a reconnect: takes the row's liveness lock again on this session.
+ * 1 taken, 0 someone holds it, -1 error. */
+int queue_rehold(struct store *s, int64_t id);
 /* Settles rows of dead workers; *n gets how many.  Use a connection that
  * holds no execution locks. */
 int queue_reap(struct store *s, int *n);

@@ -4,6 +4,7 @@
 #include "lib/xalloc.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,21 @@ struct store {
 	PGconn *conn;
 	char errmsg[1024];
 	char sqlstate[6];
+	bool sync_wait_cancelled; /* the server reported a cancelled synchronous-replication wait */
 };
+
+/* PostgreSQL reports a commit whose wait for a synchronous standby was
+ * cancelled as done, with only a WARNING: the commit is local and may be
+ * lost by a failover (or lives on a primary that a promotion left behind).
+ * Such a commit must not count as durable. */
+static void notice_receiver(void *arg, const PGresult *res)
+{
+	struct store *s = arg;
+	const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+
+	if (msg && strstr(msg, "synchronous replication"))
+		s->sync_wait_cancelled = true;
+}
 
 static void set_errorv(struct store *s, const char *sqlstate, const char *fmt, va_list ap)
 {
@@ -96,6 +111,7 @@ struct store *store_open(const char *conninfo, const char *app, char *err, size_
 		store_close(s);
 		return NULL;
 	}
+	PQsetNoticeReceiver(s->conn, notice_receiver, s);
 	return s;
 }
 
@@ -134,8 +150,20 @@ PGresult *store_exec_bin(struct store *s, const char *sql, int nparams, const ch
 	ExecStatusType st;
 
 	clear_error(s);
+	s->sync_wait_cancelled = false;
 	res = PQexecParams(s->conn, sql, nparams, NULL, params, lengths, formats, 0);
 	st = PQresultStatus(res);
+	if ((st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) && s->sync_wait_cancelled) {
+		/* Not durable: end the session (its locks go with it) and fail as
+		 * a lost connection, so that nothing is done on the strength of
+		 * this commit. */
+		PQclear(res);
+		PQreset(s->conn);
+		set_error(s, "08006",
+		          "the commit was not confirmed by a synchronous standby (its wait was "
+		          "cancelled); the session was ended and the step is not taken as done");
+		return NULL;
+	}
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 		return res;
 	set_result_error(s, res);

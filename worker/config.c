@@ -36,7 +36,6 @@ static const struct field fields[] = {
     {NULL, "poll_interval_ms", F_INT, OFF(poll_interval_ms), 10, 600000},
     {NULL, "reap_interval_ms", F_INT, OFF(reap_interval_ms), 10, 600000},
     {NULL, "expire_interval_ms", F_INT, OFF(expire_interval_ms), 100, 3600000},
-    {NULL, "retry_max", F_INT, OFF(retry_max), 1, 100},
     {NULL, "log_level", F_LOGLEVEL, OFF(log_level), 0, 0},
     {"ssh", "private_key", F_STR, OFF(ssh_private_key), 0, 0},
     {"ssh", "known_hosts", F_STR, OFF(ssh_known_hosts), 0, 0},
@@ -45,6 +44,8 @@ static const struct field fields[] = {
     {"execution", "command_timeout_s", F_INT, OFF(command_timeout_s), 1, 86400},
     {"execution", "qm_timeout_s", F_INT, OFF(qm_timeout_s), 1, 3600},
     {"execution", "output_cap_bytes", F_SIZE, OFF(output_cap), 1024, 16L << 20},
+    {"durability", "allow_fsync_off", F_BOOL, OFF(durability_allow_fsync_off), 0, 0},
+    {"durability", "failover", F_BOOL, OFF(durability_failover), 0, 0},
     {"probes", "interval_s", F_INT, OFF(probe_interval_s), 1, 86400},
     {"audit", "signing_key", F_STR, OFF(audit_signing_key), 0, 0},
     {"audit", "anchor_file", F_STR, OFF(audit_anchor_file), 0, 0},
@@ -228,7 +229,6 @@ static void set_defaults(struct config *c)
 	c->poll_interval_ms = 2000;
 	c->reap_interval_ms = 2000;
 	c->expire_interval_ms = 10000;
-	c->retry_max = 5;
 	c->log_level = LOG_INFO;
 	c->ssh_connect_timeout_ms = 10000;
 	c->ssh_keepalive_s = 15;
@@ -373,7 +373,11 @@ struct config *config_load(const char *path, char *err, size_t errlen)
 				continue;
 			}
 		}
-		failf(err, errlen, path, k, "unknown key \"%s\"%s", k->scalar, NULL);
+		failf(err, errlen, path, k, "unknown key \"%s\"%s", k->scalar,
+		      strcmp(k->scalar, "retry_max") == 0
+		          ? " (no longer used: an unreachable node is retried until the "
+		            "request's own deadline, the TTL of the gate policy; remove the key)"
+		          : NULL);
 		goto fail;
 	}
 	if (cross_check(c, path, root, err, errlen) < 0)

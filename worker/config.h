@@ -27,7 +27,6 @@ struct config {
 	int poll_interval_ms;     /* backstop wake-up without NOTIFY */
 	int reap_interval_ms;     /* settle rows of dead workers */
 	int expire_interval_ms;   /* expire pending rows past their TTL */
-	int retry_max;            /* attempts before a pre-execution failure refuses */
 	int log_level;            /* enum log_level */
 	/* ssh transport */
 	char *ssh_private_key;
@@ -38,6 +37,9 @@ struct config {
 	int command_timeout_s; /* airlock's own deadline for one command */
 	int qm_timeout_s;      /* qm guest exec --timeout before polling exec-status */
 	size_t output_cap;     /* bytes kept per stream */
+	/* durability: what the database must promise before a mutation is sent */
+	bool durability_allow_fsync_off; /* test clusters only; default false */
+	bool durability_failover;        /* a standby may be promoted: require it synchronous */
 	/* probes */
 	int probe_interval_s;
 	/* guard policy when a target has no rewind point */

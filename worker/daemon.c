@@ -6,6 +6,7 @@
 #include "lib/xalloc.h"
 #include "store/queue.h"
 #include "worker/anchorer.h"
+#include "worker/durability.h"
 #include "worker/pipeline.h"
 #include "worker/probe.h"
 
@@ -35,6 +36,7 @@ struct daemon {
 	struct slots *node_slots;
 	struct prober *prober;     /* NULL: no scheduler_database configured */
 	struct anchorer *anchorer; /* NULL: no audit section configured */
+	struct durability *durability;
 	struct pipeline_env env;
 
 	pthread_mutex_t mu;
@@ -84,6 +86,8 @@ static struct store *connect_retry(struct daemon *d, const char *who)
 		struct store *s = store_open(d->cfg->database, "airlockd", err, sizeof(err));
 		if (s) {
 			PQclear(store_exec(s, "SET statement_timeout = '30s'", 0, NULL));
+			/* The commit marking a row running must survive a crash. */
+			PQclear(store_exec(s, durability_session_sql(d->durability), 0, NULL));
 			return s;
 		}
 		log_msg(LOG_WARN, "worker=%s evt=db.connect_failed retry_ms=%d error=\"%s\"", who,
@@ -106,6 +110,7 @@ static void *worker_main(void *arg)
 	snprintf(who, sizeof(who), "%s/%d", d->cfg->worker_id, w->index);
 	struct pipeline_env env = d->env;
 	env.worker_id = who;
+	int claim_delay_ms = 200;
 	while (!d->stopping) {
 		if (db == NULL || PQstatus(store_conn(db)) != CONNECTION_OK) {
 			store_close(db);
@@ -120,11 +125,23 @@ static void *worker_main(void *arg)
 		struct queue_item it;
 		int got = queue_claim(db, who, &it);
 		if (got < 0) {
-			log_msg(LOG_WARN, "worker=%s evt=claim_failed error=\"%s\"", who,
-			        store_errmsg(db));
-			usleep(200 * 1000);
+			/* A read-only database (a standby, or a demoted primary) stops
+			 * claims until a new session finds a primary. */
+			bool read_only = strcmp(store_sqlstate(db), "25006") == 0;
+			log_msg(LOG_WARN,
+			        "worker=%s evt=claim_failed sqlstate=%s retry_ms=%d error=\"%s\"",
+			        who, store_sqlstate(db)[0] ? store_sqlstate(db) : "-",
+			        claim_delay_ms, store_errmsg(db));
+			if (read_only) {
+				store_close(db);
+				db = NULL;
+			}
+			usleep((useconds_t)claim_delay_ms * 1000);
+			if (claim_delay_ms < 5000)
+				claim_delay_ms *= 2;
 			continue;
 		}
+		claim_delay_ms = 200;
 		if (got == 0) {
 			idle_wait(d, seen);
 			continue;
@@ -159,6 +176,7 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 	d->policies = policyset_new();
 	d->notifier = notifier_new(cfg);
 	d->node_slots = slots_new(cfg->per_node);
+	d->durability = durability_new(cfg);
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->wake, NULL);
 	d->env = (struct pipeline_env){
@@ -169,6 +187,7 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 	    .targets = d->targets,
 	    .notifier = d->notifier,
 	    .node_slots = d->node_slots,
+	    .durability = d->durability,
 	    .stopping = &d->stopping,
 	    .cancel = &d->cancel,
 	};
@@ -193,6 +212,7 @@ static int listen_connect(struct daemon *d)
 		log_msg(LOG_WARN, "evt=db.connect_failed error=\"%s\"", err);
 		return -1;
 	}
+	PQclear(store_exec(d->listen, durability_session_sql(d->durability), 0, NULL));
 	for (size_t i = 0; i < 2; i++) {
 		PGresult *res = store_exec(d->listen, channels[i], 0, NULL);
 		if (res == NULL) {
@@ -218,6 +238,24 @@ static void reload_policy(struct daemon *d)
 	if (policyset_version(d->policies) != before)
 		log_msg(LOG_INFO, "evt=policy.loaded version=%lld previous=%lld",
 		        policyset_version(d->policies), before);
+}
+
+/* Rows scheduled further ahead than any retry delay mean the database's
+ * clock stepped back: they are due now, and the operator is told. */
+static void clock_check(struct daemon *d)
+{
+	int rows = 0;
+	long long ahead = 0;
+
+	if (queue_clock_check(d->listen, &rows, &ahead) < 0)
+		log_msg(LOG_WARN, "evt=clock.check_failed error=\"%s\"", store_errmsg(d->listen));
+	else if (rows > 0)
+		log_msg(
+		    LOG_WARN,
+		    "evt=clock.stepped_back rows=%d ahead_ms=%lld note=\"rows were scheduled "
+		    "further ahead than any retry delay; the database's clock must have stepped "
+		    "back; they are due now\"",
+		    rows, ahead);
 }
 
 static void reap(struct daemon *d)
@@ -263,12 +301,16 @@ static void reload_config(struct daemon *d)
 	config_free(n);
 }
 
-/* Drains notifications: wakes a worker per new row, reloads a changed policy. */
+/* Drains notifications: wakes the workers when there is work, reloads a
+ * changed policy.  airlock_work carries no payload (any login may LISTEN on
+ * it, so it must not show row ids), and PostgreSQL folds identical
+ * notifications of one transaction into one: a single notification may stand
+ * for many rows, so every idle worker is woken and claims until the queue is
+ * empty. */
 static void handle_notifies(struct daemon *d)
 {
 	PGnotify *n;
-	bool policy = false;
-	int work = 0;
+	bool policy = false, work = false;
 
 	if (!PQconsumeInput(store_conn(d->listen)))
 		return;
@@ -276,13 +318,13 @@ static void handle_notifies(struct daemon *d)
 		if (strcmp(n->relname, "airlock_policy") == 0)
 			policy = true;
 		else
-			work++;
+			work = true;
 		PQfreemem(n);
 	}
 	if (policy)
 		reload_policy(d);
 	if (work)
-		wake_workers(d, work);
+		wake_workers(d, d->nthreads);
 }
 
 static void stop_threads(struct daemon *d, int grace_s)
@@ -313,6 +355,7 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
                int grace_s)
 {
 	int64_t next_reap = 0, next_expire = 0, next_connect = 0, next_anchor = 0;
+	int64_t next_durability = deadline_now_ms() + DURABILITY_RECHECK_S * 1000;
 	int connect_delay = 200;
 
 	/* Settle what a previous crash left before claiming anything. */
@@ -323,6 +366,7 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 	}
 	if (*stop)
 		return 0;
+	durability_refresh(d->durability, d->listen);
 	reap(d);
 	expire(d);
 	reload_policy(d);
@@ -346,6 +390,8 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 		if (*reload) {
 			*reload = 0;
 			reload_config(d);
+			next_durability =
+			    now; /* an operator who fixed the database need not wait */
 		}
 		if (d->listen == NULL || PQstatus(store_conn(d->listen)) != CONNECTION_OK) {
 			if (now >= next_connect) {
@@ -370,11 +416,16 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 		}
 		if (now >= next_expire) {
 			expire(d);
+			clock_check(d);
 			next_expire = now + d->cfg->expire_interval_ms;
 		}
 		if (d->anchorer && now >= next_anchor) {
 			anchorer_tick(d->anchorer, d->listen, false);
 			next_anchor = now + 1000;
+		}
+		if (now >= next_durability) {
+			durability_refresh(d->durability, d->listen);
+			next_durability = now + DURABILITY_RECHECK_S * 1000;
 		}
 		int64_t until = next_reap < next_expire ? next_reap : next_expire;
 		int timeout = (int)(until - deadline_now_ms());
@@ -410,6 +461,7 @@ void daemon_free(struct daemon *d)
 	guard_free(d->guard);
 	policyset_free(d->policies);
 	anchorer_free(d->anchorer);
+	durability_free(d->durability);
 	pthread_cond_destroy(&d->wake);
 	pthread_mutex_destroy(&d->mu);
 	config_free(d->cfg);

@@ -4,9 +4,9 @@
  * claiming rows itself (so the claim and the row's liveness lock live on the
  * same session).  The main thread listens (LISTEN airlock_work,
  * airlock_policy), wakes idle workers, settles rows of dead workers, expires
- * pending rows past their TTL, reloads the policy on NOTIFY and the config on
- * SIGHUP.  A failure in one execution is recorded on its row; it never ends
- * the daemon. */
+ * pending rows past their TTL and approved rows whose approval lapsed, reloads the policy on NOTIFY
+ * and the config on SIGHUP.  A failure in one execution is recorded on its row; it never ends the
+ * daemon. */
 #ifndef AIRLOCK_WORKER_DAEMON_H
 #define AIRLOCK_WORKER_DAEMON_H
 

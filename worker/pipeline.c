@@ -55,34 +55,21 @@ static int classify(const struct pipeline_env *env, struct verdict *v, const str
 	return 0;
 }
 
-/* Waits for a broken connection to come back, with backoff.  false when the
- * daemon is stopping and the grace is over. */
-static bool reconnect(const struct pipeline_env *env, struct store *db)
-{
-	PGconn *conn = store_conn(db);
-	int delay_ms = 200;
-
-	while (PQstatus(conn) != CONNECTION_OK) {
-		if (atomic_load(env->cancel))
-			return false;
-		PQreset(conn);
-		if (PQstatus(conn) == CONNECTION_OK)
-			break;
-		log_msg(LOG_WARN, "worker=%s evt=db.reconnect_failed retry_ms=%d", env->worker_id,
-		        delay_ms);
-		usleep((useconds_t)delay_ms * 1000);
-		if (delay_ms < 5000)
-			delay_ms *= 2;
-	}
-	return true;
-}
-
 /* True when the last failure on db was the connection, not a refusal. */
 static bool connection_lost(struct store *db)
 {
 	return PQstatus(store_conn(db)) != CONNECTION_OK || store_sqlstate(db)[0] == '\0' ||
 	       strncmp(store_sqlstate(db), "08", 2) == 0 ||
 	       strncmp(store_sqlstate(db), "57P", 3) == 0;
+}
+
+/* True when a new session may help: the connection is gone, or the server
+ * went read-only (a standby, or a primary demoted by a failover: with a
+ * multi-host conninfo and target_session_attrs=read-write a new session
+ * finds the new primary). */
+static bool needs_new_session(struct store *db)
+{
+	return connection_lost(db) || strcmp(store_sqlstate(db), "25006") == 0;
 }
 
 static void log_db_error(const struct queue_item *it, const char *what, struct store *db)
@@ -174,8 +161,12 @@ static void refuse(struct store *db, const char *worker, const struct queue_item
 	}
 }
 
-/* Writes the result, retrying through a lost connection: a result is never
- * dropped while the daemon runs. */
+/* Writes the result.  A known result is never dropped while the daemon runs:
+ * whatever the error (connection lost, database read-only, statement timeout,
+ * a lock, disk full), the write is retried with backoff, on a new session
+ * when the old one cannot help, until it lands.  After a reconnect the row's
+ * liveness lock is taken again, so a reaper does not settle it as
+ * outcome_unknown while its result is on the way. */
 static void record_result(const struct pipeline_env *env, struct store *db,
                           const struct queue_item *it, const struct target_result *r)
 {
@@ -193,16 +184,31 @@ static void record_result(const struct pipeline_env *env, struct store *db,
 	    .error = r->error[0] ? r->error : NULL,
 	};
 	bool recorded = false;
+	int delay_ms = 200, tries = 0;
 
 	for (;;) {
 		if (queue_finish(db, it->id, env->worker_id, &qr, &recorded) == 0)
 			break;
+		tries++;
 		log_db_error(it, "finish_failed", db);
-		if (!connection_lost(db) || !reconnect(env, db)) {
-			log_msg(LOG_ERROR, "exec=%lld evt=result_lost state=%s exit=%d",
-			        (long long)it->id, r->state, r->exit_code);
+		if (atomic_load(env->cancel)) {
+			log_msg(LOG_ERROR, "exec=%lld evt=result_lost state=%s exit=%d tries=%d",
+			        (long long)it->id, r->state, r->exit_code, tries);
 			return;
 		}
+		if (needs_new_session(db)) {
+			PQreset(store_conn(db));
+			if (PQstatus(store_conn(db)) == CONNECTION_OK) {
+				PQclear(store_exec(db, durability_session_sql(env->durability), 0,
+				                   NULL));
+				if (queue_rehold(db, it->id) == 1)
+					log_msg(LOG_INFO, "exec=%lld evt=result.rehold",
+					        (long long)it->id);
+			}
+		}
+		usleep((useconds_t)delay_ms * 1000);
+		if (delay_ms < 5000)
+			delay_ms *= 2;
 	}
 	log_msg(LOG_INFO, "exec=%lld evt=finished state=%s exit=%d signal=%d ms=%lld out=%zu%s%s",
 	        (long long)it->id, r->state, r->exit_code, r->signal, r->duration_ms, r->out.len,
@@ -219,6 +225,12 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 	bool slot = false;
 	struct target_result r;
 
+	if (mutating && !durability_ok(env->durability, reason, sizeof(reason))) {
+		char why[1200];
+		snprintf(why, sizeof(why), "held, nothing sent: %s", reason);
+		release(db, env->worker_id, it, DURABILITY_RECHECK_S * 1000, why);
+		return;
+	}
 	if (mutating && !target_lock(db, it->target)) {
 		log_msg(LOG_DEBUG, "exec=%lld evt=target_busy target=%s", (long long)it->id,
 		        it->target);
@@ -236,14 +248,16 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		goto out;
 	}
 	if (live == -2) {
-		if (it->attempts < env->cfg->retry_max) {
-			int delay = 1000 << (it->attempts < 6 ? it->attempts : 6);
-			release(db, env->worker_id, it, delay, reason);
-		} else {
-			char why[1200];
-			snprintf(why, sizeof(why), "%s (gave up after %d attempts). Nothing ran.",
-			         reason, it->attempts);
-			refuse(db, env->worker_id, it, why, NULL);
+		/* 1, 2, 4, then every 8 s until the request's own deadline. */
+		int delay = 1000 << (it->attempts < 3 ? it->attempts : 3);
+		char state[24] = "";
+		if (queue_unreachable(db, it->id, env->worker_id, delay, reason, state) < 0) {
+			log_db_error(it, "unreachable_failed", db);
+			let_go_if_gone(db, it);
+		} else if (strcmp(state, "refused") == 0) {
+			char q[600];
+			log_msg(LOG_INFO, "exec=%lld evt=refused reason=%s", (long long)it->id,
+			        log_quote(reason, q, sizeof(q)));
 		}
 		goto out;
 	}
@@ -290,11 +304,9 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 
 	if (classify(env, v, it, &c) < 0) {
 		log_msg(LOG_WARN, "exec=%lld evt=no_policy", (long long)it->id);
-		/* Recorded once, not at every retry. */
+		/* worker_release records a reason once, not at every retry. */
 		release(db, env->worker_id, it, 5000,
-		        it->attempts == 1 ? "no classifier policy is loaded; an administrator "
-		                            "must run `airlock seed`"
-		                          : NULL);
+		        "no classifier policy is loaded; an administrator must run `airlock seed`");
 		return;
 	}
 	if (strcmp(it->state, "received") == 0) {
@@ -326,6 +338,14 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 			log_msg(LOG_INFO, "exec=%lld evt=approval_void class=%s policy=%lld",
 			        (long long)it->id, c.cls, c.snap.version);
 			notify_pending(env, it, &c, NULL, true);
+			goto out;
+		}
+		if (strcmp(state, "queued") != 0 && strcmp(state, "approved") != 0) {
+			/* expired (the approval lapsed) or refused (the target, as
+			 * probed, changed since the approval): recorded on the row,
+			 * which is no longer ours. */
+			log_msg(LOG_INFO, "exec=%lld evt=revalidate_ended state=%s",
+			        (long long)it->id, state);
 			goto out;
 		}
 	}

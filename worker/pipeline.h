@@ -7,6 +7,7 @@
 #include "classifier/verdict.h"
 #include "store/queue.h"
 #include "worker/config.h"
+#include "worker/durability.h"
 #include "worker/guard.h"
 #include "worker/notify.h"
 #include "worker/policyset.h"
@@ -24,13 +25,15 @@ struct pipeline_env {
 	struct targets *targets;
 	struct notifier *notifier;
 	struct slots *node_slots;
-	volatile bool *stopping; /* shutting down: give rows back rather than start them */
-	atomic_int *cancel;      /* grace is over: cancel commands in flight */
+	struct durability *durability; /* may mutations be sent? */
+	volatile bool *stopping;       /* shutting down: give rows back rather than start them */
+	atomic_int *cancel;            /* grace is over: cancel commands in flight */
 };
 
-/* Processes one claimed row.  Every outcome is written to the row; database
- * failures while writing a result are retried until the write lands or the
- * daemon is stopping (then logged with the result). */
+/* Processes one claimed row.  Every outcome is written to the row; a known
+ * result is retried, whatever the database's error, until the write lands or
+ * the grace of a stopping daemon is over (then logged with the result, and the
+ * row is settled as outcome_unknown by a reaper). */
 void pipeline_process(const struct pipeline_env *env, struct store *db, struct verdict *v,
                       struct queue_item *it);
 

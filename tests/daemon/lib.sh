@@ -44,6 +44,8 @@ ssh:
   private_key: $AIRLOCK_RIG_SSH_KEY
   known_hosts: $AIRLOCK_RIG_KNOWN_HOSTS
   connect_timeout_ms: 5000
+durability:
+  allow_fsync_off: ${ALLOW_FSYNC_OFF:-true}
 execution:
   command_timeout_s: 60
   qm_timeout_s: 5

@@ -33,6 +33,18 @@ kill -HUP $D1
 check "SIGHUP with a valid config reloads it" wait_log 10 'evt=config.reloaded' d1
 check_rc "airlockd refuses a password on its command line" 2 $D -c "$WORK/d1.yaml" --db "dbname=x password=secret"
 
+# ---- notifications carry no payload, and still wake idle workers: with the
+# backstop poll at 10 minutes, only airlock_work can make this row run
+sed -e 's/^poll_interval_ms: 500$/poll_interval_ms: 600000/' -e 's/^worker_id: d1$/worker_id: dwake/' \
+	"$WORK/d1.yaml" >"$WORK/dwake.yaml"
+kill -TERM $D1; wait $D1 2>/dev/null
+start_daemon dwake; DW=$DPID
+sleep 1 # let every worker find the queue empty and go idle
+id=$(as_agent $A run --target proxmox-host:hubris -- 'hostname; echo wake-marker')
+check "a payload-free airlock_work wakes an idle worker" wait_for 30 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
+kill -TERM $DW; wait $DW 2>/dev/null
+start_daemon d1; D1=$DPID
+
 # ---- a read-only command runs at once
 id=$(as_agent $A run --target proxmox-host:hubris -- 'hostname; echo ro-marker-1')
 check "a read-only host command finishes" wait_for 30 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
@@ -55,11 +67,13 @@ check "the approved install runs" wait_for 30 "SELECT state IN ('succeeded', 'fa
 check_eq "it ran exactly once" 1 "$(ran_count 'nfs-kernel-server')"
 check_out "the row records that there was no rewind point" 'no rewind point' as_alice $A show $id
 
-# ---- a command the transport cannot carry is refused before it is marked running
+# ---- a command the transport cannot carry is refused at the door, naming the limit
 big="echo $(head -c 20000 /dev/zero | tr '\0' "'")"
-id=$(as_agent $A run --target proxmox-host:hubris -- "$big")
-check "a command too long for SSH once quoted is refused" wait_for 30 "SELECT state = 'refused' AND error LIKE '%too long%' FROM airlock.executions WHERE id = $id"
-check_eq "and was never marked running" 0 "$(q "SELECT count(*) FROM airlock.execution_events WHERE execution_id = $id AND to_state = 'running'")"
+before=$(q "SELECT count(*) FROM airlock.executions")
+check_rc "a command too long for SSH once quoted is refused (exit 2)" 2 as_agent $A run --target proxmox-host:hubris -- "$big"
+check_out "the refusal names the limit" 'too long to carry: 80007 bytes once quoted.*the limit is 32640' \
+	as_agent $A run --target proxmox-host:hubris -- "$big"
+check_eq "and no row was made" "$before" "$(q "SELECT count(*) FROM airlock.executions")"
 
 # ---- dead transports are refused, with the pre-flight's words
 check_out "a VM with a dead agent is refused at the door" 'QEMU guest agent is not running' as_agent $A run --target vm:zimaos -- ls /
@@ -68,30 +82,35 @@ check_out "a VM with a dead agent is refused at the door" 'QEMU guest agent is n
 check "the probes record the hung agent of VM 103" wait_for 30 "SELECT attributes->>'qemu_guest_agent' = 'not_running' AND attributes->>'health' = 'unhealthy' FROM airlock.entities WHERE slug = 'vm:zimaos'"
 check "and the stopped container" wait_for 30 "SELECT attributes->>'container_status' = 'stopped' FROM airlock.entities WHERE slug = 'lxc:backup'"
 check_out "checks are listed for agents" '"status": "ok"' as_agent psql -XAtq -c "SELECT airlock.list_checks('vm:web01')"
-$AIRLOCK_RIG_CTL vm 101 agent-stop >/dev/null
+check "fault: VM 101's agent is stopped" $AIRLOCK_RIG_CTL vm 101 agent-stop
 check "a stopped agent is seen by the next probe" wait_for 30 "SELECT attributes->>'qemu_guest_agent' = 'not_running' FROM airlock.entities WHERE slug = 'vm:web01'"
 check_out "and the door then refuses vm:web01 at once" 'run on vm:web01 blocked: QEMU guest agent is not running' as_agent $A run --target vm:web01 -- uptime
-$AIRLOCK_RIG_CTL vm 101 agent-start >/dev/null
+check "VM 101's agent is started again" $AIRLOCK_RIG_CTL vm 101 agent-start
 check "a restarted agent is seen again" wait_for 30 "SELECT attributes->>'qemu_guest_agent' = 'running' FROM airlock.entities WHERE slug = 'vm:web01'"
 
 # ---- an unreachable node: nothing is marked running; retried until it is back
-$AIRLOCK_RIG_CTL node stop >/dev/null
+check "fault: the node's sshd is stopped" $AIRLOCK_RIG_CTL node stop
+check "and its port really refuses connections" bash -c "! exec 3<>/dev/tcp/127.0.0.1/$AIRLOCK_RIG_SSH_PORT"
 id=$(as_agent $A run --target proxmox-host:hubris -- 'echo unreachable-marker')
 check "an unreachable node releases the row for a retry" wait_for 30 "SELECT count(*) > 0 FROM airlock.execution_events WHERE execution_id = $id AND detail->>'released' LIKE '%could not be reached%'"
 check_eq "and nothing was marked running" 0 "$(q "SELECT count(*) FROM airlock.execution_events WHERE execution_id = $id AND to_state = 'running'")"
-$AIRLOCK_RIG_CTL node start >/dev/null
+check "the node's sshd is started again" $AIRLOCK_RIG_CTL node start
 check "once the node is back the command runs" wait_for 60 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
 check_eq "exactly once" 1 "$(ran_count 'unreachable-marker')"
 
 # ---- the gate through the CLI
 id=$(PGUSER=carol $A run --target proxmox-host:hubris -- 'systemctl restart pvedaemon')
 wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
-check_rc "an operator cannot approve their own request (exit 3)" 3 env PGUSER=carol $A approve $id
-check_out "and is told why" 'nobody may approve their own request' env PGUSER=carol $A approve $id
+check_rc "a login that is operator and agent cannot approve (exit 3)" 3 env PGUSER=carol $A approve $id
+check_out "and is told why" 'carol is a member of airlock_agent and never counts as an approver' env PGUSER=carol $A approve $id
 check_rc "reject needs --reason (exit 2)" 2 as_alice $A reject $id
 check_out "pending --json is JSON with the request" "\"id\": $id" as_alice $A pending --json
 check_rc "the requester cancels its own pending request" 0 env PGUSER=carol $A cancel $id
 check_eq "it is cancelled" cancelled "$(state_of $id)"
+id=$(as_alice $A run --target proxmox-host:hubris -- 'systemctl restart pvedaemon; echo self-approval')
+wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
+check_out "an operator cannot approve their own request" 'nobody may approve their own request' as_alice $A approve $id
+as_alice $A cancel $id >/dev/null
 check_rc "show of an unknown id exits 4" 4 as_alice $A show 999999
 id=$(as_agent $A run --target proxmox-host:hubris -- 'reboot')
 wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
@@ -113,6 +132,21 @@ q "UPDATE airlock.gate_policy SET ttl = interval '1 second'" >/dev/null
 id=$(as_agent $A run --target proxmox-host:hubris -- 'systemctl restart corosync')
 check "an unanswered request expires" wait_for 30 "SELECT state = 'expired' FROM airlock.executions WHERE id = $id"
 q "UPDATE airlock.gate_policy SET ttl = interval '1 hour'" >/dev/null
+
+# ---- an approval that lapsed while airlockd was down expires; it never runs late
+q "UPDATE airlock.gate_policy SET approval_valid_for = interval '1 second'" >/dev/null
+id=$(as_agent $A run --target proxmox-host:hubris -- 'systemctl restart pve-firewall; echo lapse-marker')
+wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
+kill -TERM $D1; wait $D1 2>/dev/null
+as_alice $A approve $id >/dev/null
+check "the approval's validity runs out while no daemon runs" \
+	wait_for 10 "SELECT approval_valid_until < now() FROM airlock.executions WHERE id = $id"
+start_daemon d1; D1=$DPID
+check "the restarted daemon expires it instead of running it" \
+	wait_for 30 "SELECT state = 'expired' FROM airlock.executions WHERE id = $id"
+check_eq "it never ran" 0 "$(ran_count 'lapse-marker')"
+check_out "the agent is told it did not start in time" 'did not start in time.*lapsed.*nothing ran' as_agent $A show $id
+q "UPDATE airlock.gate_policy SET approval_valid_for = interval '15 minutes'" >/dev/null
 
 # ---- a policy change between approval and execution voids the approval
 kill -TERM $D1; wait $D1 2>/dev/null
@@ -174,8 +208,10 @@ check_eq "both daemons took part" 2 "$(q "SELECT count(DISTINCT split_part(detai
 # ---- PostgreSQL restarted under load: nothing lost or stuck
 q "SELECT airlock.run('proxmox-host:hubris', 'echo restart-' || g) FROM generate_series(1, 100) g" >/dev/null
 sleep 0.5
-runuser -u postgres -- "$(pg_config --bindir)/pg_ctl" -D "$AIRLOCK_PGTMP/data" -m fast -w restart \
-	-o "-p $PGPORT -k $AIRLOCK_PGTMP -c listen_addresses=127.0.0.1 -c fsync=off" >/dev/null 2>&1
+pg_started=$(q "SELECT pg_postmaster_start_time()")
+check "fault: PostgreSQL restarted under load" runuser -u postgres -- "$(pg_config --bindir)/pg_ctl" -D "$AIRLOCK_PGTMP/data" -m fast -w restart -l "$AIRLOCK_PGTMP/restart.log" \
+	-o "-p $PGPORT -k $AIRLOCK_PGTMP -c listen_addresses=127.0.0.1 -c fsync=off"
+check "and it is a new postmaster" test "$(q "SELECT pg_postmaster_start_time()")" != "$pg_started"
 check "after a restart every row reaches a final state" wait_for 120 "SELECT count(*) = 0 FROM airlock.executions WHERE command LIKE 'echo restart-%' AND state NOT IN ('succeeded', 'failed', 'outcome_unknown')"
 node_cmds restart >"$WORK/restart.ran"
 check_eq "the rig received a command for every row that succeeded" \

@@ -8,7 +8,26 @@ cd "$(dirname "$0")/../.."
 . tests/lib.sh
 . tests/daemon/lib.sh
 
-sim() { curl -sS --cacert "$ZVMSIM_CA" -X "$1" -H 'Content-Type: application/json' ${3:+-d "$3"} "$ZVMSIM_URL$2"; }
+sim() { curl -fsS --cacert "$ZVMSIM_CA" -X "$1" -H 'Content-Type: application/json' ${3:+-d "$3"} "$ZVMSIM_URL$2"; }
+# fault JSON: flips one of the simulator's fault switches and checks, by reading
+# the simulator's state back, that it took effect ("clear" must leave none).  A
+# switch that did not flip fails the suite: a scenario must never pass without
+# its fault.
+fault() {
+	local kind
+	kind=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["kind"])' "$1")
+	check "fault switch $kind took effect" fault_set "$1" "$kind"
+}
+fault_set() {
+	sim POST /_sim/fault "$1" >/dev/null || return 1
+	sim GET /_sim/state | python3 -c '
+import json, sys
+kind = sys.argv[1]
+faults = json.load(sys.stdin)["faults"]
+ok = (not faults) if kind == "clear" else any(f.get("kind") == kind for f in faults)
+print("faults now:", faults)
+sys.exit(0 if ok else 1)' "$2"
+}
 inserts() { sim GET /_sim/requests | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
@@ -45,12 +64,12 @@ as_alice $A approve $id >/dev/null
 check "the approved change runs after its checkpoints" wait_for 120 "SELECT state = 'succeeded' AND jsonb_array_length(rewind_points) = 3 FROM airlock.executions WHERE id = $id"
 
 # ---- a failed insert task: refused, nothing ran
-sim POST /_sim/fault '{"kind": "insert_task_fails", "vpg": "web-azure", "state": 4}' >/dev/null
+fault '{"kind": "insert_task_fails", "vpg": "web-azure", "state": 4}'
 id=$(as_agent $A run --target vm:web01 -- 'systemctl restart nginx; echo zr-marker-3')
 check "a failed checkpoint task refuses the change" wait_for 120 "SELECT state = 'refused' FROM airlock.executions WHERE id = $id"
 check_out "the refusal says the task failed and nothing ran" 'ask|task' as_agent $A show $id
 check_eq "nothing ran" 0 "$(ran_count 'zr-marker-3')"
-sim POST /_sim/fault '{"kind": "clear"}' >/dev/null
+fault '{"kind": "clear"}'
 
 # ---- an unprotected VM: reversible_low runs and records that there was no rewind point
 id=$(as_agent $A run --target vm:db02 -- 'systemctl restart nginx; echo zr-marker-4')
@@ -58,29 +77,29 @@ check "an unprotected VM's reversible change runs" wait_for 60 "SELECT state = '
 check_out "and records that it had no rewind point" 'no_rewind_point' as_alice $A history $id
 
 # ---- cancelled while being guarded: nothing runs, the worker lets go of it
-sim POST /_sim/fault '{"kind": "tag_never_listed", "vpg": "web-aws"}' >/dev/null
+fault '{"kind": "tag_never_listed", "vpg": "web-aws"}'
 id=$(as_agent $A run --target vm:web01 -- 'systemctl restart nginx; echo zr-marker-c')
 wait_for 60 "SELECT count(*) > 0 FROM airlock.execution_events WHERE execution_id = $id AND detail ? 'step'"
 check_rc "the requester cancels it mid-guard" 0 as_agent $A cancel $id
-sim POST /_sim/fault '{"kind": "clear"}' >/dev/null
+fault '{"kind": "clear"}'
 check "its worker lets go of the row" wait_for 120 "SELECT count(*) = 0 FROM pg_locks WHERE locktype = 'advisory' AND classid = 0 AND objid = $id AND objsubid = 1"
 check_eq "it stays cancelled" cancelled "$(state_of $id)"
 check_eq "nothing ran" 0 "$(ran_count 'zr-marker-c')"
 
 # ---- kill -9 mid-guard: retried, runs once
-sim POST /_sim/fault '{"kind": "tag_never_listed", "vpg": "web-aws"}' >/dev/null
+fault '{"kind": "tag_never_listed", "vpg": "web-aws"}'
 id=$(as_agent $A run --target vm:web01 -- 'systemctl restart nginx; echo zr-marker-5')
 check "the guard is under way" wait_for 60 "SELECT count(*) > 0 FROM airlock.execution_events WHERE execution_id = $id AND detail ? 'step'"
 check_eq "the command has not started" queued "$(state_of $id)"
 kill -9 $Z1; wait $Z1 2>/dev/null
-sim POST /_sim/fault '{"kind": "clear"}' >/dev/null
+fault '{"kind": "clear"}'
 start_daemon z1; Z1=$DPID
 check "after the crash the row is retried and finishes" wait_for 180 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
 check_eq "the command ran exactly once" 1 "$(ran_count 'zr-marker-5')"
 check_out "the history shows the dead worker's release" 'dead_worker' as_alice $A history $id
 
 # ---- the ZVM unreachable: refused, the agent told why, nothing ran
-kill -STOP "$ZVMSIM_PID"
+check "the ZVM simulator is frozen" bash -c "kill -STOP $ZVMSIM_PID && sleep 0.2 && grep -q '^State:.*T' /proc/$ZVMSIM_PID/status"
 id=$(as_agent $A run --target vm:web01 -- 'systemctl restart nginx; echo zr-marker-6')
 check "with the ZVM unreachable the change is refused" wait_for 120 "SELECT state = 'refused' FROM airlock.executions WHERE id = $id"
 kill -CONT "$ZVMSIM_PID"

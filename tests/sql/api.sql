@@ -79,7 +79,7 @@ SELECT is(airlock.run('proxmox-host:hubris', 'apt-get install -y nfs-kernel-serv
   1::bigint, 'an accepted run returns its id');
 SELECT is(airlock.run('vm:web01', 'uptime', 'read_only'), 2::bigint, 'a VM with a running agent is accepted');
 SELECT is(airlock.run('lxc:nfs-export', 'exportfs -v'), 3::bigint, 'a running container is accepted');
-SELECT is(airlock.run('proxmox-host:hubris', repeat('x', 65536)), 4::bigint, 'a command of exactly 64 KiB is accepted');
+SELECT is(airlock.run('proxmox-host:hubris', repeat('x', 32638)), 4::bigint, 'a command exactly at the carry limit (32640 bytes quoted) is accepted');
 RESET SESSION AUTHORIZATION;
 SELECT is((SELECT state FROM airlock.executions WHERE id = 1), 'received', 'a new row is received');
 SELECT is((SELECT requested_by FROM airlock.executions WHERE id = 1), 'hermes', 'requested_by is the session user');
@@ -145,7 +145,7 @@ SELECT is(airlock.run('proxmox-host:hubris', 'systemctl restart pveproxy'), 6::b
 RESET SESSION AUTHORIZATION;
 SELECT pg_temp.classify(6, 'config_mutation', 1);
 SET SESSION AUTHORIZATION carol;
-SELECT throws_ok($$ SELECT airlock.approve(6) $$, 'AL006', NULL, 'nobody approves their own request, even an operator');
+SELECT throws_ok($$ SELECT airlock.approve(6) $$, 'AL009', NULL, 'a login that is both operator and agent never approves, its own request included');
 RESET SESSION AUTHORIZATION;
 SET SESSION AUTHORIZATION alice;
 SELECT throws_ok($$ SELECT airlock.approve(2) $$, 'AL005', NULL, 'a received row cannot be approved');

@@ -92,20 +92,161 @@ printf 'this: is: not: yaml\n' >"$tmp/bad/policy.yaml"
 check_rc "a malformed policy is refused" 2 $A seed "$tmp/bad"
 check_eq "the policy in force did not change" 2 "$(psql -Atc "SELECT max(version) FROM airlock.policies")"
 
-# ---- the API and its rules, per role (pgTAP), on a clean database
-createdb api
-psql -q -d api -c "SELECT 1" >/dev/null
-$A migrate --db "dbname=api" >/dev/null
-out=$(psql -X -q -d api -f tests/sql/api.sql 2>&1)
-plan=$(printf '%s\n' "$out" | grep -E '^1\.\.[0-9]+$' | tail -1)
-nok=$(printf '%s\n' "$out" | grep -c '^not ok')
-okc=$(printf '%s\n' "$out" | grep -c '^ok ')
-if [ -n "$plan" ] && [ "$nok" -eq 0 ] && [ "1..$okc" = "$plan" ]; then
-	pass "pgTAP tests/sql/api.sql: $okc assertions"
+# ---- gate.yaml: the gate policy as a seed, versioned
+gv() { psql -Atc "SELECT max(version) FROM airlock.gate_policies"; }
+classes() { psql -Atc "SELECT string_agg(class || ' ' || approvals_required || ' ' || ttl || ' ' || approval_valid_for, '|' ORDER BY class) FROM airlock.gate_policy"; }
+check_eq "the seed's gate.yaml is version 2 (1 is what the migration found)" 2 "$(gv)"
+check_out "a second seed leaves the gate unchanged" 'gate: version 2 unchanged' $A seed seeds
+check_eq "destructive needs two approvers by default" \
+	"config_mutation 1 01:00:00 00:15:00|destructive 2 01:00:00 00:15:00" "$(classes)"
+mkdir -p "$tmp/gate"
+cp "$tmp/seeds2/policy.yaml" seeds/tools.yaml seeds/inventory.yaml "$tmp/gate/"
+printf '%s\n' 'classes:' '  config_mutation: {approval_valid_for: 10m}' 'rules:' \
+	'  - target: "proxmox-host:*"' '    class: config_mutation' '    quorum: 2' \
+	'  - agent: "intern-?"' '    ttl: 5m' 'limits:' '  requests_per_minute: 30' >"$tmp/gate/gate.yaml"
+check_out "a gate.yaml with rules becomes version 3" 'gate: version 3 ingested' $A seed "$tmp/gate"
+check_eq "what it leaves out takes the defaults; destructive stays at 2" \
+	"config_mutation 1 01:00:00 00:10:00|destructive 2 01:00:00 00:15:00" "$(classes)"
+check_eq "its rules are in force" "1 proxmox-host:* config_mutation 2|2 intern-? 00:05:00" \
+	"$(psql -Atc "SELECT string_agg(concat_ws(' ', position, target, agent, class, approvals_required, ttl), '|' ORDER BY position) FROM airlock.gate_rules")"
+check_eq "limits it sets, and defaults for the rest" "30 100 65536 256 256" \
+	"$(psql -Atc "SELECT concat_ws(' ', requests_per_minute, pending_per_agent, attribute_bytes, attribute_keys, relationships_per_entity) FROM airlock.gate_limits")"
+psql -qc "CREATE ROLE gate_op LOGIN IN ROLE airlock_operator; CREATE ROLE gate_agent LOGIN IN ROLE airlock_agent"
+check_out "policy show names the classifier policy in force" 'classifier policy: version [0-9]+, sha256 [0-9a-f]{12}, from ' \
+	env PGUSER=gate_op $A policy show
+check_out "policy show names the gate version in force" 'gate policy: version 3, .*gate.yaml' env PGUSER=gate_op $A policy show
+check_out "policy show lists the gate's rules" '1\. target=proxmox-host:\* class=config_mutation quorum=2' \
+	env PGUSER=gate_op $A policy show
+check_out "policy show lists the limits" 'limits: requests_per_minute=30 pending_per_agent=100' env PGUSER=gate_op $A policy show
+check_out "policy show --json, for machines" '"gate": \{.*"version": 3' env PGUSER=gate_op $A policy show --json
+check_rc "an agent may not read the gate's per-agent rules" 3 env PGUSER=gate_agent $A policy show
+printf 'classes:\n  destructive:\n    quorum: 1\n' >"$tmp/gate/gate.yaml"
+check_out "a one-operator site sets destructive quorum 1 explicitly" 'gate: version 4 ingested' $A seed "$tmp/gate"
+check_eq "and it is 1" 1 "$(psql -Atc "SELECT approvals_required FROM airlock.gate_policy WHERE class = 'destructive'")"
+check_eq "every version is kept" "1 2 3 4" "$(psql -Atc "SELECT string_agg(version::text, ' ' ORDER BY version) FROM airlock.gate_policies")"
+# Mistakes: each names file:line:col, and nothing at all is ingested.
+state3() { echo "$(gv)/$(psql -Atc "SELECT count(*) FROM airlock.entities")/$(psql -Atc "SELECT max(version) FROM airlock.policies")"; }
+bad_gate() { # NAME REGEX YAML
+	local before
+	printf '%b' "$3" >"$tmp/gate/gate.yaml"
+	before=$(state3)
+	check_out "gate.yaml: $1" "gate.yaml:$2" $A seed "$tmp/gate"
+	check_eq "gate.yaml: $1: nothing was ingested" "$before" "$(state3)"
+}
+printf 'entities:\n  - {slug: "proxmox-host:extra", type: proxmox-host, address: 10.0.0.9}\n' >"$tmp/gate/inventory.yaml"
+bad_gate "quorum 0" '3:13: "quorum" must be an integer in 1\.\.5' 'classes:\n  destructive:\n    quorum: 0\n'
+bad_gate "quorum in words" '3:13: "quorum" must be an integer in 1\.\.5' 'classes:\n  destructive:\n    quorum: two\n'
+bad_gate "an ungated class" '2:3: class "read_only" is not gated' 'classes:\n  read_only: {quorum: 1}\n'
+bad_gate "an unknown key" '1:1: unknown key "quorums"' 'quorums: {}\n'
+bad_gate "a duration in words" '3:10: "ttl" must be a duration' 'classes:\n  destructive:\n    ttl: 5 minutes\n'
+bad_gate "a duration over 30 days" '3:10: "ttl" must be a duration' 'classes:\n  destructive:\n    ttl: 31d\n'
+bad_gate "a rule for nobody" '2:5: a rule needs "target" or "agent"' 'rules:\n  - quorum: 3\n'
+bad_gate "a rule that changes nothing" '2:5: a rule needs "quorum", "ttl" or "approval_valid_for"' 'rules:\n  - target: "vm:*"\n'
+bad_gate "a rule that would lower the quorum" '4:13: quorum 1 does not raise the class.s quorum \(2\)' \
+	'rules:\n  - target: "vm:*"\n    class: destructive\n    quorum: 1\n'
+bad_gate "a rule that would lengthen the TTL" '3:10: ttl does not shorten the class.s 1h' 'rules:\n  - agent: hermes\n    ttl: 2h\n'
+bad_gate "a target glob with a space" '2:13: target "vm: x" must be an entity slug' 'rules:\n  - target: "vm: x"\n    quorum: 3\n'
+bad_gate "a limit out of range" '2:24: "requests_per_minute" must be an integer in 1\.\.100000' 'limits:\n  requests_per_minute: 0\n'
+bad_gate "an unknown limit" '2:3: unknown key "runs_per_hour"' 'limits:\n  runs_per_hour: 5\n'
+bad_gate "rules that are not a list" '1:8: "rules" must be a list' 'rules: {target: x}\n'
+rm "$tmp/gate/gate.yaml"
+cp seeds/inventory.yaml "$tmp/gate/"
+check_out "without gate.yaml the version in force stays" 'gate: no gate.yaml; version 4 stays in force' $A seed "$tmp/gate"
+
+# ---- the API and its rules, per role (pgTAP), each file on a clean database
+pgtap() { # pgtap FILE DB
+	local out plan nok okc
+	createdb "$2"
+	$A migrate --db "dbname=$2" >/dev/null
+	out=$(psql -X -q -d "$2" -f "$1" 2>&1)
+	plan=$(printf '%s\n' "$out" | grep -E '^1\.\.[0-9]+$' | tail -1)
+	nok=$(printf '%s\n' "$out" | grep -c '^not ok')
+	okc=$(printf '%s\n' "$out" | grep -c '^ok ')
+	if [ -n "$plan" ] && [ "$nok" -eq 0 ] && [ "1..$okc" = "$plan" ]; then
+		pass "pgTAP $1: $okc assertions"
+	else
+		failt "pgTAP $1 ($okc ok, $nok not ok, plan '$plan')" "$(printf '%s\n' "$out" | grep -v '^ok ' | head -40)"
+	fi
+	[ "$nok" -eq 0 ] && [ "$okc" -gt 0 ] && T_PASS=$((T_PASS + okc - 1))
+}
+pgtap tests/sql/api.sql api
+pgtap tests/sql/gate.sql gate
+
+# ---- run() refuses what the transport cannot carry: the same rule as the C side
+PKGS="libpq libcurl libcjson openssl libssh2 yaml-0.1"
+if cc -std=c11 -D_GNU_SOURCE -O1 -I. $(pkg-config --cflags $PKGS) -o "$tmp/carrycheck" \
+	tests/sql/carrycheck.c build/libairlock.a $(pkg-config --libs $PKGS) -lpthread -lm 2>"$tmp/cc.log"; then
+	pass "build the transport's carry check"
 else
-	failt "pgTAP tests/sql/api.sql ($okc ok, $nok not ok, plan '$plan')" "$(printf '%s\n' "$out" | grep -v '^ok ' | head -40)"
+	failt "build the transport's carry check" "$(cat "$tmp/cc.log")"
 fi
-[ "$nok" -eq 0 ] && [ "$okc" -gt 0 ] && T_PASS=$((T_PASS + okc - 1))
+tests/sql/carrygen.py 600 2>"$tmp/carrygen.log" >"$tmp/carry.hex"
+createdb carry
+$A migrate --db "dbname=carry" >/dev/null
+"$tmp/carrycheck" <"$tmp/carry.hex" >"$tmp/carry.c"
+psql -XAtq -d carry -v ON_ERROR_STOP=1 >"$tmp/carry.sql" 2>&1 <<SQL
+SELECT airlock.seed_inventory('{"entities": [{"slug": "proxmox-host:hubris", "type": "proxmox-host", "address": "127.0.0.1"}]}') \\g /dev/null
+CREATE TEMP TABLE cmds (n serial, hex text);
+\\copy cmds (hex) FROM '$tmp/carry.hex'
+CREATE FUNCTION pg_temp.try(cmd text) RETURNS text LANGUAGE plpgsql AS \$\$
+BEGIN
+	PERFORM airlock.run('proxmox-host:hubris', cmd);
+	RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+	RETURN CASE WHEN SQLSTATE = 'AL002' AND SQLERRM LIKE '%too long to carry%the limit is 32640%' THEN 'refused'
+		    ELSE SQLSTATE || ' ' || SQLERRM END;
+END
+\$\$;
+BEGIN;
+SELECT pg_temp.try(convert_from(decode(hex, 'hex'), 'UTF8')) FROM cmds ORDER BY n;
+ROLLBACK;
+SQL
+check_eq "the generator made commands on both sides of the limit" "yes" \
+	"$(grep -qE '^[0-9]+ commands, [1-9][0-9]* over' "$tmp/carrygen.log" && grep -c ok "$tmp/carry.sql" | grep -qv '^0$' && echo yes)"
+check_eq "the C rule agrees for a host and a VM" 0 "$(awk '$1 != $2' "$tmp/carry.c" | wc -l)"
+check_eq "run() accepts and refuses exactly what the transport does ($(wc -l <"$tmp/carry.hex") generated commands)" \
+	"$(cut -d' ' -f1 "$tmp/carry.c" | md5sum)" "$(md5sum <"$tmp/carry.sql")"
+check_eq "no accepted command was left behind" 0 "$(psql -XAtq -d carry -c "SELECT count(*) FROM airlock.executions")"
+
+# ---- notifications reveal nothing: any login may LISTEN on any channel
+createdb notify
+$A migrate --db "dbname=notify" >/dev/null
+psql -Xq -d notify >"$tmp/notify.out" 2>&1 <<'SQL'
+SELECT airlock.seed_inventory('{"entities": [{"slug": "proxmox-host:hubris", "type": "proxmox-host", "address": "127.0.0.1"}]}');
+SELECT airlock.seed_policy('rules: []', 'notify test', '[]');
+SET SESSION AUTHORIZATION gate_agent;
+LISTEN airlock_state; LISTEN airlock_work; LISTEN airlock_pending; LISTEN airlock_policy;
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION gate_agent;
+SELECT airlock.run('proxmox-host:hubris', 'systemctl restart pveproxy', NULL, 'secret-change', 'secret action');
+RESET SESSION AUTHORIZATION;
+SELECT airlock.worker_claim('w1') \g /dev/null
+SELECT airlock.worker_classified(1, 'w1', 'config_mutation', '[]', 1, 'test', 'none', false);
+SET SESSION AUTHORIZATION gate_op;
+SELECT airlock.approve(1, 'ok');
+RESET SESSION AUTHORIZATION;
+SELECT airlock.worker_claim('w1') \g /dev/null
+SELECT airlock.worker_release(1, 'w1', 0, 'test');
+SELECT pg_sleep(0.2);
+SQL
+for ch in airlock_state airlock_work airlock_pending; do
+	check_out "an agent LISTENing on $ch is woken" "Asynchronous notification \"$ch\" received" cat "$tmp/notify.out"
+done
+check_eq "no notification on those channels carries a payload (ids, states, names)" 0 \
+	"$(grep -E 'Asynchronous notification "airlock_(state|work|pending)" with payload' "$tmp/notify.out" | wc -l)"
+
+# ---- the flood limit holds under concurrent sessions (4 x 25 calls, 60 allowed)
+psql -qc "CREATE ROLE gate_flood LOGIN IN ROLE airlock_agent"
+for i in $(seq 25); do echo "SELECT airlock.run('proxmox-host:hubris', 'echo $i');"; done >"$tmp/flood.sql"
+pids=()
+for s in 1 2 3 4; do
+	PGUSER=gate_flood psql -Xq -d notify -f "$tmp/flood.sql" >/dev/null 2>"$tmp/flood.$s" &
+	pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p"; done
+check_eq "four concurrent sessions get exactly 60 requests in, not more" 60 \
+	"$(psql -XAtq -d notify -c "SELECT count(*) FROM airlock.executions WHERE requested_by = 'gate_flood'")"
+check_eq "the other 40 were refused with AL010's words" 40 "$(cat "$tmp"/flood.* | grep -c 'requests in the last minute; the gate policy allows 60 per minute')"
 
 # ---- the claim stays an index scan on a large backlog, stale statistics or not
 psql -XAtq -d api -c "INSERT INTO airlock.executions (target, target_type, command, requested_by, state)

@@ -130,12 +130,32 @@ static void test_secrets_stay_out(void **state)
 	assert_non_null(strstr(err, "needs username"));
 }
 
+static void test_durability_settings(void **state)
+{
+	char err[512];
+	(void)state;
+
+	struct config *c = load(SSH, err, sizeof(err));
+	assert_non_null(c);
+	assert_false(c->durability_allow_fsync_off); /* safe by default */
+	assert_false(c->durability_failover);
+	config_free(c);
+	c = load(SSH "durability:\n  allow_fsync_off: true\n  failover: true\n", err, sizeof(err));
+	assert_non_null(c);
+	assert_true(c->durability_allow_fsync_off);
+	assert_true(c->durability_failover);
+	config_free(c);
+	assert_null(load(SSH "retry_max: 5\n", err, sizeof(err)));
+	assert_non_null(strstr(err, "unknown key \"retry_max\""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults_and_values),
 	    cmocka_unit_test(test_errors_name_the_place),
 	    cmocka_unit_test(test_secrets_stay_out),
+	    cmocka_unit_test(test_durability_settings),
 	};
 	return cmocka_run_group_tests_name("worker_config", tests, setup, teardown);
 }

@@ -1,0 +1,193 @@
+#!/bin/bash
+# tests/faults/run.sh -- exactly once under faults: every command is accounted
+# for by its side effect inside the rig's container (a line it appends to a
+# file there), not by the database's word.  A command ran exactly once, or
+# its row is outcome_unknown and it ran at most once; lost = 0, twice = 0,
+# stuck = 0.  Every fault is checked to have taken effect before its
+# scenario is judged.
+#
+# Runs inside scripts/pgtmp and `tests/rig/rigctl run`.  FAULTS_N rows per
+# drain and FAULTS_ROUNDS crash rounds: `make test` runs the short default,
+# `make chaos` a long one.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+. tests/daemon/lib.sh
+
+N=${FAULTS_N:-40}
+ROUNDS=${FAULTS_ROUNDS:-3}
+CT=lxc:nfs-export
+# CT 201's /tmp as the node sees it: where the commands leave their marks.
+MARKS="$AIRLOCK_RIG_ROOT/guests/ct201/root/tmp/faults.log"
+# The throwaway cluster's own settings, synchronous_commit = off among them:
+# airlockd must keep its promise whatever the server's default is.
+PG_OPTS="-p $PGPORT -k $AIRLOCK_PGTMP -c listen_addresses=127.0.0.1 -c fsync=off \
+-c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=64MB"
+
+pgctl() { runuser -u postgres -- "$(pg_config --bindir)/pg_ctl" -D "$AIRLOCK_PGTMP/data" "$@"; }
+started_at() { q "SELECT pg_postmaster_start_time()" 2>/dev/null; }
+
+# crash_pg: PostgreSQL dies without a shutdown checkpoint and comes back.
+crash_pg() {
+	local before
+	before=$(started_at)
+	pgctl stop -m immediate >/dev/null 2>&1
+	pgctl start -w -l "$AIRLOCK_PGTMP/crash.log" -o "$PG_OPTS" >/dev/null 2>&1 || return 1
+	[ -n "$before" ] && [ "$(started_at)" != "$before" ]
+}
+
+# enqueue PREFIX COUNT: COUNT mutations on the container, each appending
+# PREFIX-i to the marks file.
+enqueue() {
+	as_agent psql -XAtq -c "SELECT airlock.run('$CT', 'echo $1-' || g || ' >> /tmp/faults.log')
+		FROM generate_series(1, $2) g" >/dev/null
+}
+
+# account PREFIX: checks every row whose command carries PREFIX against the
+# marks it left.  Prints one line of counts.
+account() {
+	q "SELECT state || ' ' || substring(command from 'echo ([^ ]+) ') FROM airlock.executions
+	   WHERE command LIKE 'echo $1-%'" >"$WORK/$1.rows"
+	python3 - "$WORK/$1.rows" "$MARKS" "$1" <<'PY'
+import collections, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+try:
+    marks = collections.Counter(l.strip() for l in open(sys.argv[2]))
+except FileNotFoundError:
+    marks = collections.Counter()
+final_ran = {"succeeded", "failed", "timed_out"}
+final_not_ran = {"refused", "rejected", "expired", "cancelled"}
+lost = twice = stuck = unknown = wrong = 0
+for state, name in rows:
+    n = marks.get(name, 0)
+    if n > 1:
+        twice += 1
+    if state in final_ran:
+        lost += n == 0
+    elif state == "outcome_unknown":
+        unknown += 1
+    elif state in final_not_ran:
+        wrong += n != 0
+    else:
+        stuck += 1
+print("rows=%d lost=%d twice=%d stuck=%d unknown=%d ran_but_refused=%d" %
+      (len(rows), lost, twice, stuck, unknown, wrong))
+sys.exit(0 if rows and lost == twice == stuck == wrong == 0 else 1)
+PY
+}
+
+# wait_logs SECONDS TEXT: until either daemon's log contains TEXT.
+wait_logs() { wait_log "$1" "$2" d1 || wait_log 1 "$2" d2; }
+
+all_final() {
+	wait_for "$2" "SELECT count(*) = 0 FROM airlock.executions WHERE command LIKE 'echo $1-%'
+		AND state NOT IN ('succeeded', 'failed', 'timed_out', 'outcome_unknown', 'refused')"
+}
+
+setup_db || exit 1
+
+# ---- a database that cannot keep the promise: mutations held, observations run
+ALLOW_FSYNC_OFF=false write_config d1 >/dev/null
+start_daemon d1 || exit 1
+D1=$DPID
+check "airlockd says fsync = off breaks its promise" wait_log 10 'evt=durability.unsafe' d1
+check_out "and what to change" 'Set fsync = on' grep 'evt=durability.unsafe' "$WORK/d1.log"
+id_m=$(as_agent $A run --target $CT -- 'echo durable-1 >> /tmp/faults.log')
+id_r=$(as_agent $A run --target $CT -- 'echo an observation still runs')
+check "an observation still runs" wait_for 30 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id_r"
+check "a mutation is held, the reason on its row" wait_for 30 "SELECT count(*) > 0 FROM airlock.execution_events WHERE execution_id = $id_m AND detail->>'released' LIKE 'held, nothing sent: the database runs with fsync = off%'"
+check_eq "it is still queued" queued "$(state_of $id_m)"
+check_eq "the reason is recorded once, not at every retry" 1 "$(q "SELECT count(*) FROM airlock.execution_events WHERE execution_id = $id_m AND detail ? 'released'")"
+check_eq "nothing was sent" 0 "$(ran_count 'durable-1')"
+kill -TERM $D1; wait $D1 2>/dev/null
+write_config d1 >/dev/null # the throwaway cluster: allow_fsync_off, as every other suite
+start_daemon d1 || exit 1
+D1=$DPID
+check "with the test setting the held mutation runs" wait_for 30 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id_m"
+check_eq "once" 1 "$(grep -cx 'durable-1' "$MARKS")"
+check_out "its sessions commit synchronously whatever the server's default" 'evt=durability.ok synchronous_commit=on' cat "$WORK/d1.log"
+
+# ---- PostgreSQL crash-restarts (server synchronous_commit = off) and a kill -9 while two daemons drain
+write_config d2 >/dev/null
+start_daemon d2 || exit 1
+D2=$DPID
+enqueue crash "$N"
+for r in $(seq 1 "$ROUNDS"); do
+	sleep 1.$((RANDOM % 9))
+	check "fault: PostgreSQL crashed and restarted (round $r)" crash_pg
+	if [ "$r" = 2 ]; then
+		kill -9 $D2
+		wait $D2 2>/dev/null
+		check "fault: a daemon killed with -9" bash -c "! kill -0 $D2 2>/dev/null"
+		start_daemon d2 || exit 1
+		D2=$DPID
+	fi
+done
+check "every crash-drain row reaches a final state" all_final crash 300
+check_out "the crash drain: lost 0, twice 0, stuck 0" 'lost=0 twice=0 stuck=0' account crash
+check "the daemons survived" kill -0 $D1 $D2
+
+# ---- a result write refused by a read-only database is retried until it lands
+id=$(as_agent $A run --target $CT -- 'sleep 3; echo readonly-1 >> /tmp/faults.log')
+wait_for 30 "SELECT state = 'running' FROM airlock.executions WHERE id = $id"
+psql -XAtq -c "ALTER SYSTEM SET default_transaction_read_only = on" -c "SELECT pg_reload_conf()" >/dev/null
+check_eq "fault: the database is read-only" on "$(q 'SHOW default_transaction_read_only')"
+check "the result write fails as read-only" wait_logs 30 'evt=finish_failed sqlstate=25006'
+check "claims stop on a read-only database" wait_logs 10 'evt=claim_failed sqlstate=25006'
+psql -XAtq -c "SET default_transaction_read_only = off" -c "ALTER SYSTEM RESET default_transaction_read_only" \
+	-c "SELECT pg_reload_conf()" >/dev/null
+check "once writable again the known result lands" wait_for 60 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
+check_eq "it ran once" 1 "$(grep -cx 'readonly-1' "$MARKS")"
+id=$(as_agent $A run --target $CT -- 'echo readonly-2 >> /tmp/faults.log')
+check "claims resume on their own" wait_for 30 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
+
+# ---- a table lock held past the statement timeout while a result is written
+id=$(as_agent $A run --target $CT -- 'sleep 2; echo locked-1 >> /tmp/faults.log')
+wait_for 30 "SELECT state = 'running' FROM airlock.executions WHERE id = $id"
+psql -XAtq -c "BEGIN; LOCK TABLE airlock.executions IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(34); COMMIT" >/dev/null 2>&1 &
+LOCKER=$!
+check "fault: the executions table is locked" wait_for 10 "SELECT count(*) > 0 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'executions' AND l.mode = 'AccessExclusiveLock' AND l.granted"
+check "the result write times out" wait_logs 45 'evt=finish_failed sqlstate=57014'
+wait $LOCKER
+check "after the lock the known result lands" wait_for 60 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
+check_eq "it ran once" 1 "$(grep -cx 'locked-1' "$MARKS")"
+
+# ---- the node's sshd down for 2 s while mutations queue on one busy target
+enqueue outage 20
+sleep 0.3
+check "fault: the node's sshd is stopped" $AIRLOCK_RIG_CTL node stop
+check "and its port refuses connections" bash -c "! exec 3<>/dev/tcp/127.0.0.1/$AIRLOCK_RIG_SSH_PORT"
+sleep 2
+check "the node's sshd is back" $AIRLOCK_RIG_CTL node start
+check "every outage row reaches a final state" all_final outage 180
+check_eq "none was refused for a blip" 0 "$(q "SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo outage-%' AND state = 'refused'")"
+check_out "the outage drain: lost 0, twice 0, stuck 0" 'lost=0 twice=0 stuck=0' account outage
+check_eq "waiting for the busy target was not an attempt" 0 "$(q "SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo outage-%' AND attempts > 5")"
+
+# ---- a node down past the request's deadline: refused, naming the outage
+q "UPDATE airlock.gate_policy SET ttl = interval '5 seconds' WHERE class = 'config_mutation'" >/dev/null
+check "fault: the node's sshd is stopped" $AIRLOCK_RIG_CTL node stop
+id=$(as_agent $A run --target $CT -- 'echo deadline-1 >> /tmp/faults.log')
+check "it is retried until its deadline, then refused" wait_for 60 "SELECT state = 'refused' FROM airlock.executions WHERE id = $id"
+check_out "the refusal names the outage and the deadline" 'could not be reached.*deadline passed' q "SELECT error FROM airlock.executions WHERE id = $id"
+check "more than one attempt was made" test "$(q "SELECT attempts FROM airlock.executions WHERE id = $id")" -ge 2
+check_eq "nothing ran" 0 "$(grep -cx 'deadline-1' "$MARKS")"
+check "the node's sshd is back" $AIRLOCK_RIG_CTL node start
+q "UPDATE airlock.gate_policy SET ttl = interval '1 hour' WHERE class = 'config_mutation'" >/dev/null
+
+# ---- rows scheduled an hour ahead (the database's clock stepped back) are not frozen
+kill -TERM $D1 $D2
+wait $D1 $D2 2>/dev/null
+enqueue clock 5
+q "UPDATE airlock.executions SET run_after = now() + interval '1 hour' WHERE command LIKE 'echo clock-%'" >/dev/null
+check_eq "fault: the rows are scheduled an hour ahead" 5 "$(q "SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo clock-%' AND run_after > now() + interval '50 minutes'")"
+start_daemon d1 || exit 1
+D1=$DPID
+check "they run at once" all_final clock 30
+check "and airlockd says why" wait_log 5 'evt=clock.stepped_back rows=5' d1
+check_out "the clock rows: lost 0, twice 0, stuck 0" 'lost=0 twice=0 stuck=0' account clock
+
+kill -TERM $D1
+wait $D1 2>/dev/null
+check_out "the audit chain is intact" 'audit: intact' as_alice $A audit verify
+finish
