@@ -293,6 +293,37 @@ static void print_execution(const cJSON *e)
 	printf("\n");
 }
 
+/* One row of `airlock pending`: the table line, the command (cut at
+ * PENDING_COMMAND_MAX bytes, saying so), its reasons. */
+#define PENDING_COMMAND_MAX 200
+
+static void print_pending_row(const PGresult *res, int r)
+{
+	char *col[8];
+	static const int idx[8] = {0, 4, 5, 2, 1, 3, 6, 7};
+	const char *command = PQgetvalue(res, r, 8);
+	struct visible_info info;
+	char *cmd;
+
+	for (int i = 0; i < 8; i++)
+		col[i] = visible_str(PQgetvalue(res, r, idx[i]), 0);
+	printf("%-6s %-9s %-9s %-16s %-24s %-16s %-5s %s\n", col[0], col[1], col[2], col[3], col[4],
+	       col[5], col[6], col[7]);
+	cmd = visible_text(command, strlen(command), 0, PENDING_COMMAND_MAX, &info);
+	printf("       $ %s", cmd);
+	if (info.cut > 0)
+		printf(" ... (%zu more bytes: airlock show %s)", info.cut, col[0]);
+	printf("\n");
+	if (info.hidden > 0)
+		note_hidden("       ", "the command", info.hidden);
+	cJSON *reasons = cJSON_Parse(PQgetvalue(res, r, 9));
+	print_reasons(reasons, "       ");
+	cJSON_Delete(reasons);
+	free(cmd);
+	for (int i = 0; i < 8; i++)
+		free(col[i]);
+}
+
 /* Fetches get_execution(id) as text; NULL with the error on s. */
 static char *fetch_execution(struct store *s, const char *id)
 {
@@ -496,37 +527,6 @@ int cli_show(int argc, char **argv)
 	rc = show_execution(s, id, o.json);
 	store_close(s);
 	return rc;
-}
-
-/* One row of `airlock pending`: the table line, the command (cut at
- * PENDING_COMMAND_MAX bytes, saying so), its reasons. */
-#define PENDING_COMMAND_MAX 200
-
-static void print_pending_row(const PGresult *res, int r)
-{
-	char *col[8];
-	static const int idx[8] = {0, 4, 5, 2, 1, 3, 6, 7};
-	const char *command = PQgetvalue(res, r, 8);
-	struct visible_info info;
-	char *cmd;
-
-	for (int i = 0; i < 8; i++)
-		col[i] = visible_str(PQgetvalue(res, r, idx[i]), 0);
-	printf("%-6s %-9s %-9s %-16s %-24s %-16s %-5s %s\n", col[0], col[1], col[2], col[3], col[4],
-	       col[5], col[6], col[7]);
-	cmd = visible_text(command, strlen(command), 0, PENDING_COMMAND_MAX, &info);
-	printf("       $ %s", cmd);
-	if (info.cut > 0)
-		printf(" ... (%zu more bytes: airlock show %s)", info.cut, col[0]);
-	printf("\n");
-	if (info.hidden > 0)
-		note_hidden("       ", "the command", info.hidden);
-	cJSON *reasons = cJSON_Parse(PQgetvalue(res, r, 9));
-	print_reasons(reasons, "       ");
-	cJSON_Delete(reasons);
-	free(cmd);
-	for (int i = 0; i < 8; i++)
-		free(col[i]);
 }
 
 int cli_pending(int argc, char **argv)
