@@ -51,7 +51,7 @@ int cli_migrate(int argc, char **argv)
 		fprintf(stderr, "airlock migrate: unexpected argument '%s'\n", argv[optind]);
 		return CLI_USAGE;
 	}
-	s = cli_connect(db);
+	s = cli_connect_write(db);
 	if (s == NULL)
 		return CLI_ERROR;
 	if (store_migrate(s, dir, &applied, print_line, NULL) < 0) {

@@ -5,6 +5,7 @@
 #include "lib/log.h"
 #include "lib/xalloc.h"
 #include "store/queue.h"
+#include "worker/anchorer.h"
 #include "worker/durability.h"
 #include "worker/pipeline.h"
 #include "worker/probe.h"
@@ -38,7 +39,8 @@ struct daemon {
 	struct targets *targets;
 	struct notifier *notifier;
 	struct slots *node_slots;
-	struct prober *prober; /* NULL: no scheduler_database configured */
+	struct prober *prober;     /* NULL: no scheduler_database configured */
+	struct anchorer *anchorer; /* NULL: no audit section configured */
 	struct durability *durability;
 	struct pipeline_env env;
 
@@ -171,6 +173,11 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 	d->targets = targets_new(cfg, err, errlen);
 	if (d->targets == NULL)
 		goto fail;
+	if (cfg->audit_signing_key) {
+		d->anchorer = anchorer_new(cfg, err, errlen);
+		if (d->anchorer == NULL)
+			goto fail;
+	}
 	d->policies = policyset_new();
 	d->notifier = notifier_new(cfg);
 	d->node_slots = slots_new(cfg->per_node);
@@ -193,6 +200,7 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 fail:
 	guard_free(d->guard);
 	targets_free(d->targets);
+	anchorer_free(d->anchorer);
 	free(d);
 	return NULL;
 }
@@ -352,7 +360,7 @@ static void stop_threads(struct daemon *d, int grace_s)
 int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload,
                int grace_s)
 {
-	int64_t next_reap = 0, next_expire = 0, next_connect = 0;
+	int64_t next_reap = 0, next_expire = 0, next_connect = 0, next_anchor = 0;
 	int64_t next_durability = deadline_now_ms() + DURABILITY_RECHECK_S * 1000;
 	int connect_delay = 200;
 
@@ -417,6 +425,10 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 			clock_check(d);
 			next_expire = now + d->cfg->expire_interval_ms;
 		}
+		if (d->anchorer && now >= next_anchor) {
+			anchorer_tick(d->anchorer, d->listen, false);
+			next_anchor = now + 1000;
+		}
 		if (now >= next_durability) {
 			durability_refresh(d->durability, d->listen);
 			next_durability = now + DURABILITY_RECHECK_S * 1000;
@@ -436,6 +448,9 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 	prober_free(d->prober);
 	d->prober = NULL;
 	stop_threads(d, grace_s);
+	/* The file covers everything this daemon did before it stopped. */
+	if (d->listen != NULL && PQstatus(store_conn(d->listen)) == CONNECTION_OK)
+		anchorer_tick(d->anchorer, d->listen, true);
 	log_msg(LOG_INFO, "evt=stopped worker=%s", d->cfg->worker_id);
 	return 0;
 }
@@ -451,6 +466,7 @@ void daemon_free(struct daemon *d)
 	targets_free(d->targets);
 	guard_free(d->guard);
 	policyset_free(d->policies);
+	anchorer_free(d->anchorer);
 	durability_free(d->durability);
 	pthread_cond_destroy(&d->wake);
 	pthread_mutex_destroy(&d->mu);
