@@ -2,6 +2,7 @@
 #include "worker/config.h"
 
 #include "lib/anchor.h"
+#include "lib/conninfo.h"
 #include "lib/log.h"
 #include "lib/readfile.h"
 #include "lib/xalloc.h"
@@ -270,7 +271,7 @@ static int cross_check(struct config *c, const char *path, const struct yt_node 
 	const char *dbs[] = {c->database, c->scheduler_database};
 	const char *dbkeys[] = {"database", "scheduler_database"};
 	for (int i = 0; i < 2; i++)
-		if (dbs[i] && strstr(dbs[i], "password"))
+		if (dbs[i] && conninfo_has_password(dbs[i]))
 			return failf(err, errlen, path, yt_get(root, dbkeys[i]),
 			             "%s must not contain a password: use PGPASSFILE or PGPASSWORD "
 			             "in the daemon's environment%s",
