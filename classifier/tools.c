@@ -715,3 +715,105 @@ void tools_tar_extract(struct judge *j, struct judge_seg *s, const struct sh_wor
 	    j, s, &(struct sh_word){.text = ".", .len = 1, .prefix = 1, .raw = ".", .raw_len = 1},
 	    t);
 }
+
+/* The file name a download of url is saved under: its last path component,
+ * without query or fragment ("index.html" when it has none). */
+static const char *url_basename(struct judge *j, const struct sh_word *u, size_t *len)
+{
+	const char *t = u->text, *p = memmem(t, u->len, "://", 3);
+	size_t start, end, last;
+
+	if (p == NULL)
+		return NULL;
+	start = (size_t)(p - t) + 3;
+	end = start;
+	while (end < u->len && t[end] != '?' && t[end] != '#')
+		end++;
+	last = end;
+	while (last > start && t[last - 1] != '/')
+		last--;
+	if (last == start || last == end) {
+		/* http://host or http://host/dir/: wget saves index.html */
+		*len = 10;
+		return "index.html";
+	}
+	*len = end - last;
+	return arena_strndup(j->a, t + last, *len);
+}
+
+/* wget (and curl -O/-J) save what they fetch in the working directory under
+ * a name from the URL, or under names the server or the site's links choose
+ * (-r, -m, -x, -p, --content-disposition, curl -J): the file, or every path
+ * rule below the directory, is judged as written. */
+void tools_download(struct judge *j, struct judge_seg *s, const char *name, const struct sh_word *w,
+                    size_t n, enum target_type t)
+{
+	bool curl = strcmp(name, "curl") == 0, remote_name = false, tree = false;
+	static const struct sh_word dot = {
+	    .text = ".", .len = 1, .prefix = 1, .raw = ".", .raw_len = 1};
+
+	for (size_t i = 1; i < n; i++) {
+		const struct sh_word *a = &w[i];
+		const char *x = a->text;
+
+		if (!judge_lit(a) || a->len < 2 || x[0] != '-')
+			continue;
+		if (judge_weq(a, "--"))
+			break;
+		if (x[1] == '-') {
+			/* named output or no file at all: the rules judge these */
+			if ((a->len >= 9 && memcmp(x, "--output-", 9) == 0 && !curl) ||
+			    (a->len >= 8 && memcmp(x, "--output", 8) == 0 && curl) ||
+			    (a->len >= 8 && memcmp(x, "--spider", 8) == 0) ||
+			    (a->len >= 12 && memcmp(x, "--directory-", 12) == 0))
+				return;
+			if (curl && (memcmp(x, "--remote-name", a->len < 13 ? a->len : 13) == 0 &&
+			             a->len >= 10))
+				remote_name = true;
+			if ((!curl && ((a->len >= 5 && memcmp(x, "--rec", 5) == 0) ||
+			               (a->len >= 5 && memcmp(x, "--mir", 5) == 0) ||
+			               (a->len >= 9 && memcmp(x, "--force-d", 9) == 0) ||
+			               (a->len >= 6 && memcmp(x, "--page", 6) == 0) ||
+			               (a->len >= 10 && memcmp(x, "--content-", 10) == 0) ||
+			               (a->len >= 7 && memcmp(x, "--input", 7) == 0))) ||
+			    (curl && a->len >= 15 && memcmp(x, "--remote-header", 15) == 0))
+				tree = true;
+			continue;
+		}
+		for (size_t k = 1; k < a->len; k++) {
+			char c = x[k];
+
+			if (!curl && (c == 'O' || c == 'P' || c == 'o' || c == 'a'))
+				return; /* -O/-P name where; -o/-a are logs, -O follows */
+			if (curl && (c == 'o'))
+				return;
+			if (curl && c == 'O')
+				remote_name = true;
+			if (curl && c == 'J')
+				tree = true;
+			if (!curl && (c == 'r' || c == 'm' || c == 'x' || c == 'p' || c == 'i'))
+				tree = true;
+			if (!curl && strchr("nTtUwlARBe", c) != NULL)
+				break; /* the rest of the word is a value */
+			if (curl && strchr("wXHAemdubxryYzFKCTDc", c) != NULL)
+				break;
+		}
+	}
+	if (curl && !remote_name && !tree)
+		return; /* curl writes to stdout */
+	if (tree) {
+		judge_write_tree(j, s, &dot, t);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		size_t len;
+		const char *b;
+
+		if (!judge_lit(&w[i]) || (b = url_basename(j, &w[i], &len)) == NULL)
+			continue;
+		judge_write(j, s,
+		            &(struct sh_word){
+		                .text = b, .len = len, .prefix = len, .raw = b, .raw_len = len},
+		            t);
+	}
+}
