@@ -701,6 +701,12 @@ void tools_tar_extract(struct judge *j, struct judge_seg *s, const struct sh_wor
 	}
 	if (!extract)
 		return;
+	tools_extract_into(j, s, dir, absolute, t);
+}
+
+void tools_extract_into(struct judge *j, struct judge_seg *s, const struct sh_word *dir,
+                        bool absolute, enum target_type t)
+{
 	if (absolute) {
 		judge_reason(j, s, "write-unknown-path",
 		             "tar -P extracts members to the absolute paths they name",
@@ -816,4 +822,43 @@ void tools_download(struct judge *j, struct judge_seg *s, const char *name, cons
 		                .text = b, .len = len, .prefix = len, .raw = b, .raw_len = len},
 		            t);
 	}
+}
+
+/* unzip, 7z x/e and ar x extract into the working directory unless told
+ * where (unzip -d DIR, 7z -oDIR); listing and testing write nothing. */
+void tools_unpack(struct judge *j, struct judge_seg *s, const char *name, const struct sh_word *w,
+                  size_t n, enum target_type t)
+{
+	bool seven = strcmp(name, "7z") == 0 || strcmp(name, "7za") == 0;
+	bool ar = strcmp(name, "ar") == 0;
+	const struct sh_word *dir = NULL;
+	size_t ops = 0;
+
+	for (size_t i = 1; i < n; i++) {
+		const struct sh_word *a = &w[i];
+
+		if (!judge_lit(a))
+			continue;
+		if (!seven && !ar &&
+		    (judge_weq(a, "-l") || judge_weq(a, "-t") || judge_weq(a, "-v") ||
+		     judge_weq(a, "-p") || judge_weq(a, "-c") || judge_weq(a, "-z") ||
+		     judge_weq(a, "-Z") || judge_weq(a, "-Z1")))
+			return; /* unzip lists, tests or prints */
+		if (!seven && !ar && judge_weq(a, "-d"))
+			return; /* unzip -d DIR: the rule judges DIR */
+		if (seven && a->len > 2 && memcmp(a->text, "-o", 2) == 0)
+			return; /* 7z -oDIR: the rule judges it */
+		if (a->len > 0 && a->text[0] == '-')
+			continue;
+		ops++;
+		if ((seven || ar) && ops == 1) {
+			/* the command letter: 7z x/e, ar x extract; anything else does not */
+			bool x = seven ? (judge_weq(a, "x") || judge_weq(a, "e"))
+			               : memchr(a->text, 'x', a->len) != NULL;
+
+			if (!x)
+				return;
+		}
+	}
+	tools_extract_into(j, s, dir, false, t);
 }
