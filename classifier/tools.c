@@ -862,3 +862,67 @@ void tools_unpack(struct judge *j, struct judge_seg *s, const char *name, const 
 	}
 	tools_extract_into(j, s, dir, false, t);
 }
+
+/* git subcommands that write the work tree (or, for clone and init, a new
+ * directory): what they write lies below the repository's directory (-C DIR,
+ * else the working directory), so every path rule below it counts. */
+void tools_git(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
+               enum target_type t)
+{
+	static const char *const writers[] = {
+	    "checkout",  "switch",        "restore",  "reset",       "pull",
+	    "merge",     "rebase",        "stash",    "cherry-pick", "revert",
+	    "am",        "apply",         "clean",    "rm",          "mv",
+	    "clone",     "init",          "worktree", "submodule",   "sparse-checkout",
+	    "read-tree", "checkout-index"};
+	const struct sh_word *dir = NULL;
+	static const struct sh_word dot = {
+	    .text = ".", .len = 1, .prefix = 1, .raw = ".", .raw_len = 1};
+	size_t i = 1;
+
+	while (i < n && judge_lit(&w[i]) && w[i].len > 1 && w[i].text[0] == '-') {
+		const struct sh_word *a = &w[i];
+
+		if (judge_weq(a, "-C") && i + 1 < n) {
+			dir = &w[i + 1]; /* several -C: relative to each other; the last decides */
+			i += 2;
+			continue;
+		}
+		if (judge_weq(a, "-c") && i + 1 < n) {
+			i += 2;
+			continue;
+		}
+		if ((a->len > 11 && memcmp(a->text, "--work-tree", 11) == 0) ||
+		    (a->len > 9 && memcmp(a->text, "--git-dir", 9) == 0)) {
+			judge_reason(j, s, "write-unknown-path",
+			             "git with a work tree or repository named elsewhere",
+			             j->p->write_unknown, t);
+			return;
+		}
+		i++;
+	}
+	if (i >= n || !judge_lit(&w[i]))
+		return;
+	for (size_t k = 0; k < sizeof(writers) / sizeof(writers[0]); k++) {
+		if (!judge_weq(&w[i], writers[k]))
+			continue;
+		if (strcmp(writers[k], "clone") == 0 || strcmp(writers[k], "init") == 0) {
+			/* the last operand names the new directory, else it is made here */
+			const struct sh_word *last = NULL;
+			size_t ops = 0;
+
+			for (size_t m = i + 1; m < n; m++)
+				if (!(w[m].len > 0 && w[m].text[0] == '-' && judge_lit(&w[m]))) {
+					last = &w[m];
+					ops++;
+				}
+			if (ops >= (strcmp(writers[k], "clone") == 0 ? 2u : 1u) && last != NULL &&
+			    dir == NULL) {
+				judge_write_tree(j, s, last, t);
+				return;
+			}
+		}
+		judge_write_tree(j, s, dir ? dir : &dot, t);
+		return;
+	}
+}

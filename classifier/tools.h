@@ -45,6 +45,10 @@ void tools_extract_into(struct judge *j, struct judge_seg *s, const struct sh_wo
 /* unzip, 7z x, ar x without a target directory extract into the working one. */
 void tools_unpack(struct judge *j, struct judge_seg *s, const char *name, const struct sh_word *w,
                   size_t n, enum target_type t);
+/* git subcommands that write the work tree: every path rule below the
+ * repository's directory. */
+void tools_git(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
+               enum target_type t);
 /* tar -x: judges every path below the directory it extracts into. */
 void tools_tar_extract(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
                        enum target_type t);

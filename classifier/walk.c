@@ -735,6 +735,8 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 		tools_tar_extract(j, s, w, n, t);
 	if (strcmp(name, "wget") == 0 || strcmp(name, "curl") == 0)
 		tools_download(j, s, name, w, n, t);
+	if (strcmp(name, "git") == 0)
+		tools_git(j, s, w, n, t);
 	if (strcmp(name, "unzip") == 0 || strcmp(name, "7z") == 0 || strcmp(name, "7za") == 0 ||
 	    strcmp(name, "ar") == 0)
 		tools_unpack(j, s, name, w, n, t);
