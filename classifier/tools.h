@@ -34,23 +34,4 @@ bool tools_builtin(struct judge *j, struct judge_seg *s, const char *name, const
  * the names in it hold values known only at run time. */
 bool tools_arith_hazard(const char *t, size_t n, bool names_are_values);
 
-/* wget and curl -O/-J: the file saved in the working directory (or every
- * path below it when the names are chosen by the server or the site). */
-void tools_download(struct judge *j, struct judge_seg *s, const char *name, const struct sh_word *w,
-                    size_t n, enum target_type t);
-/* Judges an extraction into dir (NULL: the working directory; absolute: the
- * members name their own absolute paths). */
-void tools_extract_into(struct judge *j, struct judge_seg *s, const struct sh_word *dir,
-                        bool absolute, enum target_type t);
-/* unzip, 7z x, ar x without a target directory extract into the working one. */
-void tools_unpack(struct judge *j, struct judge_seg *s, const char *name, const struct sh_word *w,
-                  size_t n, enum target_type t);
-/* git subcommands that write the work tree: every path rule below the
- * repository's directory. */
-void tools_git(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
-               enum target_type t);
-/* tar -x: judges every path below the directory it extracts into. */
-void tools_tar_extract(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
-                       enum target_type t);
-
 #endif
