@@ -620,12 +620,21 @@ static bool take_option(struct walker *k, const struct sh_word *w, size_t n, siz
 /* Could a word known only at run time be an option? */
 static bool may_be_option(const struct sh_word *w, bool options_from_values)
 {
+	/* what prints words the command spelled, decodes them, or reads a file
+	 * someone wrote; other programs' output (find, hostname, qm list | awk)
+	 * is data */
+	static const char *const makers[] = {"echo",  "printf", "cat", "tr",      "rev", "base64",
+	                                     "xxd",   "eval",   "--",  "$'",      "<",   "tac",
+	                                     "paste", "jq",     "yq",  "envsubst"};
+
 	if (w->prefix > 0)
 		return w->text[0] == '-';
+	if (w->raw_len > 1 && (w->raw[0] == '<' || w->raw[0] == '>') && w->raw[1] == '(')
+		return false; /* <(...) is a /dev/fd path */
 	if (options_from_values)
 		return true;
-	for (size_t i = 0; i + 1 < w->raw_len; i++)
-		if (w->raw[i + 1] == '-' && strchr(" \t'\"(`=", w->raw[i]) != NULL)
+	for (size_t i = 0; i < sizeof(makers) / sizeof(makers[0]); i++)
+		if (memmem(w->raw, w->raw_len, makers[i], strlen(makers[i])) != NULL)
 			return true;
 	return false;
 }

@@ -305,6 +305,9 @@ static enum tri rule_matches(const struct policy_program *pr, const struct polic
 	return res;
 }
 
+static void judge_option_value(struct judge *j, struct judge_seg *s, const struct sh_word *w,
+                               size_t off, enum target_type t);
+
 static void judge_rule_writes(struct judge *j, struct judge_seg *s, const struct policy_program *pr,
                               const struct policy_rule *r, const struct judge_argv *av,
                               enum target_type t)
@@ -313,12 +316,28 @@ static void judge_rule_writes(struct judge *j, struct judge_seg *s, const struct
 	bool unsure, all = r->writes == WRITES_ALL;
 	size_t n = operands(pr, av, ops, 64, &unsure);
 
-	if (!all) {
-		for (size_t i = 0; i < av->n; i++)
-			if (judge_lit(&av->w[i]) &&
-			    (judge_weq(&av->w[i], "-t") ||
-			     (av->w[i].len >= 8 && memcmp(av->w[i].text, "--target", 8) == 0)))
-				all = true;
+	for (size_t i = 0; i < av->n; i++) {
+		const struct sh_word *x = &av->w[i];
+		const char *eq, *tt;
+
+		if (!judge_lit(x) || x->len < 2 || x->text[0] != '-')
+			continue;
+		if (judge_weq(x, "--"))
+			break;
+		if (judge_weq(x, "-t") || (x->len >= 8 && memcmp(x->text, "--target", 8) == 0))
+			all = true;
+		/* --target-directory=DIR (abbreviated too) and -tDIR name the
+		 * directory written into inside the option word itself */
+		if (x->len >= 8 && memcmp(x->text, "--target", 8) == 0 &&
+		    (eq = memchr(x->text, '=', x->len)) != NULL)
+			judge_option_value(j, s, x, (size_t)(eq + 1 - x->text), t);
+		else if (x->text[1] != '-' && (tt = memchr(x->text + 1, 't', x->len - 1)) != NULL &&
+		         tt + 1 < x->text + x->len) {
+			judge_option_value(j, s, x, (size_t)(tt + 1 - x->text), t);
+			all = true;
+		} else if (x->text[1] != '-' && x->text[x->len - 1] == 't') {
+			all = true; /* -st DIR: the next word is the directory */
+		}
 	}
 	if (unsure || n == 64) {
 		judge_reason(j, s, "write-unknown-path",

@@ -13,6 +13,23 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Could the glob p name something below directory pat[0..pl) (which ends
+ * in '/')?  Its directory part, as a pattern, matches the directory. */
+static bool glob_under(const char *p, const char *pat, size_t pl)
+{
+	const char *slash = strrchr(p, '/');
+	char dir[512], want[512];
+	size_t dl = slash ? (size_t)(slash - p) : 0;
+
+	if (dl == 0 || dl >= sizeof(dir) || pl >= sizeof(want))
+		return false;
+	memcpy(dir, p, dl);
+	dir[dl] = '\0';
+	memcpy(want, pat, pl - 1);
+	want[pl - 1] = '\0';
+	return fnmatch(dir, want, 0) == 0;
+}
+
 /* Does the absolute path p (a glob when glob) name secret material? */
 static bool secret_hit(const struct policy *pol, const char *p, bool glob)
 {
@@ -58,7 +75,8 @@ static bool secret_hit(const struct policy *pol, const char *p, bool glob)
 				    fnmatch(pat, base, 0) == 0 ||
 				    (both && strcmp(base, "*") != 0 && fnmatch(base, pat, 0) == 0);
 			else if (pat[pl - 1] == '/')
-				hit = strncmp(p, pat, pl) == 0 && p[pl] != '\0';
+				hit = (strncmp(p, pat, pl) == 0 && p[pl] != '\0') ||
+				      (both && glob_under(p, pat, pl));
 			else
 				hit = fnmatch(pat, p, 0) == 0 || (both && fnmatch(p, pat, 0) == 0);
 			if (hit && pass == 0)
@@ -145,6 +163,58 @@ void secrets_read(struct judge *j, struct judge_seg *s, const struct sh_word *w,
 
 /* Every argument that names secret material (an option's value too:
  * --key=/etc/ssh/ssh_host_rsa_key). */
+/* The part of w from byte off on, judged as a read (an option's value, a
+ * file:// URL's path). */
+static void read_part(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t off,
+                      enum target_type t)
+{
+	struct sh_word v = *w;
+
+	v.text += off;
+	v.len -= off;
+	v.prefix = v.prefix >= off ? v.prefix - off : 0;
+	v.flags &= ~(unsigned)SHW_TILDE;
+	if (v.len > 0 && v.text[0] == '~')
+		v.flags |= SHW_TILDE;
+	secrets_read(j, s, &v, t);
+}
+
+static bool path_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '/' || c == '.' || c == '_' || c == '-' || c == '~' || c == '*' || c == '?';
+}
+
+/* A word known only at run time may still spell a path in its source
+ * (cat $(echo /etc/shadow)): the absolute paths written in it are judged. */
+static void read_spelled(struct judge *j, struct judge_seg *s, const struct sh_word *w,
+                         enum target_type t)
+{
+	for (size_t i = 0; i < w->raw_len;) {
+		size_t st;
+
+		while (i < w->raw_len && !path_char(w->raw[i]))
+			i++;
+		st = i;
+		while (i < w->raw_len && path_char(w->raw[i]))
+			i++;
+		if (i - st > 1 &&
+		    (w->raw[st] == '/' || (w->raw[st] == '~' && w->raw[st + 1] == '/'))) {
+			struct sh_word v = {.text = w->raw + st,
+			                    .len = i - st,
+			                    .prefix = i - st,
+			                    .raw = w->raw + st,
+			                    .raw_len = i - st};
+
+			if (w->raw[st] == '~')
+				v.flags |= SHW_TILDE;
+			if (memchr(v.text, '*', v.len) || memchr(v.text, '?', v.len))
+				v.flags |= SHW_GLOB;
+			secrets_read(j, s, &v, t);
+		}
+	}
+}
+
 void secrets_args(struct judge *j, struct judge_seg *s, const char *name,
                   const struct judge_argv *av, enum target_type t)
 {
@@ -156,38 +226,28 @@ void secrets_args(struct judge *j, struct judge_seg *s, const char *name,
 		const struct sh_word *w = &av->w[i];
 		const char *eq;
 
+		if (!meta && !judge_lit(w) && w->prefix == 0)
+			read_spelled(j, s, w, t);
 		if (w->len == 0 || (meta && w->text[0] != '-'))
 			continue; /* ls /etc/shadow looks at a name; du --files0-from= reads */
 		if (w->text[0] == '-' && (eq = memchr(w->text, '=', w->prefix)) != NULL) {
-			struct sh_word v = *w;
-			size_t off = (size_t)(eq + 1 - w->text);
-
-			v.text += off;
-			v.len -= off;
-			v.prefix -= off;
-			v.flags &= ~(unsigned)SHW_TILDE;
-			if (v.len > 0 && v.text[0] == '~')
-				v.flags |= SHW_TILDE;
-			secrets_read(j, s, &v, t);
+			read_part(j, s, w, (size_t)(eq + 1 - w->text), t);
 			continue;
 		}
-		if (w->text[0] != '-')
-			secrets_read(j, s, w, t);
-		/* dd if=/etc/shadow, --key=..., key=value words naming a path */
-		eq = memchr(w->text, '=', w->prefix);
-		if (w->text[0] != '-' && eq != NULL && eq + 1 < w->text + w->len &&
-		    (eq[1] == '/' || eq[1] == '~' ||
-		     (eq - w->text <= 8 && strcmp(name, "dd") == 0))) {
-			struct sh_word v = *w;
-			size_t off = (size_t)(eq + 1 - w->text);
-
-			v.text += off;
-			v.len -= off;
-			v.prefix -= off;
-			v.flags &= ~(unsigned)SHW_TILDE;
-			if (v.text[0] == '~')
-				v.flags |= SHW_TILDE;
-			secrets_read(j, s, &v, t);
+		if (w->text[0] == '-')
+			continue;
+		if (w->prefix >= 8 && memcmp(w->text, "file:///", 8) == 0) {
+			read_part(j, s, w, 7, t); /* curl file:///etc/shadow */
+			continue;
 		}
+		if (memmem(w->text, w->prefix, "://", 3) != NULL)
+			continue; /* a URL names no local file */
+		secrets_read(j, s, w, t);
+		/* dd if=/etc/shadow, key=value words naming a path */
+		eq = memchr(w->text, '=', w->prefix);
+		if (eq != NULL && eq + 1 < w->text + w->len &&
+		    (eq[1] == '/' || eq[1] == '~' ||
+		     (eq - w->text <= 8 && strcmp(name, "dd") == 0)))
+			read_part(j, s, w, (size_t)(eq + 1 - w->text), t);
 	}
 }

@@ -34,8 +34,4 @@ bool tools_builtin(struct judge *j, struct judge_seg *s, const char *name, const
  * the names in it hold values known only at run time. */
 bool tools_arith_hazard(const char *t, size_t n, bool names_are_values);
 
-/* tar -x: judges every path below the directory it extracts into. */
-void tools_tar_extract(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
-                       enum target_type t);
-
 #endif

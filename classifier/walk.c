@@ -11,6 +11,7 @@
 
 #include "classifier/arena.h"
 #include "classifier/classifier.h"
+#include "classifier/dirwrite.h"
 #include "classifier/judge.h"
 #include "classifier/secrets.h"
 #include "classifier/shparse.h"
@@ -732,7 +733,14 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 	if (strcmp(name, "dd") == 0)
 		tools_dd(j, s, w, n, t);
 	if (strcmp(name, "tar") == 0)
-		tools_tar_extract(j, s, w, n, t);
+		dirwrite_tar(j, s, w, n, t);
+	if (strcmp(name, "wget") == 0 || strcmp(name, "curl") == 0)
+		dirwrite_download(j, s, name, w, n, t);
+	if (strcmp(name, "git") == 0)
+		dirwrite_git(j, s, w, n, t);
+	if (strcmp(name, "unzip") == 0 || strcmp(name, "7z") == 0 || strcmp(name, "7za") == 0 ||
+	    strcmp(name, "ar") == 0)
+		dirwrite_unpack(j, s, name, w, n, t);
 	if (strcmp(name, "export") == 0 || strcmp(name, "declare") == 0 ||
 	    strcmp(name, "typeset") == 0 || strcmp(name, "local") == 0 ||
 	    strcmp(name, "readonly") == 0) {

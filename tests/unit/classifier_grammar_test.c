@@ -200,6 +200,9 @@ static void test_gnu_options(void **state)
 	UNPROVEN(f, "gnu $(printf -- --output=/etc/x)", "may be an option");
 	UNPROVEN(f, "x=--output=/etc/x; gnu $x", "may be an option");
 	PROVEN(f, "gnu \"$HOME\"");
+	PROVEN(f, "gnu $(bare)"); /* another program's output is data */
+	PROVEN(f, "gnu <(bare)"); /* a /dev/fd path */
+	UNPROVEN(f, "gnu \"$(cat /tmp/args)\"", "may be an option");
 }
 
 static void test_dash_style(void **state)
@@ -285,6 +288,12 @@ static void test_environment_secrets_invisible_root(void **state)
 	assert_int_equal(cls(f, TARGET_VM, "gnu ~/.ssh/id_rsa"), RISK_CONFIG_MUTATION);
 	assert_int_equal(cls(f, TARGET_VM, "gnu ~/.ssh/id_rsa.pub"), RISK_READ_ONLY);
 	assert_int_equal(cls(f, TARGET_VM, "gnu /etc/priv"), RISK_READ_ONLY);
+	assert_int_equal(cls(f, TARGET_VM, "gnu file:///etc/shadow"), RISK_CONFIG_MUTATION);
+	assert_non_null(reason(&f->v, "secret-read"));
+	assert_int_equal(cls(f, TARGET_VM, "gnu http://h/etc/shadow"), RISK_READ_ONLY);
+	cls(f, TARGET_VM, "gnu \"$(bare /etc/shadow)\"");
+	assert_non_null(reason(&f->v, "secret-read"));
+	assert_int_equal(cls(f, TARGET_VM, "gnu /etc/pr?v/x"), RISK_CONFIG_MUTATION);
 
 	assert_int_equal(cls(f, TARGET_VM, "gnu \x1b[2K\xe2\x80\xae x"), RISK_READ_ONLY);
 	w = reason(&f->v, "invisible-characters");
