@@ -56,6 +56,16 @@ int main(int argc, char **argv)
 	int check = 0, grace = 30, c;
 	char err[1024];
 
+	/* First of all: the handlers only set flags, and a SIGHUP or SIGTERM that
+	 * arrives while the daemon is still starting must not end it. */
+	struct sigaction sa = {0};
+	sa.sa_handler = on_stop;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
 	if (path == NULL)
 		path = "/etc/airlock/airlockd.yaml";
 	while ((c = getopt_long(argc, argv, "c:nh", opts, NULL)) != -1) {
@@ -119,13 +129,6 @@ int main(int argc, char **argv)
 		        zurl);
 	free(zurl);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	struct sigaction sa = {0};
-	sa.sa_handler = on_stop;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = on_hup;
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 
 	struct daemon *d = daemon_new(cfg, err, sizeof(err));
 	if (d == NULL)
