@@ -586,6 +586,8 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 
 	if (n == 0)
 		return;
+	if (j->obs != NULL && j->obs->program != NULL)
+		j->obs->program(j->obs->ctx, w, n, extra);
 	if (name == NULL) {
 		const struct judge_file *f = judge_lit(w) ? walk_written_file(j, w) : NULL;
 
