@@ -23,6 +23,7 @@ static const struct command commands[] = {
     {"cancel", cli_cancel, "cancel a request that has not started running"},
     {"history", cli_history, "every event of one execution"},
     {"audit", cli_audit, "audit verify: check the event hash chain"},
+    {"hook", cli_hook, "the agent host's PreToolUse gate (Claude Code); --install, --check"},
 };
 
 static void usage(FILE *f)
