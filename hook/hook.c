@@ -28,6 +28,12 @@
 
 #define EVENT_MAX  ((size_t)4 << 20) /* bytes of stdin read at most */
 #define REASON_MAX 2000
+/* A guard request is polled this often, and given up this long before the
+ * budget ends, so the answer is a specific denial, not the failsafe's. */
+#define GUARD_POLL_MS   200
+#define GUARD_MARGIN_MS 2000
+
+static long now_ms(void);
 
 enum decision { DEC_NONE, DEC_ALLOW, DEC_ASK, DEC_DENY };
 
@@ -408,7 +414,138 @@ static const char *tool_vm(const cJSON *input, const char *vm_arg, char *buf, si
 	return NULL;
 }
 
-static void decide_mcp(const struct event *ev, const char *self, struct db *db, struct answer *a)
+/* The rewind points of a finished guard, for the model: "checkpoint 186 on
+ * VPG CMH-AWS-1 (tag ...)". */
+static void describe_points(const cJSON *points, char *out, size_t len)
+{
+	const cJSON *p;
+	size_t used = 0;
+
+	out[0] = '\0';
+	cJSON_ArrayForEach(p, points)
+	{
+		const cJSON *cp = cJSON_GetObjectItemCaseSensitive(p, "checkpoint_id");
+		const cJSON *vpg = cJSON_GetObjectItemCaseSensitive(p, "vpg");
+		const cJSON *tag = cJSON_GetObjectItemCaseSensitive(p, "tag");
+		int n;
+
+		if (vpg == NULL)
+			vpg = cJSON_GetObjectItemCaseSensitive(p, "vpg_name");
+		n = snprintf(out + used, len - used, "%scheckpoint %s on VPG %s (tag \"%s\")",
+		             used ? "; " : "", cJSON_IsString(cp) ? cp->valuestring : "?",
+		             cJSON_IsString(vpg) ? vpg->valuestring : "?",
+		             cJSON_IsString(tag) ? tag->valuestring : "?");
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+}
+
+/* A catalog "mutating" tool: ask airlockd for a tagged checkpoint of the VM
+ * first (airlock.guard), wait for it within the budget, then allow naming
+ * the checkpoint, or deny with the guard's words. */
+static void guard_first(const struct event *ev, struct db *db, const char *server, const char *tool,
+                        const char *vm, long deadline_ms, struct answer *a)
+{
+	char what[400], idbuf[32];
+	const char *params[4];
+	PGresult *res = NULL;
+	cJSON *row = NULL;
+
+	if (vm == NULL) {
+		set(a, DEC_ASK, "mutating_no_vm",
+		    "%s/%s is known to change a guest, but its arguments name no VM, so airlock "
+		    "cannot insert a Zerto tagged checkpoint first. Allow it only if a rewind "
+		    "point is not needed.",
+		    server, tool);
+		return;
+	}
+	snprintf(what, sizeof(what), "%s/%s", server, tool);
+	params[0] = vm;
+	params[1] = what;
+	params[2] = ev->session[0] ? ev->session : NULL;
+	params[3] = NULL;
+	res = store_exec(db->s, "SELECT airlock.guard($1, $2, $3, $4)", 4, params);
+	if (res == NULL) {
+		if (strcmp(store_sqlstate(db->s), "AL001") == 0)
+			set(a, DEC_ASK, "mutating_unknown_vm",
+			    "%s is known to change %s, which airlock cannot checkpoint (%s). Allow "
+			    "it only if a rewind point is not needed.",
+			    what, vm, store_errmsg(db->s));
+		else
+			set(a, DEC_DENY, "guard_failed",
+			    "airlock hook: could not ask for a checkpoint before %s (%s): denied "
+			    "(fail closed).",
+			    what, store_errmsg(db->s));
+		return;
+	}
+	snprintf(idbuf, sizeof(idbuf), "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	for (;;) {
+		const cJSON *st;
+
+		cJSON_Delete(row);
+		row = NULL;
+		params[0] = idbuf;
+		res =
+		    store_exec(db->s, "SELECT airlock.get_execution($1::bigint)::text", 1, params);
+		if (res == NULL || PQntuples(res) != 1 ||
+		    (row = cJSON_Parse(PQgetvalue(res, 0, 0))) == NULL) {
+			set(a, DEC_DENY, "guard_failed",
+			    "airlock hook: lost track of checkpoint request %s (%s): denied (fail "
+			    "closed).",
+			    idbuf, db->s ? store_errmsg(db->s) : "no database");
+			break;
+		}
+		PQclear(res);
+		res = NULL;
+		st = cJSON_GetObjectItemCaseSensitive(row, "state");
+		if (cJSON_IsString(st) && strcmp(st->valuestring, "succeeded") == 0) {
+			const cJSON *tg = cJSON_GetObjectItemCaseSensitive(row, "target");
+
+			describe_points(cJSON_GetObjectItemCaseSensitive(row, "rewind_points"),
+			                a->context, sizeof(a->context));
+			set(a, DEC_ALLOW, "guarded",
+			    "airlock inserted a Zerto tagged checkpoint of %s before %s (request "
+			    "%s).",
+			    cJSON_IsString(tg) ? tg->valuestring : vm, what, idbuf);
+			snprintf(a->context + strlen(a->context),
+			         sizeof(a->context) - strlen(a->context),
+			         ". airlock request %s recorded it; to undo this change, ask your "
+			         "operator to recover from that checkpoint.",
+			         idbuf);
+			break;
+		}
+		if (cJSON_IsString(st) && (strcmp(st->valuestring, "refused") == 0 ||
+		                           strcmp(st->valuestring, "cancelled") == 0 ||
+		                           strcmp(st->valuestring, "failed") == 0 ||
+		                           strcmp(st->valuestring, "expired") == 0 ||
+		                           strcmp(st->valuestring, "rejected") == 0)) {
+			const cJSON *err = cJSON_GetObjectItemCaseSensitive(row, "error");
+
+			set(a, DEC_DENY, "guard_refused",
+			    "airlock hook: no checkpoint before %s, so it is denied: %s", what,
+			    cJSON_IsString(err) ? err->valuestring : st->valuestring);
+			break;
+		}
+		if (now_ms() >= deadline_ms) {
+			params[0] = idbuf;
+			PQclear(store_exec(db->s, "SELECT airlock.cancel($1::bigint)", 1, params));
+			set(a, DEC_DENY, "guard_timeout",
+			    "airlock hook: the checkpoint before %s (request %s) was not confirmed "
+			    "within the hook's budget: denied. Try again later or ask your "
+			    "operator.",
+			    what, idbuf);
+			break;
+		}
+		usleep(GUARD_POLL_MS * 1000);
+	}
+	PQclear(res);
+	cJSON_Delete(row);
+}
+
+static void decide_mcp(const struct event *ev, const char *self, struct db *db, long deadline_ms,
+                       struct answer *a)
 {
 	const char *s = ev->tool + 5, *sep = strstr(s, "__");
 	char server[128], tool[256], vmbuf[128];
@@ -464,11 +601,7 @@ static void decide_mcp(const struct event *ev, const char *self, struct db *db, 
 		    "classified, gated, checkpointed and recorded there.",
 		    server, tool, vm ? vm : "a machine");
 	} else if (strcmp(verdict->valuestring, "mutating") == 0) {
-		set(a, DEC_ASK, "mutating_tool",
-		    "%s/%s is known to change %s, and airlock hook cannot insert a Zerto tagged "
-		    "checkpoint for it from here: allow it only if a rewind point is not needed "
-		    "or was made.",
-		    server, tool, vm ? vm : "the guest");
+		guard_first(ev, db, server, tool, vm, deadline_ms, a);
 	} else {
 		x = cJSON_GetObjectItemCaseSensitive(ans, "question");
 		if (cJSON_IsString(x))
@@ -575,7 +708,7 @@ int hook_run(const struct hook_opts *o)
 		if (strcmp(ev.tool, "Bash") == 0)
 			decide_bash(&ev, &db, &a, detail);
 		else if (strncmp(ev.tool, "mcp__", 5) == 0)
-			decide_mcp(&ev, o->self, &db, &a);
+			decide_mcp(&ev, o->self, &db, t0 + o->budget_ms - GUARD_MARGIN_MS, &a);
 		else
 			snprintf(a.why, sizeof(a.why), "not_gated");
 	}

@@ -319,3 +319,120 @@ TO airlock_operator;
 GRANT SELECT ON airlock.destinations, airlock.hook_events, airlock.tool_requests
 TO airlock_operator, airlock_worker;
 GRANT SELECT ON airlock.tool_requests TO airlock_agent;
+
+-- ---------------------------------------------------------------- guard-only requests
+
+-- Request kinds: run (a command), guard (a tagged Zerto checkpoint before a
+-- change another tool will make; no command runs), recover.  A kind column
+-- another migration added first is kept; its check is widened to all three.
+ALTER TABLE airlock.executions ADD COLUMN IF NOT EXISTS kind text NOT NULL DEFAULT 'run';
+DO $$
+DECLARE
+	c record;
+BEGIN
+	FOR c IN SELECT conname FROM pg_constraint
+		 WHERE conrelid = 'airlock.executions'::regclass AND contype = 'c'
+		   AND pg_get_constraintdef(oid) ~ '\mkind\M' LOOP
+		EXECUTE format('ALTER TABLE airlock.executions DROP CONSTRAINT %I', c.conname);
+	END LOOP;
+END
+$$;
+ALTER TABLE airlock.executions ADD CONSTRAINT executions_kind_check
+	CHECK (kind IN ('run', 'guard', 'recover'));
+
+-- Asks airlockd for a tagged checkpoint of a VM before another tool changes
+-- it (the hook calls this for a catalog "mutating" tool).  vm: a slug
+-- (vm:web01), a name (web01) or a vmid (101).  tool names the change in the
+-- tag.  Returns the execution id; the row goes received -> queued -> running
+-- -> succeeded with its rewind points, or refused with the guard's words.
+CREATE FUNCTION airlock.guard(vm text, tool text, change_id text DEFAULT NULL, action text DEFAULT NULL)
+RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
+DECLARE
+	ent airlock.entities;
+	n integer;
+	new_id bigint;
+	what text;
+BEGIN
+	IF vm IS NULL OR btrim(vm) = '' THEN
+		RAISE EXCEPTION 'guard: vm is required (a slug such as vm:web01, a name or a vmid)' USING ERRCODE = 'AL002';
+	END IF;
+	IF tool IS NULL OR btrim(tool) = '' OR octet_length(tool) > 200 THEN
+		RAISE EXCEPTION 'guard: tool is required (at most 200 bytes), e.g. proxmox/stop_vm' USING ERRCODE = 'AL002';
+	END IF;
+	IF octet_length(change_id) > 200 OR octet_length(action) > 500 THEN
+		RAISE EXCEPTION 'guard: change_id is at most 200 bytes, action at most 500' USING ERRCODE = 'AL002';
+	END IF;
+	SELECT count(*) INTO n FROM airlock.entities e
+	WHERE e.type = 'vm' AND (e.slug = guard.vm OR e.slug = 'vm:' || guard.vm
+		OR (guard.vm ~ '^[0-9]{3,9}$' AND e.vmid = guard.vm::integer));
+	IF n <> 1 THEN
+		RAISE EXCEPTION 'guard: % matches % VMs in the inventory; name exactly one (its slug)', vm, n
+			USING ERRCODE = 'AL001';
+	END IF;
+	SELECT * INTO ent FROM airlock.entities e
+	WHERE e.type = 'vm' AND (e.slug = guard.vm OR e.slug = 'vm:' || guard.vm
+		OR (guard.vm ~ '^[0-9]{3,9}$' AND e.vmid = guard.vm::integer));
+	what := coalesce(nullif(action, ''), 'before ' || tool);
+	INSERT INTO airlock.executions (target, target_type, command, change_id, action, requested_by, kind)
+	VALUES (ent.slug, ent.type, 'checkpoint before ' || tool, nullif(change_id, ''), what, session_user, 'guard')
+	RETURNING id INTO new_id;
+	PERFORM airlock._event(new_id, NULL, 'received', jsonb_build_object('target', ent.slug,
+		'kind', 'guard', 'tool', tool, 'change_id', change_id, 'action', what));
+	PERFORM pg_notify('airlock_work', new_id::text);
+	RETURN new_id;
+END
+$$;
+
+-- The worker takes a claimed guard row out of received (nothing to
+-- classify: no command runs) so its guard steps can be recorded.
+CREATE FUNCTION airlock.worker_guard_begin(exec_id bigint, worker text) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
+DECLARE
+	e airlock.executions;
+BEGIN
+	e := airlock._held(exec_id, worker, ARRAY['received']);
+	IF e.kind <> 'guard' THEN
+		RAISE EXCEPTION 'execution % is a % request, not a guard', exec_id, e.kind USING ERRCODE = 'AL005';
+	END IF;
+	UPDATE airlock.executions SET state = 'queued', classified_at = now(),
+		reasons = '[{"rule": "guard-only", "words": "a checkpoint only; no command runs"}]'
+	WHERE id = exec_id;
+	PERFORM airlock._event(exec_id, 'received', 'queued', jsonb_build_object('kind', 'guard',
+		'worker', worker));
+END
+$$;
+
+-- The guard confirmed its checkpoints: running (with the rewind points)
+-- and succeeded, in one transaction; nothing was sent to any machine.
+CREATE FUNCTION airlock.worker_guard_done(exec_id bigint, worker text, rewind_points jsonb, guard jsonb)
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
+DECLARE
+	e airlock.executions;
+BEGIN
+	e := airlock._held(exec_id, worker, ARRAY['queued']);
+	IF e.kind <> 'guard' THEN
+		RAISE EXCEPTION 'execution % is a % request, not a guard', exec_id, e.kind USING ERRCODE = 'AL005';
+	END IF;
+	IF rewind_points IS NULL OR jsonb_typeof(rewind_points) <> 'array' OR jsonb_array_length(rewind_points) = 0 THEN
+		RAISE EXCEPTION 'execution %: a guard succeeds only with rewind points', exec_id USING ERRCODE = 'AL002';
+	END IF;
+	UPDATE airlock.executions SET state = 'running', started_at = now(),
+		rewind_points = worker_guard_done.rewind_points
+	WHERE id = exec_id;
+	PERFORM airlock._event(exec_id, 'queued', 'running', jsonb_build_object('worker', worker,
+		'rewind_points', rewind_points, 'guard', guard));
+	UPDATE airlock.executions SET state = 'succeeded', finished_at = now(), claimed_by = NULL,
+		duration_ms = (extract(epoch FROM now() - created_at) * 1000)::bigint
+	WHERE id = exec_id;
+	PERFORM airlock._event(exec_id, 'running', 'succeeded', jsonb_build_object('worker', worker,
+		'kind', 'guard', 'note', 'checkpoint confirmed; no command was run'));
+	PERFORM pg_advisory_unlock(exec_id);
+END
+$$;
+
+SELECT airlock._secure_new_objects();
+GRANT EXECUTE ON FUNCTION airlock.guard(text, text, text, text) TO airlock_agent, airlock_operator;
+GRANT EXECUTE ON FUNCTION
+	airlock.worker_guard_begin(bigint, text),
+	airlock.worker_guard_done(bigint, text, jsonb, jsonb)
+TO airlock_worker;

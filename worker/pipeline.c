@@ -3,6 +3,7 @@
 
 #include "classifier/classifier.h"
 #include "lib/log.h"
+#include "worker/guardonly.h"
 #include "lib/xalloc.h"
 
 #include <cjson/cJSON.h>
@@ -288,6 +289,10 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 	struct classification c;
 	char state[24] = "";
 
+	if (guardonly_is(db, it)) {
+		guardonly_process(env, db, it); /* a checkpoint only: nothing to classify or run */
+		return;
+	}
 	if (classify(env, v, it, &c) < 0) {
 		log_msg(LOG_WARN, "exec=%lld evt=no_policy", (long long)it->id);
 		/* Recorded once, not at every retry. */

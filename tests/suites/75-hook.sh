@@ -207,4 +207,9 @@ check_eq "catalog: exec-style tools route through airlock run" 'exec|exec' \
 	"$("${H[@]}" -c "SELECT airlock.check_tool('ssh', 'exec')->>'verdict', airlock.check_tool('proxmox', 'execute_vm_command')->>'verdict'" | tr -d ' ')"
 check_out "help: airlock hook --help" 'PreToolUse' $A hook --help
 
+# ---- mutating tools: a guard request carried out by a real airlockd with the ZVM simulator
+check "guard first: airlockd, the rig and the ZVM simulator (tests/hook/guard.sh)" \
+	env -u AIRLOCK_PGTMP -u PGHOST -u PGPORT -u PGDATABASE -u PGUSER -u HOME \
+	scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/zvmsim/zvmsimctl run --scale 50 -- tests/hook/guard.sh
+
 finish
