@@ -436,3 +436,24 @@ GRANT EXECUTE ON FUNCTION
 	airlock.worker_guard_begin(bigint, text),
 	airlock.worker_guard_done(bigint, text, jsonb, jsonb)
 TO airlock_worker;
+
+-- ---------------------------------------------------------------- detection
+
+-- For the scheduler's side-door check: when airlock ran which commands on a
+-- host (epoch seconds), so a package or unit change no such command could
+-- have made is one nobody went through airlock for.  Guard requests run no
+-- command.
+CREATE FUNCTION airlock.host_execution_windows(slug text, since bigint)
+RETURNS TABLE (started bigint, finished bigint, command text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
+	SELECT extract(epoch FROM e.started_at)::bigint,
+	       ceil(extract(epoch FROM coalesce(e.finished_at, now())))::bigint, e.command
+	FROM airlock.executions e
+	WHERE e.target = host_execution_windows.slug AND e.kind <> 'guard'
+	  AND e.started_at IS NOT NULL
+	  AND coalesce(e.finished_at, now()) >= to_timestamp(host_execution_windows.since)
+	ORDER BY e.started_at
+$$;
+
+SELECT airlock._secure_new_objects();
+GRANT EXECUTE ON FUNCTION airlock.host_execution_windows(text, bigint) TO airlock_scheduler, airlock_operator;

@@ -5,7 +5,9 @@
 # that must be left alone); fail-closed behaviour (database down or silent,
 # garbage on stdin, budget exhausted, killed by signals, binary missing);
 # --install/--check; the SQL side (least knowledge for agents, the
-# destination oracle, the append-only hook history, remembering a tool).
+# destination oracle, the append-only hook history, remembering a tool);
+# detection of side doors on the rig (tests/hook/detect.sh) and guard-first
+# for mutating tools with a real airlockd and ZVM simulator (guard.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 if [ -z "${AIRLOCK_PGTMP:-}" ]; then
@@ -206,6 +208,11 @@ check_eq "remember: still known after the seed" mutating \
 check_eq "catalog: exec-style tools route through airlock run" 'exec|exec' \
 	"$("${H[@]}" -c "SELECT airlock.check_tool('ssh', 'exec')->>'verdict', airlock.check_tool('proxmox', 'execute_vm_command')->>'verdict'" | tr -d ' ')"
 check_out "help: airlock hook --help" 'PreToolUse' $A hook --help
+
+# ---- detection: the incident replayed on the rig through plain ssh
+check "detection: side-door logins and changes raised by the probes (tests/hook/detect.sh)" \
+	env -u AIRLOCK_PGTMP -u PGHOST -u PGPORT -u PGDATABASE -u PGUSER -u HOME \
+	scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/hook/detect.sh
 
 # ---- mutating tools: a guard request carried out by a real airlockd with the ZVM simulator
 check "guard first: airlockd, the rig and the ZVM simulator (tests/hook/guard.sh)" \
