@@ -49,6 +49,9 @@ struct classifier_observer {
 	void (*program)(void *ctx, const struct sh_word *w, size_t n, bool extra);
 	/* Code the reading could not follow (python3 -c, a parse failure). */
 	void (*opaque)(void *ctx, const char *text, size_t len);
+	/* The target word of every redirection (< > >> <> >& ...): bash opens
+	 * /dev/tcp/HOST/PORT as a connection. */
+	void (*redirect)(void *ctx, const struct sh_word *target);
 	void *ctx;
 };
 

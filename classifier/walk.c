@@ -709,6 +709,9 @@ static void judge_redirs(struct judge *j, struct judge_seg *s, const struct sh_n
 	for (size_t i = 0; i < n->nredirs; i++) {
 		const struct sh_redir *r = &n->redirs[i];
 
+		if (j->obs != NULL && j->obs->redirect != NULL && r->op != SHR_HEREDOC &&
+		    r->op != SHR_HERESTRING)
+			j->obs->redirect(j->obs->ctx, &r->word);
 		switch (r->op) {
 		case SHR_OUT:
 		case SHR_APPEND:

@@ -2,6 +2,7 @@
 #include "hook/dest.h"
 
 #include "lib/buf.h"
+#include "lib/readfile.h"
 #include "lib/xalloc.h"
 #include "store/store.h"
 
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,10 +23,12 @@
 struct dest_cand {
 	char *s;
 	size_t reach;
-	bool own; /* the destination as spelled (allowlist applies to it) */
+	bool own;     /* the destination as spelled (allowlist applies to it) */
+	bool resolve; /* ask the resolver (DNS too); else /etc/hosts only */
 };
 
-static void cand_add(struct dest_set *ds, const char *s, size_t len, size_t reach, bool own)
+static void cand_add_as(struct dest_set *ds, const char *s, size_t len, size_t reach, bool own,
+                        bool resolve)
 {
 	char host[256];
 
@@ -40,7 +44,42 @@ static void cand_add(struct dest_set *ds, const char *s, size_t len, size_t reac
 	ds->c[ds->n].s = xstrdup(host);
 	ds->c[ds->n].reach = reach;
 	ds->c[ds->n].own = own;
+	ds->c[ds->n].resolve = resolve;
 	ds->n++;
+}
+
+static void cand_add(struct dest_set *ds, const char *s, size_t len, size_t reach, bool own)
+{
+	cand_add_as(ds, s, len, reach, own, false);
+}
+
+/* Words of code are not sent to DNS (that would leak them, and take long):
+ * a name there is looked up in /etc/hosts only, like the resolver's first
+ * source. */
+static void hosts_file(struct dest_set *ds)
+{
+	char err[128];
+	size_t len, n0 = ds->n;
+	char *text = readfile("/etc/hosts", (size_t)1 << 20, &len, err, sizeof(err));
+
+	if (text == NULL)
+		return;
+	for (char *line = text, *nl; line && *line; line = nl) {
+		char *addr, *name, *save = NULL;
+
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl++ = '\0';
+		if (strchr(line, '#'))
+			*strchr(line, '#') = '\0';
+		addr = strtok_r(line, " \t", &save);
+		while (addr && (name = strtok_r(NULL, " \t", &save)) != NULL) {
+			for (size_t i = 0; i < n0; i++)
+				if (!ds->c[i].resolve && strcasecmp(ds->c[i].s, name) == 0)
+					cand_add(ds, addr, strlen(addr), ds->c[i].reach, false);
+		}
+	}
+	free(text);
 }
 
 static long mono_ms(void)
@@ -113,7 +152,7 @@ static void ssh_g(struct dest_set *ds, const struct reach *r, size_t idx)
 		if (nl)
 			*nl++ = '\0';
 		if (strncmp(line, "hostname ", 9) == 0) {
-			cand_add(ds, line + 9, strlen(line + 9), idx, false);
+			cand_add_as(ds, line + 9, strlen(line + 9), idx, false, true);
 		} else if (strncmp(line, "proxyjump ", 10) == 0 ||
 		           strncmp(line, "proxycommand ", 13) == 0) {
 			/* every host-like word of the jump list or the proxy command */
@@ -146,8 +185,9 @@ static void resolve_all(struct dest_set *ds)
 	bool any = false;
 
 	for (size_t i = 0; i < n0 && !any; i++)
-		any = !(strspn(ds->c[i].s, "0123456789.") == strlen(ds->c[i].s) ||
-		        strchr(ds->c[i].s, ':'));
+		any =
+		    ds->c[i].resolve && !(strspn(ds->c[i].s, "0123456789.") == strlen(ds->c[i].s) ||
+		                          strchr(ds->c[i].s, ':'));
 	if (!any || pipe2(pfd, O_CLOEXEC) < 0)
 		return;
 	fflush(NULL);
@@ -169,7 +209,8 @@ static void resolve_all(struct dest_set *ds)
 			const char *s = ds->c[i].s;
 			struct addrinfo *res = NULL;
 
-			if (strspn(s, "0123456789.") == strlen(s) || strchr(s, ':'))
+			if (!ds->c[i].resolve || strspn(s, "0123456789.") == strlen(s) ||
+			    strchr(s, ':'))
 				continue;
 			if (getaddrinfo(s, NULL, &hints, &res) != 0)
 				continue;
@@ -230,10 +271,11 @@ int dest_resolve(const struct reach_list *rl, struct dest_set *ds)
 
 		if (r->dest == NULL || (r->kind != REACH_DEST && r->kind != REACH_NAMED))
 			continue;
-		cand_add(ds, r->dest, strlen(r->dest), i, true);
+		cand_add_as(ds, r->dest, strlen(r->dest), i, true, r->kind == REACH_DEST);
 		if (r->kind == REACH_DEST && r->ssh_config)
 			ssh_g(ds, r, i);
 	}
+	hosts_file(ds);
 	resolve_all(ds);
 	return 0;
 }

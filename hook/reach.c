@@ -3,6 +3,8 @@
 
 #include "classifier/classifier.h"
 #include "classifier/shparse.h"
+#include "lib/buf.h"
+#include "lib/shellquote.h"
 #include "lib/xalloc.h"
 
 #include <arpa/inet.h>
@@ -320,6 +322,13 @@ static void named_tokens(struct scan *sc, const char *prog, const char *t, size_
 			split_hostport(s, l, &h, &hl, &port);
 			if (hl > 0)
 				add_dest(sc, prog, h, hl, port, REACH_NAMED);
+			/* OPENSSL:host:8006, api:8006:addr (--resolve): each field */
+			for (size_t p = 0, q; p < l && memchr(s, ':', l); p = q + 1) {
+				for (q = p; q < l && s[q] != ':' && s[q] != ','; q++)
+					;
+				if (q > p && (q - p != l))
+					add_dest(sc, prog, s + p, q - p, 0, REACH_NAMED);
+			}
 			/* an unbracketed IPv6 address split at its first colon: try it whole */
 			if (memchr(s, ':', l) && port == 0)
 				add_dest(sc, prog, s, l, 0, REACH_NAMED);
@@ -1312,6 +1321,36 @@ static const char *const http_clients[] = {
     "curl", "wget",   "http", "https", "xh",    "xhs",    "lwp-request", "GET", "POST",
     "HEAD", "aria2c", "lynx", "w3m",   "links", "elinks", "lftp",        "ftp", NULL};
 
+/* Programs that run a command given in their arguments, which the shell
+ * reading does not look into: the command is found and read as well. */
+static const char *const runners[] = {
+    "script",   "tmux",        "screen",       "dtach",       "abduco",     "systemd-run",
+    "parallel", "proxychains", "proxychains4", "torsocks",    "tsocks",     "strace",
+    "ltrace",   "valgrind",    "unbuffer",     "rlwrap",      "firejail",   "bwrap",
+    "unshare",  "setsid",      "stdbuf",       "faketime",    "daemonize",  "start-stop-daemon",
+    "doas",     "pkexec",      "sg",           "ionice",      "chrt",       "taskset",
+    "numactl",  "cgexec",      "prlimit",      "dbus-launch", "xvfb-run",   "ssh-agent",
+    "gosu",     "su-exec",     "chpst",        "runcon",      "sshfs",      "nohup",
+    "time",     "catchsegv",   "with-lock-ex", "lxc-attach",  "machinectl", NULL};
+
+/* Programs whose arguments are shell code. */
+static const char *const code_takers[] = {"sh",      "bash",    "dash",  "zsh",    "ksh", "mksh",
+                                          "ash",     "busybox", "eval",  "source", ".",   "su",
+                                          "runuser", "watch",   "flock", NULL};
+
+/* A program this file looks into (so a runner's command starts there). */
+static bool reaching_program(const char *name)
+{
+	static const char *const shells[] = {
+	    "sh",    "bash",   "dash",  "zsh", "ksh",  "busybox", "env",     "sudo",        "git",
+	    "socat", "telnet", "rsync", "scp", "sftp", "mosh",    "sshpass", "ssh-keyscan", NULL};
+
+	return in_list(name, local_pve) || in_list(name, ssh_family) || in_list(name, fleet) ||
+	       in_list(name, netcat) || in_list(name, http_clients) || in_list(name, shells) ||
+	       in_list(name, runners) || strncmp(name, "ansible", 7) == 0 ||
+	       strncmp(name, "python", 6) == 0 || strcmp(name, "perl") == 0;
+}
+
 static bool standard_dir(const char *w, size_t dirlen)
 {
 	static const char *const dirs[] = {
@@ -1321,6 +1360,100 @@ static bool standard_dir(const char *w, size_t dirlen)
 		if (strlen(dirs[i]) == dirlen && memcmp(dirs[i], w, dirlen) == 0)
 			return true;
 	return false;
+}
+
+static bool in_list(const char *name, const char *const *list);
+static bool reaching_program(const char *name);
+
+/* What echo/printf print inside the command substitutions of a spelling,
+ * read as code: the bodies are parsed by the classifier's reading, and each
+ * echo or printf of literal words contributes its output. */
+struct printed {
+	struct buf out;
+};
+
+static void printed_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
+{
+	struct printed *pr = ctx;
+	size_t i = 1;
+	bool is_printf;
+
+	(void)extra;
+	if (n == 0 || !lit(&w[0]))
+		return;
+	is_printf = w[0].len == 6 && memcmp(w[0].text, "printf", 6) == 0;
+	if (!is_printf && !(w[0].len == 4 && memcmp(w[0].text, "echo", 4) == 0))
+		return;
+	if (is_printf && n > 1 && lit(&w[1]) && memchr(w[1].text, '%', w[1].len))
+		i = 2; /* printf %s ARGS: the arguments are the output */
+	while (!is_printf && i < n && lit(&w[i]) && w[i].len == 2 && w[i].text[0] == '-')
+		i++; /* echo -n / -e */
+	for (; i < n; i++) {
+		buf_putc(&pr->out, ' ');
+		if (lit(&w[i]))
+			buf_append(&pr->out, w[i].text, w[i].len);
+	}
+	buf_putc(&pr->out, '\n');
+}
+
+static void printed_code(struct scan *sc, const char *raw, size_t len)
+{
+	struct printed pr = {.out = BUF_INIT};
+	struct classifier_observer obs = {.program = printed_program, .ctx = &pr};
+	struct verdict v = VERDICT_INIT;
+
+	/* the spelling, quotes and all, parsed as a command: its substitutions'
+	 * bodies are walked like any code */
+	classifier_observe(sc->c, TARGET_PROXMOX_HOST, raw, len, &obs, &v);
+	verdict_free(&v);
+	if (pr.out.len > 0)
+		scan_text(sc, buf_str(&pr.out), pr.out.len);
+	buf_free(&pr.out);
+}
+
+/* A runner's command: the first word naming a program that reaches or a
+ * shell is read from there; an argument with spaces is read as code. */
+static void runner(struct scan *sc, const struct sh_word *w, size_t n, bool extra)
+{
+	for (size_t i = 1; i < n; i++) {
+		const char *t = w[i].text, *slash;
+		char base[64];
+		size_t bl;
+
+		if (!lit(&w[i])) {
+			if (memmem(w[i].raw, w[i].raw_len, "$(", 2) ||
+			    memchr(w[i].raw, '`', w[i].raw_len))
+				named_tokens(sc, "a computed command", w[i].raw, w[i].raw_len);
+			continue;
+		}
+		slash = memrchr(t, '/', w[i].len);
+		bl = slash ? w[i].len - (size_t)(slash + 1 - t) : w[i].len;
+		if (bl > 0 && bl < sizeof(base) && memchr(t, ' ', w[i].len) == NULL) {
+			memcpy(base, slash ? slash + 1 : t, bl);
+			base[bl] = '\0';
+			if (reaching_program(base)) {
+				/* read the command again, whole, so wrappers and
+				 * interpreters in it are looked through too */
+				struct buf b = BUF_INIT;
+
+				for (size_t k = i; k < n; k++) {
+					if (k > i)
+						buf_putc(&b, ' ');
+					if (lit(&w[k]))
+						shellquote_append(&b, w[k].text, w[k].len);
+					else
+						buf_append(&b, w[k].raw, w[k].raw_len);
+				}
+				if (extra)
+					buf_puts(&b, " \"$EXTRA\""); /* xargs: unseen arguments */
+				scan_text(sc, buf_str(&b), b.len);
+				buf_free(&b);
+				return;
+			}
+		}
+		if (memchr(t, ' ', w[i].len) != NULL)
+			scan_text(sc, t, w[i].len);
+	}
 }
 
 static void on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
@@ -1334,12 +1467,13 @@ static void on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
 	if (n == 0 || sc->failed)
 		return;
 	if (!lit(&w[0])) {
-		/* $CMD host: the program is known only at run time; a managed name
-		 * among its words still denies */
+		/* $CMD host, ssh${IFS}node: the program is known only at run time; a
+		 * managed name in its spelling or among its words still denies */
+		named_tokens(sc, "a program known only at run time", w[0].raw, w[0].raw_len);
 		for (size_t i = 1; i < n; i++)
-			if (lit(&w[i]))
-				named_tokens(sc, "a program known only at run time", w[i].text,
-				             w[i].len);
+			named_tokens(sc, "a program known only at run time",
+			             lit(&w[i]) ? w[i].text : w[i].raw,
+			             lit(&w[i]) ? w[i].len : w[i].raw_len);
 		return;
 	}
 	slash = memrchr(w[0].text, '/', w[0].len);
@@ -1349,6 +1483,17 @@ static void on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
 	memcpy(name, slash ? slash + 1 : w[0].text, nl);
 	name[nl] = '\0';
 	odd_place = slash != NULL && !standard_dir(w[0].text, (size_t)(slash - w[0].text));
+	if (in_list(name, code_takers)) {
+		/* code computed by a command substitution (bash -c "$(printf 'ssh
+		 * node')"): what echo/printf in it print is read as code, and a
+		 * managed name anywhere in its spelling counts */
+		for (size_t i = 1; i < n; i++)
+			if (!lit(&w[i]) && (memmem(w[i].raw, w[i].raw_len, "$(", 2) ||
+			                    memchr(w[i].raw, '`', w[i].raw_len))) {
+				named_tokens(sc, "a computed command", w[i].raw, w[i].raw_len);
+				printed_code(sc, w[i].raw, w[i].raw_len);
+			}
+	}
 	if (in_list(name, local_pve)) {
 		struct reach *r = add(sc, REACH_LOCAL_PVE, name);
 		(void)r;
@@ -1356,16 +1501,20 @@ static void on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
 	}
 	if (in_list(name, ssh_family)) {
 		prog_ssh(sc, name, w, n);
-		if (extra && n == 1)
-			add_computed(sc, name, &w[0]); /* echo host | xargs ssh */
+		if (extra)
+			add_computed(sc, name, &w[0]); /* xargs ssh, xargs -I{} ssh {} */
 		return;
 	}
 	if (strcmp(name, "scp") == 0 || strcmp(name, "sftp") == 0) {
 		prog_scp(sc, name, w, n);
+		if (extra)
+			add_computed(sc, name, &w[0]);
 		return;
 	}
 	if (strcmp(name, "rsync") == 0) {
 		prog_rsync(sc, name, w, n);
+		if (extra)
+			add_computed(sc, name, &w[0]);
 		return;
 	}
 	if (strcmp(name, "mosh") == 0) {
@@ -1398,12 +1547,30 @@ static void on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
 	}
 	if (in_list(name, http_clients)) {
 		prog_http(sc, name, w, n);
-		if (extra && strcmp(name, "curl") == 0)
+		if (extra)
 			add_computed(sc, name, &w[0]);
 		return;
 	}
 	if (strcmp(name, "git") == 0) {
 		prog_git(sc, name, w, n);
+		return;
+	}
+	if (strcmp(name, "ssh-keyscan") == 0) {
+		const struct sh_word *ops[32];
+		size_t nops;
+		struct fleet_state fs = {0};
+
+		parse_opts(sc, name, w, n, "fpTtO", NULL, fleet_opt, &fs, ops, &nops, 32);
+		for (size_t k = 0; k < nops; k++) {
+			if (!lit(ops[k]))
+				add_computed(sc, name, ops[k]);
+			else
+				host_list(sc, name, ops[k]->text, ops[k]->len, &fs);
+		}
+		return;
+	}
+	if (in_list(name, runners)) {
+		runner(sc, w, n, extra);
 		return;
 	}
 	/* Anything else: a URL among its words, or, for a program outside the
@@ -1419,6 +1586,26 @@ static void on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
 	}
 }
 
+/* bash opens /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT as connections. */
+static void on_redirect(void *ctx, const struct sh_word *w)
+{
+	struct scan *sc = ctx;
+	const char *t = lit(w) ? w->text : w->raw;
+	size_t len = lit(w) ? w->len : w->raw_len;
+	const char *h, *slash;
+
+	if (len < 10 || (memcmp(t, "/dev/tcp/", 9) != 0 && memcmp(t, "/dev/udp/", 9) != 0))
+		return;
+	if (!lit(w)) {
+		add_computed(sc, "bash /dev/tcp", w);
+		return;
+	}
+	h = t + 9;
+	slash = memchr(h, '/', len - 9);
+	add_dest(sc, "bash /dev/tcp", h, slash ? (size_t)(slash - h) : len - 9,
+	         slash ? parse_port(slash + 1, len - (size_t)(slash + 1 - t)) : 0, REACH_DEST);
+}
+
 static void on_opaque(void *ctx, const char *text, size_t len)
 {
 	struct scan *sc = ctx;
@@ -1428,7 +1615,7 @@ static void on_opaque(void *ctx, const char *text, size_t len)
 
 static void scan_text(struct scan *sc, const char *text, size_t len)
 {
-	struct classifier_observer obs = {on_program, on_opaque, sc};
+	struct classifier_observer obs = {on_program, on_opaque, on_redirect, sc};
 	struct verdict v = VERDICT_INIT;
 
 	if (sc->failed)

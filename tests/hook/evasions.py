@@ -82,6 +82,10 @@ def programs(d, rng, ssh_cfg):
         f"ansible-playbook -i '{d},' site.yml",
         f"pssh -H {d} -i uptime",
         f"python3 -c 'import socket; socket.create_connection((\"{d}\", 22))'",
+        f"cat < /dev/tcp/{d}/8006",
+        f"exec 3<>/dev/tcp/{d}/22",
+        f"ssh-keyscan -p 2222 {d}",
+        f"docker -H ssh://{user(b, rng)} ps",
     ]
     return out
 
@@ -100,6 +104,13 @@ def hide(cmd, rng, depth=0):
         lambda: "command " + cmd,
         lambda: "exec " + cmd,
         lambda: "/usr/bin/" + cmd if cmd.split()[0] in ("ssh", "scp", "curl", "nc", "rsync") else cmd,
+        lambda: "screen -dm " + cmd,
+        lambda: "proxychains4 -q " + cmd,
+        lambda: "strace -f -o /dev/null " + cmd,
+        lambda: "systemd-run --user --wait " + cmd,
+        lambda: "script -qc " + q + " /dev/null",
+        lambda: "tmux new-session -d " + q,
+        lambda: "bash -c \"$(printf %s " + q + ")\"",  # printf prints the command
         lambda: "bash -c " + q,
         lambda: "sh -c " + q,
         lambda: "bash -lc " + q,
@@ -120,7 +131,7 @@ def hide(cmd, rng, depth=0):
         lambda: "ls; " + cmd,
     ]
     # prefix wrappers (sudo, env, nice ...) take a program, not compound code
-    out = rng.choice(forms if depth == 0 else forms[11:])()
+    out = rng.choice(forms if depth == 0 else forms[15:])()
     if depth < 2 and rng.random() < 0.3:
         return hide(out, rng, depth + 1)
     return out

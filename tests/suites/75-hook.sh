@@ -38,6 +38,36 @@ check "evasions: 400 more (seed 11)" \
 check "allowlisted: 150 calls to an allowlisted address get no decision" \
 	tests/hook/evasions.py --count 150 --seed 3 --negative --ssh-config "$HOOK_SSH_CONFIG" -- "${HOOK[@]}"
 
+# ---- everyday commands get no decision (benign.txt: one command per line;
+# a here-doc's lines belong to the command above them)
+benign() {
+	python3 - "$@" <<'PY'
+import json, subprocess, sys
+cmd = sys.argv[1:]
+lines = [l for l in open("tests/hook/benign.txt").read().split("\n") if l and not l.startswith("#")]
+cmds, i = [], 0
+while i < len(lines):
+    c = lines[i]
+    if "<<'EOF2'" in c:
+        while not lines[i].startswith("EOF2"):
+            i += 1
+            c += "\n" + lines[i]
+    cmds.append(c)
+    i += 1
+bad = 0
+for c in cmds:
+    ev = {"hook_event_name": "PreToolUse", "permission_mode": "default", "tool_name": "Bash",
+          "tool_input": {"command": c}}
+    p = subprocess.run(cmd, input=json.dumps(ev).encode(), capture_output=True)
+    if p.returncode != 0 or p.stdout.strip():
+        bad += 1
+        print(f"decided on {c!r}: exit {p.returncode} {p.stdout.decode().strip()}")
+print(f"{len(cmds) - bad} of {len(cmds)} everyday commands left alone")
+sys.exit(1 if bad else 0)
+PY
+}
+check "everyday commands: no decision (tests/hook/benign.txt)" benign "${HOOK[@]}"
+
 # ---- the history: every deny and ask is a row, agent = the login
 psql -qc "SELECT count(*) FROM airlock.hook_events" >/dev/null
 before=$(psql -tAc "SELECT count(*) FROM airlock.hook_events")
