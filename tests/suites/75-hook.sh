@@ -68,6 +68,27 @@ PY
 }
 check "everyday commands: no decision (tests/hook/benign.txt)" benign "${HOOK[@]}"
 
+# ---- the same under AddressSanitizer and UndefinedBehaviorSanitizer (leaks too);
+# a report exits 99 (not a signal, which the hook's failsafe would turn into
+# a plausible deny), so any report changes the answer
+[ -f build/libairlock-asan.a ] || make -s build/libairlock-asan.a >/dev/null
+PKGS="libpq libcurl libcjson openssl libssh2 yaml-0.1"
+if cc -std=c11 -D_GNU_SOURCE -g -O1 -I. $(pkg-config --cflags $PKGS) \
+	-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
+	-o "$tmp/airlock-asan" cli/main.c build/libairlock-asan.a $(pkg-config --libs $PKGS) \
+	-lpthread -lm 2>"$tmp/asan-build.log"; then
+	pass "asan: build airlock with ASan+UBSan"
+else
+	failt "asan: build airlock with ASan+UBSan" "$(cat "$tmp/asan-build.log")"
+fi
+HA=("$tmp/airlock-asan" hook --db "user=hermes")
+check "asan: every decision row (a sanitizer report would change the answer)" env \
+	ASAN_OPTIONS=detect_leaks=1:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 \
+	tests/hook/drive.py tests/hook/decisions.txt -- "${HA[@]}"
+check "asan: 300 generated evasions" env \
+	ASAN_OPTIONS=detect_leaks=1:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 \
+	tests/hook/evasions.py --count 300 --seed 9 --ssh-config "$HOOK_SSH_CONFIG" -- "${HA[@]}"
+
 # ---- the history: every deny and ask is a row, agent = the login
 psql -qc "SELECT count(*) FROM airlock.hook_events" >/dev/null
 before=$(psql -tAc "SELECT count(*) FROM airlock.hook_events")
