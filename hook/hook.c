@@ -10,6 +10,7 @@
 #include "hook/dest.h"
 #include "hook/reach.h"
 #include "lib/log.h"
+#include "lib/shellquote.h"
 #include "lib/xalloc.h"
 #include "store/store.h"
 
@@ -281,15 +282,11 @@ static void deny_managed(struct answer *a, const struct reach *r, const struct d
 		    r->program, r->dest ? r->dest : "?", m->label[0] ? m->label : m->candidate);
 }
 
+static void decide_command(const char *command, struct db *db, struct answer *a, cJSON *detail);
+
 static void decide_bash(const struct event *ev, struct db *db, struct answer *a, cJSON *detail)
 {
 	const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(ev->input, "command");
-	struct reach_list rl = {0};
-	struct dest_set ds = {0};
-	struct policy *p = NULL;
-	struct classifier *c = NULL;
-	char err[256];
-	const struct reach *ask = NULL;
 
 	if (!cJSON_IsString(cmd)) {
 		set(a, DEC_DENY, "malformed_event",
@@ -297,6 +294,44 @@ static void decide_bash(const struct event *ev, struct db *db, struct answer *a,
 		return;
 	}
 	cJSON_AddStringToObject(detail, "command", cmd->valuestring);
+	decide_command(cmd->valuestring, db, a, detail);
+}
+
+/* WebFetch reaches a URL from this host too: a managed machine's API (8006,
+ * the ZVM) is denied like curl to it; any other URL is the client's
+ * ordinary business (no decision). */
+static void decide_webfetch(const struct event *ev, struct db *db, struct answer *a, cJSON *detail)
+{
+	const cJSON *url = cJSON_GetObjectItemCaseSensitive(ev->input, "url");
+	char *q, *cmd;
+
+	if (!cJSON_IsString(url)) {
+		set(a, DEC_DENY, "malformed_event",
+		    "airlock hook: WebFetch event without tool_input.url: denied (fail closed).");
+		return;
+	}
+	cJSON_AddStringToObject(detail, "url", url->valuestring);
+	q = shellquote(url->valuestring);
+	cmd = xasprintf("WebFetch -- %s", q); /* reach.c reads it as an HTTP client */
+	decide_command(cmd, db, a, detail);
+	if (a->d == DEC_ASK) {
+		a->d = DEC_NONE;
+		a->reason[0] = '\0';
+		snprintf(a->why, sizeof(a->why), "unmanaged_url");
+	}
+	free(cmd);
+	free(q);
+}
+
+static void decide_command(const char *command, struct db *db, struct answer *a, cJSON *detail)
+{
+	struct reach_list rl = {0};
+	struct dest_set ds = {0};
+	struct policy *p = NULL;
+	struct classifier *c = NULL;
+	char err[256];
+	const struct reach *ask = NULL;
+
 	p = policy_parse(reach_policy_yaml, strlen(reach_policy_yaml), "airlock hook", err,
 	                 sizeof(err));
 	c = p ? classifier_new(p, err, sizeof(err)) : NULL;
@@ -305,7 +340,7 @@ static void decide_bash(const struct event *ev, struct db *db, struct answer *a,
 		    err);
 		goto out;
 	}
-	if (reach_scan(c, cmd->valuestring, strlen(cmd->valuestring), &rl) < 0) {
+	if (reach_scan(c, command, strlen(command), &rl) < 0) {
 		set(a, DEC_DENY, "unreadable",
 		    "airlock hook: %s: denied, because a command airlock cannot read may reach a "
 		    "managed machine. For commands on managed machines, %s.",
@@ -707,6 +742,8 @@ int hook_run(const struct hook_opts *o)
 		parsed = true;
 		if (strcmp(ev.tool, "Bash") == 0)
 			decide_bash(&ev, &db, &a, detail);
+		else if (strcmp(ev.tool, "WebFetch") == 0)
+			decide_webfetch(&ev, &db, &a, detail);
 		else if (strncmp(ev.tool, "mcp__", 5) == 0)
 			decide_mcp(&ev, o->self, &db, t0 + o->budget_ms - GUARD_MARGIN_MS, &a);
 		else

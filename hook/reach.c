@@ -1318,8 +1318,8 @@ static const char *const fleet[] = {"pssh",   "parallel-ssh",   "pscp",   "paral
                                     "rpdcp",  "clush",          "dsh",    NULL};
 static const char *const netcat[] = {"nc", "ncat", "netcat", "nc.openbsd", "nc.traditional", NULL};
 static const char *const http_clients[] = {
-    "curl", "wget",   "http", "https", "xh",    "xhs",    "lwp-request", "GET", "POST",
-    "HEAD", "aria2c", "lynx", "w3m",   "links", "elinks", "lftp",        "ftp", NULL};
+    "curl",   "wget", "http", "https", "xh",     "xhs",  "lwp-request", "GET",      "POST", "HEAD",
+    "aria2c", "lynx", "w3m",  "links", "elinks", "lftp", "ftp",         "WebFetch", NULL};
 
 /* Programs that run a command given in their arguments, which the shell
  * reading does not look into: the command is found and read as well. */

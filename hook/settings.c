@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #define SETTINGS_MAX ((size_t)1 << 20)
-#define MATCHER      "Bash|mcp__.*"
+#define MATCHER      "Bash|WebFetch|mcp__.*"
 #define MARK         "airlock-hook-v1"
 
 char *hook_settings_path(const char *scope)
@@ -294,11 +294,12 @@ int hook_check(const char *path)
 	}
 	printf("ok   airlock PreToolUse hook present in %s\n", path);
 	if (!cJSON_IsString(matcher) || strcmp(matcher->valuestring, MATCHER) != 0) {
-		printf("FAIL matcher is not \"%s\": Bash or MCP calls may pass unchecked\n",
-		       MATCHER);
+		printf(
+		    "FAIL matcher is not \"%s\": Bash, WebFetch or MCP calls may pass unchecked\n",
+		    MATCHER);
 		bad++;
 	} else {
-		printf("ok   matcher \"%s\" covers Bash and every MCP tool\n", MATCHER);
+		printf("ok   matcher \"%s\" covers Bash, WebFetch and every MCP tool\n", MATCHER);
 	}
 	{
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(found, "timeout");

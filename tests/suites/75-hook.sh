@@ -71,7 +71,7 @@ check "everyday commands: no decision (tests/hook/benign.txt)" benign "${HOOK[@]
 # ---- the same under AddressSanitizer and UndefinedBehaviorSanitizer (leaks too);
 # a report exits 99 (not a signal, which the hook's failsafe would turn into
 # a plausible deny), so any report changes the answer
-[ -f build/libairlock-asan.a ] || make -s build/libairlock-asan.a >/dev/null
+make -s build/libairlock-asan.a >/dev/null # up to date with the sources
 PKGS="libpq libcurl libcjson openssl libssh2 yaml-0.1"
 if cc -std=c11 -D_GNU_SOURCE -g -O1 -I. $(pkg-config --cflags $PKGS) \
 	-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
@@ -176,7 +176,7 @@ cat >"$settings" <<'JSON'
 JSON
 check "install: writes the block into existing settings" "$tmp/bin/airlock" hook --install --settings "$settings" --db "user=hermes"
 check "install: twice is still one airlock entry" "$tmp/bin/airlock" hook --install --settings "$settings" --db "user=hermes"
-check_eq "install: the other settings and hooks are kept, one airlock entry, timeout 360" "opus 2 1 360 Bash|mcp__.*" \
+check_eq "install: the other settings and hooks are kept, one airlock entry, timeout 360" "opus 2 1 360 Bash|WebFetch|mcp__.*" \
 	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["hooks"]["PreToolUse"]; o=[e for e in p if "airlock-hook-v1" in e["hooks"][0]["command"]]; print(d["model"], len(p), len(o), o[0]["hooks"][0]["timeout"], o[0]["matcher"])' "$settings")"
 check_out "check: the block is in force" 'ok   the installed command denies a local `qm list` with exit 2' \
 	$A hook --check --settings "$settings"
