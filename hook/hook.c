@@ -266,7 +266,15 @@ static const char run_hint[] =
 
 static void deny_managed(struct answer *a, const struct reach *r, const struct dest_match *m)
 {
-	if (m->slug[0])
+	if (r->kind == REACH_NAMED) /* inline code, a computed program or command */
+		set(a, DEC_DENY, "managed_destination",
+		    "airlock hook: %s in this command names %s, which reaches %s, a machine "
+		    "airlock manages: denied, because airlock cannot tell what it does there. "
+		    "Use mcp__airlock__run with target %s instead; it is classified, gated, "
+		    "checkpointed and recorded there. Do not look for another way around.",
+		    r->program, r->dest ? r->dest : "?", m->slug[0] ? m->slug : m->label,
+		    m->slug[0] ? m->slug : "the target's slug");
+	else if (m->slug[0])
 		set(a, DEC_DENY, "managed_destination",
 		    "airlock hook: %s to %s reaches %s, a machine airlock manages, outside "
 		    "airlock: denied. Use mcp__airlock__run with target %s instead (or SELECT "

@@ -39,7 +39,8 @@ struct scan {
 	const struct classifier *c;
 	struct reach_list *out;
 	int depth;
-	int failed; /* a nested reading failed: out->err says why */
+	int failed;            /* a nested reading failed: out->err says why */
+	bool computed_program; /* some program's name is known only at run time */
 };
 
 static void scan_text(struct scan *sc, const char *text, size_t len);
@@ -1469,10 +1470,10 @@ static void on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
 	if (!lit(&w[0])) {
 		/* $CMD host, ssh${IFS}node: the program is known only at run time; a
 		 * managed name in its spelling or among its words still denies */
-		named_tokens(sc, "a program known only at run time", w[0].raw, w[0].raw_len);
+		sc->computed_program = true;
+		named_tokens(sc, "a computed program", w[0].raw, w[0].raw_len);
 		for (size_t i = 1; i < n; i++)
-			named_tokens(sc, "a program known only at run time",
-			             lit(&w[i]) ? w[i].text : w[i].raw,
+			named_tokens(sc, "a computed program", lit(&w[i]) ? w[i].text : w[i].raw,
 			             lit(&w[i]) ? w[i].len : w[i].raw_len);
 		return;
 	}
@@ -1610,7 +1611,7 @@ static void on_opaque(void *ctx, const char *text, size_t len)
 {
 	struct scan *sc = ctx;
 
-	named_tokens(sc, "code airlock cannot follow", text, len);
+	named_tokens(sc, "inline code", text, len);
 }
 
 static void scan_text(struct scan *sc, const char *text, size_t len)
@@ -1650,6 +1651,19 @@ int reach_scan(const struct classifier *c, const char *command, size_t len, stru
 		return -1;
 	}
 	scan_text(&sc, command, len);
+	/* c=ssh_node; IFS=_; $c -- set -- ssh node; "$@": the program and its
+	 * words come from values assigned anywhere in the command, so a
+	 * managed name anywhere in it counts */
+	if (sc.computed_program && !sc.failed) {
+		named_tokens(&sc, "a computed program", command, len);
+		/* a changed IFS splits words anywhere (IFS=_; c=ssh_node; $c):
+		 * what runs cannot be read */
+		if (memmem(command, len, "IFS", 3) != NULL) {
+			struct reach *r = add(&sc, REACH_COMPUTED, "a program");
+			if (r != NULL)
+				r->dest = xstrdup("a command split by a changed IFS");
+		}
+	}
 	return sc.failed ? -1 : 0;
 }
 
