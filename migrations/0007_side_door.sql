@@ -28,12 +28,38 @@ COMMENT ON TABLE airlock.destinations IS
 	'Destinations the hook treats as managed (aliases, extra addresses, the ZVM) or allowed '
 	'(no decision); "*.example.org" matches every name below example.org.';
 
+-- A host spelling as the hook normalises it: lower case, no trailing dot;
+-- an IP address in canonical form (IPv6 compressed, IPv4-mapped as IPv4).
+CREATE FUNCTION airlock._canon_host(h text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = airlock, pg_temp AS $$
+DECLARE
+	a text;
+BEGIN
+	IF h IS NULL THEN
+		RETURN NULL;
+	END IF;
+	h := lower(rtrim(btrim(h), '.'));
+	IF h ~ '^\[?[0-9a-f:.]+\]?$' AND h ~ ':' THEN
+		BEGIN
+			a := host(btrim(h, '[]')::inet);
+			IF a ~ '^::ffff:[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$' THEN
+				a := substr(a, 8);
+			END IF;
+			RETURN a;
+		EXCEPTION WHEN invalid_text_representation THEN
+			RETURN h;
+		END;
+	END IF;
+	RETURN h;
+END
+$$;
+
 -- Adds or replaces one destination (operators).  kind: managed | allowed.
 CREATE FUNCTION airlock.set_destination(destination text, kind text, slug text DEFAULT NULL,
 					label text DEFAULT NULL) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
 DECLARE
-	d text := lower(btrim(destination));
+	d text := airlock._canon_host(destination);
 BEGIN
 	IF d IS NULL OR d = '' OR d !~ '^[^[:space:]/@]{1,253}$' THEN
 		RAISE EXCEPTION 'set_destination: "%" is not a host name, address or *.domain pattern', destination
@@ -64,7 +90,7 @@ $$;
 CREATE FUNCTION airlock.remove_destination(destination text) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
 BEGIN
-	DELETE FROM airlock.destinations x WHERE x.destination = lower(btrim(remove_destination.destination));
+	DELETE FROM airlock.destinations x WHERE x.destination = airlock._canon_host(remove_destination.destination);
 	RETURN FOUND;
 END
 $$;
@@ -88,7 +114,7 @@ BEGIN
 			   WHERE x IS NOT NULL AND octet_length(x) BETWEEN 1 AND 253)
 		SELECT c.v, 'managed'::text, e.slug, NULL::text
 		FROM c JOIN airlock.entities e
-		  ON c.v IN (lower(e.slug), lower(split_part(e.slug, ':', 2)), lower(e.address))
+		  ON c.v IN (lower(e.slug), lower(split_part(e.slug, ':', 2)), airlock._canon_host(e.address))
 		UNION
 		SELECT c.v, d.kind, d.slug, d.label
 		FROM c JOIN airlock.destinations d

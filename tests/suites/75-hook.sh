@@ -231,6 +231,11 @@ check_eq "oracle: names, operator aliases, allowlist patterns" 'a.git.example|al
 hubris|managed|proxmox-host:hubris
 nodealias|managed|proxmox-host:hubris' \
 	"$("${H[@]}" -c "SELECT candidate, kind, coalesce(slug,'') FROM airlock.hook_match('{hubris,nodealias,a.git.example,git.example}') ORDER BY 1")"
+psql -qtA -U alice -c "SELECT airlock.set_destination('[FE80:0:0::5]', 'managed', 'proxmox-host:hubris')" >/dev/null
+check_eq "oracle: an operator's IPv6 spelling is matched in canonical form" 'fe80::5|managed|proxmox-host:hubris' \
+	"$("${H[@]}" -c "SELECT candidate, kind, slug FROM airlock.hook_match('{fe80::5}')")"
+check_out "oracle: the hook denies that address however it is spelled" '"permissionDecision":"deny"' \
+	bash -c "printf '%s' '$(bash_event "ssh root@[fe80:0000::0005]")' | ${HOOK[*]@Q}"
 check_out "oracle: more than 256 candidates is refused" 'between 0 and 256' \
 	"${H[@]}" -c "SELECT * FROM airlock.hook_match(array_fill('x'::text, ARRAY[257]))"
 check_out "an agent cannot change the destinations" 'permission denied' \
