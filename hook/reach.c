@@ -1,5 +1,7 @@
-/* reach.c -- the remote-access programs and where their words say they go. */
+/* reach.c -- the findings, host spellings, words and options of a command, and
+ * the reading that hands each program to reachprogs.c. */
 #include "hook/reach.h"
+#include "hook/reach_int.h"
 
 #include "classifier/classifier.h"
 #include "classifier/shparse.h"
@@ -34,16 +36,6 @@ const char reach_policy_yaml[] =
     "                 lua, lua5.1, lua5.3, lua5.4, luajit, tclsh, wish, Rscript, pwsh, expect,\n"
     "                 jshell, gdb, osqueryi]\n"
     "rules: []\n";
-
-struct scan {
-	const struct classifier *c;
-	struct reach_list *out;
-	int depth;
-	int failed;            /* a nested reading failed: out->err says why */
-	bool computed_program; /* some program's name is known only at run time */
-};
-
-static void scan_text(struct scan *sc, const char *text, size_t len);
 
 /* ---------------------------------------------------------------- hosts */
 
@@ -92,7 +84,7 @@ bool reach_norm_host(const char *s, size_t len, char *out, size_t outlen)
 	return true;
 }
 
-static struct reach *add(struct scan *sc, enum reach_kind k, const char *prog)
+struct reach *reach_add(struct reach_ctx *sc, enum reach_kind k, const char *prog)
 {
 	struct reach_list *l = sc->out;
 	struct reach *r;
@@ -113,8 +105,8 @@ static struct reach *add(struct scan *sc, enum reach_kind k, const char *prog)
 }
 
 /* A destination spelled s[0..len) ([user@]host, a bracketed IPv6 literal). */
-static struct reach *add_dest(struct scan *sc, const char *prog, const char *s, size_t len,
-                              int port, enum reach_kind k)
+struct reach *reach_add_dest(struct reach_ctx *sc, const char *prog, const char *s, size_t len,
+                             int port, enum reach_kind k)
 {
 	char host[256];
 	const char *at = len ? memrchr(s, '@', len) : NULL;
@@ -127,7 +119,7 @@ static struct reach *add_dest(struct scan *sc, const char *prog, const char *s, 
 	if (!reach_norm_host(s, len, host, sizeof(host))) {
 		if (k == REACH_NAMED)
 			return NULL; /* a word of code that is no host: nothing to check */
-		r = add(sc, REACH_HIDDEN, prog);
+		r = reach_add(sc, REACH_HIDDEN, prog);
 		if (r != NULL)
 			r->dest = xstrndup(s, len > 80 ? 80 : len);
 		return r;
@@ -139,7 +131,7 @@ static struct reach *add_dest(struct scan *sc, const char *prog, const char *s, 
 		    strcmp(o->program, prog) == 0 && k == REACH_NAMED)
 			return o;
 	}
-	r = add(sc, k, prog);
+	r = reach_add(sc, k, prog);
 	if (r != NULL) {
 		r->dest = xstrdup(host);
 		r->port = port;
@@ -147,25 +139,25 @@ static struct reach *add_dest(struct scan *sc, const char *prog, const char *s, 
 	return r;
 }
 
-static void add_computed(struct scan *sc, const char *prog, const struct sh_word *w)
+void reach_add_computed(struct reach_ctx *sc, const char *prog, const struct sh_word *w)
 {
-	struct reach *r = add(sc, REACH_COMPUTED, prog);
+	struct reach *r = reach_add(sc, REACH_COMPUTED, prog);
 
 	if (r != NULL)
 		r->dest = xstrndup(w->raw, w->raw_len > 80 ? 80 : w->raw_len);
 }
 
-static bool lit(const struct sh_word *w)
+bool reach_lit(const struct sh_word *w)
 {
 	return !(w->flags & SHW_COMPUTED) && memchr(w->text, '\0', w->len) == NULL;
 }
 
-static bool weq(const struct sh_word *w, const char *s)
+bool reach_weq(const struct sh_word *w, const char *s)
 {
-	return lit(w) && strlen(s) == w->len && memcmp(w->text, s, w->len) == 0;
+	return reach_lit(w) && strlen(s) == w->len && memcmp(w->text, s, w->len) == 0;
 }
 
-static int parse_port(const char *s, size_t len)
+int reach_parse_port(const char *s, size_t len)
 {
 	int p = 0;
 
@@ -180,7 +172,7 @@ static int parse_port(const char *s, size_t len)
 }
 
 /* scheme://[user@]host[:port][/...]: the host and port; false if not a URL. */
-static bool parse_url(const char *s, size_t len, const char **host, size_t *hlen, int *port)
+bool reach_parse_url(const char *s, size_t len, const char **host, size_t *hlen, int *port)
 {
 	const char *p = memmem(s, len, "://", 3), *end = s + len, *hs, *he, *at;
 
@@ -205,7 +197,7 @@ static bool parse_url(const char *s, size_t len, const char **host, size_t *hlen
 		*host = hs;
 		*hlen = (size_t)(rb + 1 - hs);
 		if (rb + 1 < he && rb[1] == ':')
-			*port = parse_port(rb + 2, (size_t)(he - rb - 2));
+			*port = reach_parse_port(rb + 2, (size_t)(he - rb - 2));
 		return true;
 	}
 	{
@@ -214,13 +206,13 @@ static bool parse_url(const char *s, size_t len, const char **host, size_t *hlen
 		*host = hs;
 		*hlen = (size_t)((colon ? colon : he) - hs);
 		if (colon)
-			*port = parse_port(colon + 1, (size_t)(he - colon - 1));
+			*port = reach_parse_port(colon + 1, (size_t)(he - colon - 1));
 	}
 	return *hlen > 0;
 }
 
 /* host[:port][/path] without a scheme (curl's default): host and port. */
-static void split_hostport(const char *s, size_t len, const char **host, size_t *hlen, int *port)
+void reach_split_hostport(const char *s, size_t len, const char **host, size_t *hlen, int *port)
 {
 	const char *end = s + len, *he = s;
 
@@ -234,7 +226,7 @@ static void split_hostport(const char *s, size_t len, const char **host, size_t 
 		if (rb != NULL) {
 			*hlen = (size_t)(rb + 1 - s);
 			if (rb + 1 < he && rb[1] == ':')
-				*port = parse_port(rb + 2, (size_t)(he - rb - 2));
+				*port = reach_parse_port(rb + 2, (size_t)(he - rb - 2));
 			return;
 		}
 	}
@@ -244,7 +236,7 @@ static void split_hostport(const char *s, size_t len, const char **host, size_t 
 
 		if (c1 != NULL && c2 == NULL) {
 			*hlen = (size_t)(c1 - s);
-			*port = parse_port(c1 + 1, (size_t)(he - c1 - 1));
+			*port = reach_parse_port(c1 + 1, (size_t)(he - c1 - 1));
 		} else {
 			*hlen = (size_t)(he - s); /* bare IPv6, or no port */
 		}
@@ -252,20 +244,21 @@ static void split_hostport(const char *s, size_t len, const char **host, size_t 
 }
 
 /* A URL word: its host as a destination of kind k.  false if not a URL. */
-static bool url_dest(struct scan *sc, const char *prog, const struct sh_word *w, enum reach_kind k)
+bool reach_url_dest(struct reach_ctx *sc, const char *prog, const struct sh_word *w,
+                    enum reach_kind k)
 {
 	const char *h;
 	size_t hl;
 	int port;
 
-	if (!lit(w) || !parse_url(w->text, w->len, &h, &hl, &port))
+	if (!reach_lit(w) || !reach_parse_url(w->text, w->len, &h, &hl, &port))
 		return false;
-	add_dest(sc, prog, h, hl, port, k);
+	reach_add_dest(sc, prog, h, hl, port, k);
 	return true;
 }
 
 /* [user@]host:path (scp, rsync, git): the host; false for a local path. */
-static bool remote_operand(const char *s, size_t len, const char **host, size_t *hlen)
+bool reach_remote_operand(const char *s, size_t len, const char **host, size_t *hlen)
 {
 	const char *colon;
 
@@ -290,7 +283,7 @@ static bool remote_operand(const char *s, size_t len, const char **host, size_t 
 
 /* Words of code or of an unknown program that look like hosts: checked only
  * against the managed list (a managed name in them denies). */
-static void named_tokens(struct scan *sc, const char *prog, const char *t, size_t len)
+void reach_named_tokens(struct reach_ctx *sc, const char *prog, const char *t, size_t len)
 {
 	size_t i = 0;
 
@@ -320,19 +313,19 @@ static void named_tokens(struct scan *sc, const char *prog, const char *t, size_
 			}
 			while (l > 0 && s[l - 1] == ':')
 				l--;
-			split_hostport(s, l, &h, &hl, &port);
+			reach_split_hostport(s, l, &h, &hl, &port);
 			if (hl > 0)
-				add_dest(sc, prog, h, hl, port, REACH_NAMED);
+				reach_add_dest(sc, prog, h, hl, port, REACH_NAMED);
 			/* OPENSSL:host:8006, api:8006:addr (--resolve): each field */
 			for (size_t p = 0, q; p < l && memchr(s, ':', l); p = q + 1) {
 				for (q = p; q < l && s[q] != ':' && s[q] != ','; q++)
 					;
 				if (q > p && (q - p != l))
-					add_dest(sc, prog, s + p, q - p, 0, REACH_NAMED);
+					reach_add_dest(sc, prog, s + p, q - p, 0, REACH_NAMED);
 			}
 			/* an unbracketed IPv6 address split at its first colon: try it whole */
 			if (memchr(s, ':', l) && port == 0)
-				add_dest(sc, prog, s, l, 0, REACH_NAMED);
+				reach_add_dest(sc, prog, s, l, 0, REACH_NAMED);
 		}
 	}
 }
@@ -345,17 +338,6 @@ static void named_tokens(struct scan *sc, const char *prog, const char *t, size_
  * Returns the index of the first operand; stops at "--" (skipped).
  * permute: options may follow operands (GNU getopt); operands are then
  * collected into ops. */
-struct opt_value {
-	char opt;         /* short option letter, or 0 for a long one */
-	const char *name; /* long option name (without --), NULL for short */
-	size_t namelen;
-	const char *text; /* the value */
-	size_t len;
-	const struct sh_word *word; /* the value's word when it is a whole word */
-	bool computed;
-};
-
-typedef void (*opt_fn)(struct scan *sc, const char *prog, const struct opt_value *v, void *arg);
 
 static bool long_in(const char *list, const char *name, size_t len)
 {
@@ -372,9 +354,9 @@ static bool long_in(const char *list, const char *name, size_t len)
 	return false;
 }
 
-static size_t parse_opts(struct scan *sc, const char *prog, const struct sh_word *w, size_t n,
-                         const char *valopts, const char *longval, opt_fn fn, void *arg,
-                         const struct sh_word **ops, size_t *nops, size_t maxops)
+size_t reach_parse_opts(struct reach_ctx *sc, const char *prog, const struct sh_word *w, size_t n,
+                        const char *valopts, const char *longval, reach_opt_fn fn, void *arg,
+                        const struct sh_word **ops, size_t *nops, size_t maxops)
 {
 	size_t i = 1, none;
 
@@ -384,13 +366,13 @@ static size_t parse_opts(struct scan *sc, const char *prog, const struct sh_word
 	while (i < n) {
 		const struct sh_word *x = &w[i];
 
-		if (weq(x, "--")) {
+		if (reach_weq(x, "--")) {
 			i++;
 			break;
 		}
-		if (!lit(x) && x->prefix > 0 && x->text[0] == '-') {
+		if (!reach_lit(x) && x->prefix > 0 && x->text[0] == '-') {
 			/* -o$X: an option with a computed value */
-			struct opt_value v = {.opt = x->len > 1 ? x->text[1] : 0,
+			struct reach_opt v = {.opt = x->len > 1 ? x->text[1] : 0,
 			                      .text = x->raw,
 			                      .len = x->raw_len,
 			                      .computed = true};
@@ -404,7 +386,7 @@ static size_t parse_opts(struct scan *sc, const char *prog, const struct sh_word
 			i++;
 			continue;
 		}
-		if (!lit(x) || x->len < 2 || x->text[0] != '-') {
+		if (!reach_lit(x) || x->len < 2 || x->text[0] != '-') {
 			if (ops == NULL)
 				break;
 			if (*nops < maxops)
@@ -416,7 +398,7 @@ static size_t parse_opts(struct scan *sc, const char *prog, const struct sh_word
 			const char *name = x->text + 2;
 			const char *eq = memchr(name, '=', x->len - 2);
 			size_t nl = eq ? (size_t)(eq - name) : x->len - 2;
-			struct opt_value v = {.name = name, .namelen = nl};
+			struct reach_opt v = {.name = name, .namelen = nl};
 
 			if (eq != NULL) {
 				v.text = eq + 1;
@@ -426,7 +408,7 @@ static size_t parse_opts(struct scan *sc, const char *prog, const struct sh_word
 				v.word = &w[i + 1];
 				v.text = w[i + 1].text;
 				v.len = w[i + 1].len;
-				v.computed = !lit(&w[i + 1]);
+				v.computed = !reach_lit(&w[i + 1]);
 				if (v.computed) {
 					v.text = w[i + 1].raw;
 					v.len = w[i + 1].raw_len;
@@ -443,12 +425,12 @@ static size_t parse_opts(struct scan *sc, const char *prog, const struct sh_word
 			char o = x->text[k];
 
 			if (o == '\0' || strchr(valopts, o) == NULL) {
-				struct opt_value v = {.opt = o};
+				struct reach_opt v = {.opt = o};
 				fn(sc, prog, &v, arg);
 				continue;
 			}
 			{
-				struct opt_value v = {.opt = o};
+				struct reach_opt v = {.opt = o};
 
 				if (k + 1 < x->len) {
 					v.text = x->text + k + 1;
@@ -456,7 +438,7 @@ static size_t parse_opts(struct scan *sc, const char *prog, const struct sh_word
 				} else if (i + 1 < n) {
 					i++;
 					v.word = &w[i];
-					v.computed = !lit(&w[i]);
+					v.computed = !reach_lit(&w[i]);
 					v.text = v.computed ? w[i].raw : w[i].text;
 					v.len = v.computed ? w[i].raw_len : w[i].len;
 				} else {
@@ -475,826 +457,35 @@ static size_t parse_opts(struct scan *sc, const char *prog, const struct sh_word
 	return i;
 }
 
-static bool opt_is(const struct opt_value *v, char s, const char *l)
+bool reach_opt_is(const struct reach_opt *v, char s, const char *l)
 {
 	return (s && v->opt == s) || (l && v->name && v->namelen == strlen(l) &&
 	                              strncasecmp(v->name, l, v->namelen) == 0);
 }
 
 /* A value that is itself a destination spelling. */
-static void value_dest(struct scan *sc, const char *prog, const struct opt_value *v)
+void reach_value_dest(struct reach_ctx *sc, const char *prog, const struct reach_opt *v)
 {
 	if (v->computed) {
-		struct reach *r = add(sc, REACH_COMPUTED, prog);
+		struct reach *r = reach_add(sc, REACH_COMPUTED, prog);
 		if (r != NULL)
 			r->dest = xstrndup(v->text, v->len > 80 ? 80 : v->len);
 		return;
 	}
 	if (v->len > 0)
-		add_dest(sc, prog, v->text, v->len, 0, REACH_DEST);
+		reach_add_dest(sc, prog, v->text, v->len, 0, REACH_DEST);
 }
 
 /* A value that is a command line (ProxyCommand, rsync -e, mosh --ssh). */
-static void value_code(struct scan *sc, const struct opt_value *v)
+void reach_value_code(struct reach_ctx *sc, const struct reach_opt *v)
 {
 	if (v->computed) {
-		struct reach *r = add(sc, REACH_COMPUTED, "command");
+		struct reach *r = reach_add(sc, REACH_COMPUTED, "command");
 		if (r != NULL)
 			r->dest = xstrndup(v->text, v->len > 80 ? 80 : v->len);
 		return;
 	}
-	scan_text(sc, v->text, v->len);
-}
-
-/* ---------------------------------------------------------------- ssh family */
-
-struct ssh_state {
-	char *args[REACH_SSH_ARGS];
-	size_t nargs;
-	int port;
-	bool jump_is_code; /* dbclient: -J is a proxy command */
-};
-
-static void ssh_keep(struct ssh_state *st, char opt, const char *text, size_t len)
-{
-	if (st->nargs + 2 > REACH_SSH_ARGS)
-		return;
-	st->args[st->nargs++] = xasprintf("-%c", opt);
-	st->args[st->nargs++] = xstrndup(text, len);
-}
-
-/* -J / ProxyJump: [user@]host[:port][,...] */
-static void jump_list(struct scan *sc, const char *prog, const char *t, size_t len)
-{
-	while (len > 0) {
-		const char *comma = memchr(t, ',', len);
-		size_t l = comma ? (size_t)(comma - t) : len;
-		const char *h;
-		size_t hl;
-		int port;
-		const char *at = memrchr(t, '@', l);
-		const char *s = at ? at + 1 : t;
-		size_t sl = l - (size_t)(s - t);
-
-		if (!(sl == 4 && strncasecmp(s, "none", 4) == 0) && sl > 0) {
-			if (sl > 6 && strncmp(s - (at ? 0 : 0), "ssh://", 6) == 0 &&
-			    parse_url(s, sl, &h, &hl, &port)) {
-				add_dest(sc, prog, h, hl, port, REACH_DEST);
-			} else {
-				split_hostport(s, sl, &h, &hl, &port);
-				struct reach *r = add_dest(sc, prog, h, hl, port, REACH_DEST);
-				if (r != NULL && r->kind == REACH_DEST)
-					r->ssh_config = true;
-			}
-		}
-		if (comma == NULL)
-			break;
-		len -= l + 1;
-		t = comma + 1;
-	}
-}
-
-/* -L/-R [bind:]port:host:hostport: host is reached through the tunnel. */
-static void forward_spec(struct scan *sc, const char *prog, const char *t, size_t len)
-{
-	const char *part[5];
-	size_t plen[5], np = 0, i = 0;
-
-	while (i <= len && np < 5) {
-		size_t st = i;
-
-		if (i < len && t[i] == '[') {
-			const char *rb = memchr(t + i, ']', len - i);
-			if (rb == NULL)
-				return;
-			i = (size_t)(rb - t) + 1;
-		} else {
-			while (i < len && t[i] != ':')
-				i++;
-		}
-		part[np] = t + st;
-		plen[np++] = i - st;
-		i++;
-	}
-	if (np == 4)
-		add_dest(sc, prog, part[2], plen[2], parse_port(part[3], plen[3]), REACH_DEST);
-	else if (np == 3 && parse_port(part[0], plen[0]) > 0)
-		add_dest(sc, prog, part[1], plen[1], parse_port(part[2], plen[2]), REACH_DEST);
-}
-
-/* -o Key=Value or -o "Key Value" */
-static void ssh_option(struct scan *sc, const char *prog, struct ssh_state *st, const char *t,
-                       size_t len)
-{
-	size_t k = 0, vs;
-
-	while (k < len && t[k] != '=' && t[k] != ' ' && t[k] != '\t')
-		k++;
-	vs = k;
-	while (vs < len && (t[vs] == '=' || t[vs] == ' ' || t[vs] == '\t'))
-		vs++;
-	if (k == 8 && strncasecmp(t, "hostname", 8) == 0) {
-		add_dest(sc, prog, t + vs, len - vs, 0, REACH_DEST);
-	} else if ((k == 12 && strncasecmp(t, "proxycommand", 12) == 0) ||
-	           (k == 12 && strncasecmp(t, "localcommand", 12) == 0) ||
-	           (k == 13 && strncasecmp(t, "remotecommand", 13) == 0) ||
-	           (k == 17 && strncasecmp(t, "knownhostscommand", 17) == 0)) {
-		if (!(len - vs == 4 && strncasecmp(t + vs, "none", 4) == 0))
-			scan_text(sc, t + vs, len - vs);
-	} else if (k == 9 && strncasecmp(t, "proxyjump", 9) == 0) {
-		jump_list(sc, prog, t + vs, len - vs);
-	} else if (k == 4 && strncasecmp(t, "port", 4) == 0) {
-		st->port = parse_port(t + vs, len - vs);
-	}
-	ssh_keep(st, 'o', t, len);
-}
-
-static void ssh_opt(struct scan *sc, const char *prog, const struct opt_value *v, void *arg)
-{
-	struct ssh_state *st = arg;
-
-	if (v->opt == 0 || v->text == NULL)
-		return;
-	if (v->computed && strchr("JoLRW", v->opt)) {
-		struct reach *r = add(sc, REACH_COMPUTED, prog);
-		if (r != NULL)
-			r->dest = xstrndup(v->text, v->len > 80 ? 80 : v->len);
-		return;
-	}
-	switch (v->opt) {
-	case 'J':
-		if (st->jump_is_code || memchr(v->text, ' ', v->len))
-			scan_text(sc, v->text, v->len);
-		else
-			jump_list(sc, prog, v->text, v->len);
-		ssh_keep(st, 'J', v->text, v->len);
-		break;
-	case 'o':
-		ssh_option(sc, prog, st, v->text, v->len);
-		break;
-	case 'W': {
-		const char *h;
-		size_t hl;
-		int port;
-		split_hostport(v->text, v->len, &h, &hl, &port);
-		add_dest(sc, prog, h, hl, port, REACH_DEST);
-	} break;
-	case 'L':
-	case 'R':
-		forward_spec(sc, prog, v->text, v->len);
-		break;
-	case 'p':
-	case 'P':
-		st->port = parse_port(v->text, v->len);
-		ssh_keep(st, 'p', v->text, v->len);
-		break;
-	case 'F':
-	case 'l':
-		ssh_keep(st, v->opt, v->text, v->len);
-		break;
-	case 'S':
-		/* scp/sftp -S program: the program used instead of ssh */
-		if (strcmp(prog, "ssh") != 0)
-			scan_text(sc, v->text, v->len);
-		break;
-	default:
-		break;
-	}
-}
-
-static void ssh_state_free(struct ssh_state *st)
-{
-	for (size_t i = 0; i < st->nargs; i++)
-		free(st->args[i]);
-	st->nargs = 0;
-}
-
-/* The destination operand of ssh, mosh, sftp: [user@]host or ssh://... */
-static void ssh_dest(struct scan *sc, const char *prog, const struct sh_word *x,
-                     struct ssh_state *st)
-{
-	const char *h;
-	size_t hl;
-	int port = st->port;
-	struct reach *r;
-
-	if (!lit(x)) {
-		add_computed(sc, prog, x);
-		return;
-	}
-	if (parse_url(x->text, x->len, &h, &hl, &port)) {
-		r = add_dest(sc, prog, h, hl, port ? port : st->port, REACH_DEST);
-	} else {
-		const char *at = memrchr(x->text, '@', x->len);
-		const char *s = at ? at + 1 : x->text;
-		size_t sl = x->len - (size_t)(s - x->text);
-
-		if (strcmp(prog, "sftp") == 0 || strcmp(prog, "mosh") == 0) {
-			if (remote_operand(s, sl, &h, &hl))
-				s = h, sl = hl;
-		}
-		r = add_dest(sc, prog, s, sl, st->port, REACH_DEST);
-	}
-	if (r != NULL && r->kind == REACH_DEST) {
-		r->ssh_config = true;
-		for (size_t i = 0; i < st->nargs && r->nssh_args < REACH_SSH_ARGS; i++)
-			r->ssh_args[r->nssh_args++] = xstrdup(st->args[i]);
-	}
-}
-
-static void prog_ssh(struct scan *sc, const char *prog, const struct sh_word *w, size_t n)
-{
-	struct ssh_state st = {.jump_is_code = strcmp(prog, "dbclient") == 0};
-	const char *valopts = strcmp(prog, "autossh") == 0       ? "BbcDEeFIiJLlMmOoPpQRSWw"
-	                      : strcmp(prog, "dbclient") == 0    ? "pliLRJWKIcmsbz"
-	                      : strcmp(prog, "ssh-copy-id") == 0 ? "iFpotx"
-	                                                         : "BbcDEeFIiJLlmOoPpQRSWw";
-	size_t i = parse_opts(sc, prog, w, n, valopts, NULL, ssh_opt, &st, NULL, NULL, 0);
-
-	if (i < n) {
-		ssh_dest(sc, prog, &w[i], &st);
-		/* OpenSSH reads options after the destination too, up to the command */
-		if (i + 1 < n && strcmp(prog, "ssh") == 0)
-			parse_opts(sc, prog, w + i, n - i, valopts, NULL, ssh_opt, &st, NULL, NULL,
-			           0);
-	}
-	ssh_state_free(&st);
-}
-
-static void prog_scp(struct scan *sc, const char *prog, const struct sh_word *w, size_t n)
-{
-	struct ssh_state st = {0};
-	const struct sh_word *ops[64];
-	size_t nops;
-
-	parse_opts(sc, prog, w, n, "BbcDFiJlPRSsXo", NULL, ssh_opt, &st, ops, &nops, 64);
-	for (size_t k = 0; k < nops; k++) {
-		const char *h;
-		size_t hl;
-		int port;
-
-		if (!lit(ops[k])) {
-			/* scp "$SRC" dst: a computed operand may name a host */
-			if (memchr(ops[k]->raw, ':', ops[k]->raw_len) || ops[k]->prefix == 0)
-				add_computed(sc, prog, ops[k]);
-			continue;
-		}
-		if (strcmp(prog, "sftp") == 0 && k == 0) {
-			ssh_dest(sc, prog, ops[k], &st);
-			break;
-		}
-		if (parse_url(ops[k]->text, ops[k]->len, &h, &hl, &port)) {
-			struct reach *r = add_dest(sc, prog, h, hl, port, REACH_DEST);
-			if (r != NULL && r->kind == REACH_DEST)
-				r->ssh_config = true;
-		} else if (remote_operand(ops[k]->text, ops[k]->len, &h, &hl)) {
-			struct reach *r = add_dest(sc, prog, h, hl, st.port, REACH_DEST);
-			if (r != NULL && r->kind == REACH_DEST) {
-				r->ssh_config = true;
-				for (size_t a = 0; a < st.nargs && r->nssh_args < REACH_SSH_ARGS;
-				     a++)
-					r->ssh_args[r->nssh_args++] = xstrdup(st.args[a]);
-			}
-		}
-	}
-	ssh_state_free(&st);
-}
-
-/* ---------------------------------------------------------------- rsync, mosh, sshpass */
-
-static void rsync_opt(struct scan *sc, const char *prog, const struct opt_value *v, void *arg)
-{
-	(void)prog;
-	(void)arg;
-	if (v->text == NULL)
-		return;
-	if (opt_is(v, 'e', "rsh") || opt_is(v, 0, "rsync-path"))
-		value_code(sc, v);
-}
-
-static void prog_rsync(struct scan *sc, const char *prog, const struct sh_word *w, size_t n)
-{
-	static const char longval[] =
-	    "rsh rsync-path filter exclude include exclude-from include-from files-from "
-	    "password-file port temp-dir compare-dest copy-dest link-dest log-file "
-	    "log-file-format chmod out-format bwlimit timeout contimeout max-size min-size "
-	    "partial-dir backup-dir suffix chown usermap groupmap skip-compress info debug "
-	    "sockopts address block-size checksum-choice compress-choice compress-level "
-	    "max-delete modify-window outbuf protocol iconv remote-option stop-after "
-	    "stop-at write-batch only-write-batch read-batch";
-	const struct sh_word *ops[64];
-	size_t nops;
-
-	parse_opts(sc, prog, w, n, "efBTM", longval, rsync_opt, NULL, ops, &nops, 64);
-	for (size_t k = 0; k < nops; k++) {
-		const char *h;
-		size_t hl;
-		int port;
-
-		if (!lit(ops[k])) {
-			if (memchr(ops[k]->raw, ':', ops[k]->raw_len) || ops[k]->prefix == 0)
-				add_computed(sc, prog, ops[k]);
-			continue;
-		}
-		if (parse_url(ops[k]->text, ops[k]->len, &h, &hl, &port))
-			add_dest(sc, prog, h, hl, port, REACH_DEST);
-		else if (remote_operand(ops[k]->text, ops[k]->len, &h, &hl)) {
-			struct reach *r = add_dest(sc, prog, h, hl, 0, REACH_DEST);
-			if (r != NULL && r->kind == REACH_DEST)
-				r->ssh_config = true;
-		}
-	}
-}
-
-static void mosh_opt(struct scan *sc, const char *prog, const struct opt_value *v, void *arg)
-{
-	(void)prog;
-	(void)arg;
-	if (v->text != NULL && opt_is(v, 0, "ssh"))
-		value_code(sc, v);
-}
-
-static void prog_mosh(struct scan *sc, const char *prog, const struct sh_word *w, size_t n)
-{
-	struct ssh_state st = {0};
-	const struct sh_word *ops[4];
-	size_t nops;
-
-	parse_opts(sc, prog, w, n, "p",
-	           "ssh port client server predict family bind-server experimental-remote-ip",
-	           mosh_opt, NULL, ops, &nops, 1);
-	if (nops > 0)
-		ssh_dest(sc, prog, ops[0], &st);
-}
-
-static void on_program(void *ctx, const struct sh_word *w, size_t n, bool extra);
-
-static void prog_sshpass(struct scan *sc, const struct sh_word *w, size_t n, bool extra)
-{
-	size_t i = 1;
-
-	while (i < n && lit(&w[i]) && w[i].len >= 2 && w[i].text[0] == '-') {
-		if (weq(&w[i], "--")) {
-			i++;
-			break;
-		}
-		/* -p PW, -f FILE, -d FD, -P PROMPT take a value (attached or next) */
-		if (w[i].len == 2 && strchr("pfdP", w[i].text[1]))
-			i++;
-		i++;
-	}
-	if (i < n)
-		on_program(sc, w + i, n - i, extra);
-}
-
-/* ---------------------------------------------------------------- fleets */
-
-struct fleet_state {
-	bool hidden;
-	size_t found;
-};
-
-static void host_list(struct scan *sc, const char *prog, const char *t, size_t len,
-                      struct fleet_state *fs)
-{
-	/* ansible's words are inventory names and patterns (web:&db): they
-	 * matter when managed; what they stand for is hidden in the inventory */
-	bool names = strncmp(prog, "ansible", 7) == 0;
-	enum reach_kind k = names ? REACH_NAMED : REACH_DEST;
-	size_t i = 0;
-
-	while (i < len) {
-		size_t st;
-
-		while (i < len && strchr(" ,\t\n&!", t[i]))
-			i++;
-		st = i;
-		while (i < len && !strchr(" ,\t\n&!", t[i]))
-			i++;
-		if (i == st)
-			continue;
-		{
-			const char *h;
-			size_t hl;
-			int port;
-
-			split_hostport(t + st, i - st, &h, &hl, &port);
-			/* node[1-3] ranges and globs: the literal part may still be a name */
-			if (memchr(h, '[', hl) && h[0] != '[')
-				hl = (size_t)((const char *)memchr(h, '[', hl) - h),
-				fs->hidden = true;
-			if (memchr(h, '*', hl))
-				fs->hidden = true;
-			if (hl > 0 && add_dest(sc, prog, h, hl, port, k) != NULL)
-				fs->found++;
-		}
-		if (names) {
-			/* the item whole (an IPv6 address), then each part of a pattern */
-			size_t p = st;
-
-			add_dest(sc, prog, t + st, i - st, 0, k);
-			while (p < i) {
-				size_t q = p;
-
-				while (q < i && t[q] != ':')
-					q++;
-				if (q > p)
-					add_dest(sc, prog, t + p, q - p, 0, k);
-				p = q + 1;
-			}
-		}
-	}
-}
-
-static void fleet_opt(struct scan *sc, const char *prog, const struct opt_value *v, void *arg)
-{
-	struct fleet_state *fs = arg;
-
-	if (v->text == NULL)
-		return;
-	if (v->computed) {
-		fs->hidden = true;
-		return;
-	}
-	if (opt_is(v, 'H', "host") || opt_is(v, 'w', NULL) || opt_is(v, 'm', NULL) ||
-	    opt_is(v, 0, "hosts") || opt_is(v, 0, "nodes")) {
-		if (strcmp(prog, "ansible") == 0 || strncmp(prog, "ansible-", 8) == 0)
-			return;
-		host_list(sc, prog, v->text, v->len, fs);
-	} else if (opt_is(v, 'i', "inventory") || opt_is(v, 0, "inventory-file")) {
-		/* an inline inventory "a,b," names its hosts; a file hides them */
-		if (memchr(v->text, ',', v->len))
-			host_list(sc, prog, v->text, v->len, fs);
-		fs->hidden = true;
-	} else if (opt_is(v, 'l', "limit")) {
-		host_list(sc, prog, v->text, v->len, fs);
-	} else if (opt_is(v, 'h', NULL) || opt_is(v, 'g', "group") || opt_is(v, 0, "hostfile")) {
-		fs->hidden = true;
-	} else if (opt_is(v, 'e', "extra-vars") &&
-	           (memmem(v->text, v->len, "ansible_host", 12) != NULL)) {
-		host_list(sc, prog, v->text, v->len, fs);
-	}
-}
-
-static void prog_fleet(struct scan *sc, const char *prog, const struct sh_word *w, size_t n)
-{
-	struct fleet_state fs = {0};
-	const struct sh_word *ops[8];
-	size_t nops;
-	bool ansible = strcmp(prog, "ansible") == 0 || strncmp(prog, "ansible-", 8) == 0;
-
-	parse_opts(sc, prog, w, n, ansible ? "iluMmaefBPtoTkK" : "hHlpotxXOwgmeEIcRbfF",
-	           ansible ? "inventory inventory-file limit module-name args extra-vars forks "
-	                     "user become-user private-key timeout connection vault-id "
-	                     "vault-password-file tags skip-tags start-at-task ssh-common-args "
-	                     "ssh-extra-args"
-	                   : "host hosts user timeout outdir errdir par options",
-	           fleet_opt, &fs, ops, &nops, 8);
-	if (ansible && strcmp(prog, "ansible") == 0 && nops > 0 && lit(ops[0]))
-		host_list(sc, prog, ops[0]->text, ops[0]->len, &fs);
-	if (!ansible && strcmp(prog, "pdsh") != 0 && strcmp(prog, "clush") != 0 && nops > 0 &&
-	    fs.found == 0)
-		fs.hidden = true;
-	if (fs.hidden || fs.found == 0 || ansible) {
-		struct reach *r = add(sc, REACH_HIDDEN, prog);
-		if (r != NULL)
-			r->dest =
-			    xstrdup(ansible ? "hosts from its inventory" : "hosts from a list");
-	}
-}
-
-/* ---------------------------------------------------------------- raw sockets */
-
-static void nc_opt(struct scan *sc, const char *prog, const struct opt_value *v, void *arg)
-{
-	bool *listen = arg;
-
-	if (v->opt == 'l' || v->opt == 'U' || opt_is(v, 0, "listen"))
-		*listen = true;
-	if (v->text != NULL && (opt_is(v, 'x', "proxy")))
-		value_dest(sc, prog, v);
-	if (v->text != NULL && (opt_is(v, 'e', "exec") || opt_is(v, 'c', "sh-exec")))
-		value_code(sc, v);
-}
-
-static void prog_nc(struct scan *sc, const char *prog, const struct sh_word *w, size_t n)
-{
-	const struct sh_word *ops[4];
-	size_t nops;
-	bool listen = false;
-
-	parse_opts(sc, prog, w, n, "bceIiMmOPpqsTVwXx",
-	           "proxy exec sh-exec source source-port wait idle-timeout proxy-type proxy-auth",
-	           nc_opt, &listen, ops, &nops, 2);
-	if (listen || nops == 0)
-		return;
-	if (!lit(ops[0])) {
-		add_computed(sc, prog, ops[0]);
-		return;
-	}
-	add_dest(sc, prog, ops[0]->text, ops[0]->len,
-	         nops > 1 && lit(ops[1]) ? parse_port(ops[1]->text, ops[1]->len) : 0, REACH_DEST);
-}
-
-static void prog_telnet(struct scan *sc, const char *prog, const struct sh_word *w, size_t n)
-{
-	const struct sh_word *ops[4];
-	size_t nops;
-	bool unused = false;
-
-	parse_opts(sc, prog, w, n, "belnXk", NULL, nc_opt, &unused, ops, &nops, 2);
-	if (nops == 0)
-		return;
-	if (!lit(ops[0])) {
-		add_computed(sc, prog, ops[0]);
-		return;
-	}
-	add_dest(sc, prog, ops[0]->text, ops[0]->len,
-	         nops > 1 && lit(ops[1]) ? parse_port(ops[1]->text, ops[1]->len) : 0, REACH_DEST);
-}
-
-/* One socat address: TYPE:params[,options] */
-static void socat_addr(struct scan *sc, const char *prog, const struct sh_word *x)
-{
-	const char *t = x->text, *end, *colon;
-	size_t len = x->len, tl;
-	const char *part[4];
-	size_t plen[4], np = 0;
-
-	if (!lit(x)) {
-		add_computed(sc, prog, x);
-		return;
-	}
-	colon = memchr(t, ':', len);
-	if (colon == NULL)
-		return; /* STDIO, -, a file name */
-	tl = (size_t)(colon - t);
-	if ((tl == 4 && strncasecmp(t, "exec", 4) == 0) ||
-	    (tl == 6 && strncasecmp(t, "system", 6) == 0)) {
-		const char *comma = memchr(colon + 1, ',', len - tl - 1);
-		size_t cl = comma ? (size_t)(comma - colon - 1) : len - tl - 1;
-		scan_text(sc, colon + 1, cl);
-		return;
-	}
-	if (!(strncasecmp(t, "tcp", 3) == 0 || strncasecmp(t, "udp", 3) == 0 ||
-	      strncasecmp(t, "sctp", 4) == 0 || strncasecmp(t, "ssl", 3) == 0 ||
-	      strncasecmp(t, "openssl", 7) == 0 || strncasecmp(t, "socks", 5) == 0 ||
-	      strncasecmp(t, "proxy", 5) == 0 || strncasecmp(t, "dccp", 4) == 0))
-		return;
-	if (memmem(t, tl, "listen", 6) || memmem(t, tl, "LISTEN", 6) || memmem(t, tl, "recv", 4) ||
-	    memmem(t, tl, "RECV", 4))
-		return;
-	end = t + len;
-	{
-		const char *p = colon + 1;
-
-		while (p <= end && np < 4) {
-			const char *st = p;
-
-			if (p < end && *p == '[') {
-				const char *rb = memchr(p, ']', (size_t)(end - p));
-				p = rb ? rb + 1 : end;
-			}
-			while (p < end && *p != ':' && *p != ',')
-				p++;
-			part[np] = st;
-			plen[np++] = (size_t)(p - st);
-			if (p >= end || *p == ',')
-				break;
-			p++;
-		}
-	}
-	if (np >= 1)
-		add_dest(sc, prog, part[0], plen[0], np > 1 ? parse_port(part[1], plen[1]) : 0,
-		         REACH_DEST);
-	if ((strncasecmp(t, "socks", 5) == 0 || strncasecmp(t, "proxy", 5) == 0) && np >= 2)
-		add_dest(sc, prog, part[1], plen[1], np > 2 ? parse_port(part[2], plen[2]) : 0,
-		         REACH_DEST);
-}
-
-static void prog_socat(struct scan *sc, const char *prog, const struct sh_word *w, size_t n)
-{
-	for (size_t i = 1; i < n; i++)
-		if (!(lit(&w[i]) && w[i].len > 1 && w[i].text[0] == '-'))
-			socat_addr(sc, prog, &w[i]);
-}
-
-/* ---------------------------------------------------------------- HTTP clients */
-
-/* --resolve HOST:PORT:ADDR[,ADDR]... or --connect-to HOST1:PORT1:HOST2:PORT2:
- * the hosts and addresses in it are destinations. */
-static size_t field_end(const char *t, size_t i, size_t len)
-{
-	if (i < len && t[i] == '[') {
-		const char *rb = memchr(t + i, ']', len - i);
-		return rb ? (size_t)(rb - t) + 1 : len;
-	}
-	while (i < len && t[i] != ':')
-		i++;
-	return i;
-}
-
-static void resolve_spec(struct scan *sc, const char *prog, const char *t, size_t len,
-                         bool connect_to)
-{
-	size_t e, st = 0;
-
-	if (len > 0 && (t[0] == '+' || t[0] == '-'))
-		st = 1; /* --resolve +host:... / -host:... */
-	e = field_end(t, st, len);
-	if (e > st)
-		add_dest(sc, prog, t + st, e - st, 0, REACH_DEST);
-	if (e >= len)
-		return;
-	e = field_end(t, e + 1, len); /* the port */
-	if (e >= len)
-		return;
-	st = e + 1;
-	if (connect_to) {
-		/* HOST2:PORT2, HOST2 bracketed when it is IPv6 */
-		const char *last = memrchr(t + st, ':', len - st);
-		size_t hl = last ? (size_t)(last - (t + st)) : len - st;
-
-		if (hl > 0)
-			add_dest(sc, prog, t + st, hl, 0, REACH_DEST);
-		return;
-	}
-	while (st < len) {
-		const char *comma = memchr(t + st, ',', len - st);
-		size_t l = comma ? (size_t)(comma - (t + st)) : len - st;
-
-		if (l > 0)
-			add_dest(sc, prog, t + st, l, 0, REACH_DEST);
-		st += l + 1;
-	}
-}
-
-static void http_opt(struct scan *sc, const char *prog, const struct opt_value *v, void *arg)
-{
-	bool *hidden = arg;
-
-	if (v->text == NULL)
-		return;
-	if (opt_is(v, 'x', "proxy") || opt_is(v, 0, "preproxy") || opt_is(v, 0, "socks4") ||
-	    opt_is(v, 0, "socks4a") || opt_is(v, 0, "socks5") || opt_is(v, 0, "socks5-hostname") ||
-	    opt_is(v, 0, "url") || opt_is(v, 0, "http-proxy") || opt_is(v, 0, "https-proxy")) {
-		const char *h;
-		size_t hl;
-		int port;
-
-		if (v->computed) {
-			value_dest(sc, prog, v);
-		} else if (parse_url(v->text, v->len, &h, &hl, &port)) {
-			add_dest(sc, prog, h, hl, port, REACH_DEST);
-		} else {
-			split_hostport(v->text, v->len, &h, &hl, &port);
-			add_dest(sc, prog, h, hl, port, REACH_DEST);
-		}
-	} else if (opt_is(v, 0, "resolve") || opt_is(v, 0, "connect-to")) {
-		/* host:port:addr[,addr] / host1:port1:host2:port2: both ends count */
-		if (v->computed) {
-			value_dest(sc, prog, v);
-			return;
-		}
-		resolve_spec(sc, prog, v->text, v->len, opt_is(v, 0, "connect-to"));
-	} else if (opt_is(v, 'K', "config") ||
-	           (opt_is(v, 'i', "input-file") && strcmp(prog, "wget") == 0)) {
-		*hidden = true;
-	} else if (opt_is(v, 'e', "execute") && strcmp(prog, "wget") == 0) {
-		/* wget -e http_proxy=host:port */
-		const char *eq = memchr(v->text, '=', v->len);
-		if (eq != NULL && memmem(v->text, (size_t)(eq - v->text), "proxy", 5)) {
-			struct opt_value pv = *v;
-			pv.name = "proxy";
-			pv.namelen = 5;
-			pv.opt = 0;
-			pv.text = eq + 1;
-			pv.len = v->len - (size_t)(eq + 1 - v->text);
-			http_opt(sc, prog, &pv, arg);
-		}
-	}
-}
-
-static void http_url(struct scan *sc, const char *prog, const struct sh_word *x)
-{
-	const char *h;
-	size_t hl;
-	int port;
-
-	if (!lit(x)) {
-		if (x->prefix == 0 || memmem(x->text, x->prefix, "://", 3) != NULL ||
-		    memchr(x->text, '/', x->prefix) == NULL)
-			add_computed(sc, prog, x);
-		return;
-	}
-	if (parse_url(x->text, x->len, &h, &hl, &port)) {
-		add_dest(sc, prog, h, hl, port, REACH_DEST);
-		return;
-	}
-	if (x->len > 0 && x->text[0] == ':') {
-		/* httpie's :8006/path is localhost */
-		add_dest(sc, prog, "localhost", 9, parse_port(x->text + 1, x->len - 1), REACH_DEST);
-		return;
-	}
-	split_hostport(x->text, x->len, &h, &hl, &port);
-	add_dest(sc, prog, h, hl, port, REACH_DEST);
-}
-
-static void prog_http(struct scan *sc, const char *prog, const struct sh_word *w, size_t n)
-{
-	static const char curl_long[] =
-	    "data data-raw data-binary data-urlencode data-ascii header output request user "
-	    "user-agent referer cookie cookie-jar form form-string max-time connect-timeout proxy "
-	    "resolve connect-to url config write-out upload-file cacert capath cert key retry "
-	    "range interface dns-servers doh-url json output-dir unix-socket "
-	    "abstract-unix-socket proxy-user noproxy limit-rate max-filesize aws-sigv4 "
-	    "oauth2-bearer pass ciphers continue-at dump-header trace trace-ascii stderr "
-	    "local-port preproxy socks4 socks4a socks5 socks5-hostname retry-delay "
-	    "retry-max-time expect100-timeout speed-limit speed-time max-redirs "
-	    "proxy-header variable url-query etag-save etag-compare";
-	static const char wget_long[] =
-	    "output-document output-file append-output execute input-file base tries timeout "
-	    "wait user password header user-agent referer post-data post-file body-data "
-	    "body-file method directory-prefix load-cookies save-cookies level "
-	    "ca-certificate certificate private-key limit-rate bind-address "
-	    "http-user http-password proxy-user proxy-password accept reject domains "
-	    "exclude-domains include-directories exclude-directories";
-	bool curl = strcmp(prog, "curl") == 0, wget = strcmp(prog, "wget") == 0;
-	bool httpie = !curl && !wget &&
-	              (strcmp(prog, "http") == 0 || strcmp(prog, "https") == 0 ||
-	               strcmp(prog, "xh") == 0 || strcmp(prog, "xhs") == 0);
-	const struct sh_word *ops[64];
-	size_t nops;
-	bool hidden = false;
-
-	parse_opts(sc, prog, w, n,
-	           curl   ? "AbcCdDeEFHKmoPQrtTuUwxXYyz"
-	           : wget ? "OoaeiBtTwQPUlDAR"
-	                  : "aAbhfjpv",
-	           curl ? curl_long
-	           : wget
-	               ? wget_long
-	               : "auth auth-type session session-read-only output print proxy verify cert "
-	                 "cert-key timeout",
-	           http_opt, &hidden, ops, &nops, 64);
-	if (httpie) {
-		size_t k = 0;
-
-		/* [METHOD] URL [items]: only the URL is a destination */
-		if (k < nops && lit(ops[k]) && ops[k]->len > 0 &&
-		    strspn(ops[k]->text, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == ops[k]->len)
-			k++;
-		if (k < nops)
-			http_url(sc, prog, ops[k]);
-	} else {
-		for (size_t k = 0; k < nops; k++)
-			http_url(sc, prog, ops[k]);
-	}
-	if (hidden) {
-		struct reach *r = add(sc, REACH_HIDDEN, prog);
-		if (r != NULL)
-			r->dest = xstrdup("URLs from a file");
-	}
-}
-
-/* ---------------------------------------------------------------- git */
-
-static void git_opt(struct scan *sc, const char *prog, const struct opt_value *v, void *arg)
-{
-	(void)prog;
-	(void)arg;
-	/* git -c core.sshCommand='ssh -o ProxyCommand=...' */
-	if (v->text != NULL && v->opt == 'c' && !v->computed) {
-		const char *eq = memchr(v->text, '=', v->len);
-		if (eq != NULL && strncasecmp(v->text, "core.sshcommand", 15) == 0)
-			scan_text(sc, eq + 1, v->len - (size_t)(eq + 1 - v->text));
-	}
-}
-
-static void prog_git(struct scan *sc, const char *prog, const struct sh_word *w, size_t n)
-{
-	const struct sh_word *ops[64];
-	size_t nops;
-
-	parse_opts(sc, prog, w, n, "cC", NULL, git_opt, NULL, ops, &nops, 64);
-	for (size_t k = 0; k < nops; k++) {
-		const char *h;
-		size_t hl;
-
-		if (!lit(ops[k]))
-			continue;
-		if (url_dest(sc, prog, ops[k], REACH_DEST))
-			continue;
-		if (remote_operand(ops[k]->text, ops[k]->len, &h, &hl)) {
-			/* user@host:repo is ssh; rev:path (HEAD:README) is not: a name
-			 * without @ or a dot matters only when it is managed */
-			bool hosty = memchr(h, '@', hl) || memchr(h, '.', hl);
-			struct reach *r =
-			    add_dest(sc, prog, h, hl, 0, hosty ? REACH_DEST : REACH_NAMED);
-			if (r != NULL && r->kind == REACH_DEST)
-				r->ssh_config = true;
-		}
-	}
+	reach_scan_text(sc, v->text, v->len);
 }
 
 /* ---------------------------------------------------------------- dispatch */
@@ -1363,9 +554,6 @@ static bool standard_dir(const char *w, size_t dirlen)
 	return false;
 }
 
-static bool in_list(const char *name, const char *const *list);
-static bool reaching_program(const char *name);
-
 /* What echo/printf print inside the command substitutions of a spelling,
  * read as code: the bodies are parsed by the classifier's reading, and each
  * echo or printf of literal words contributes its output. */
@@ -1380,24 +568,24 @@ static void printed_program(void *ctx, const struct sh_word *w, size_t n, bool e
 	bool is_printf;
 
 	(void)extra;
-	if (n == 0 || !lit(&w[0]))
+	if (n == 0 || !reach_lit(&w[0]))
 		return;
 	is_printf = w[0].len == 6 && memcmp(w[0].text, "printf", 6) == 0;
 	if (!is_printf && !(w[0].len == 4 && memcmp(w[0].text, "echo", 4) == 0))
 		return;
-	if (is_printf && n > 1 && lit(&w[1]) && memchr(w[1].text, '%', w[1].len))
+	if (is_printf && n > 1 && reach_lit(&w[1]) && memchr(w[1].text, '%', w[1].len))
 		i = 2; /* printf %s ARGS: the arguments are the output */
-	while (!is_printf && i < n && lit(&w[i]) && w[i].len == 2 && w[i].text[0] == '-')
+	while (!is_printf && i < n && reach_lit(&w[i]) && w[i].len == 2 && w[i].text[0] == '-')
 		i++; /* echo -n / -e */
 	for (; i < n; i++) {
 		buf_putc(&pr->out, ' ');
-		if (lit(&w[i]))
+		if (reach_lit(&w[i]))
 			buf_append(&pr->out, w[i].text, w[i].len);
 	}
 	buf_putc(&pr->out, '\n');
 }
 
-static void printed_code(struct scan *sc, const char *raw, size_t len)
+static void printed_code(struct reach_ctx *sc, const char *raw, size_t len)
 {
 	struct printed pr = {.out = BUF_INIT};
 	struct classifier_observer obs = {.program = printed_program, .ctx = &pr};
@@ -1408,23 +596,24 @@ static void printed_code(struct scan *sc, const char *raw, size_t len)
 	classifier_observe(sc->c, TARGET_PROXMOX_HOST, raw, len, &obs, &v);
 	verdict_free(&v);
 	if (pr.out.len > 0)
-		scan_text(sc, buf_str(&pr.out), pr.out.len);
+		reach_scan_text(sc, buf_str(&pr.out), pr.out.len);
 	buf_free(&pr.out);
 }
 
 /* A runner's command: the first word naming a program that reaches or a
  * shell is read from there; an argument with spaces is read as code. */
-static void runner(struct scan *sc, const struct sh_word *w, size_t n, bool extra)
+static void runner(struct reach_ctx *sc, const struct sh_word *w, size_t n, bool extra)
 {
 	for (size_t i = 1; i < n; i++) {
 		const char *t = w[i].text, *slash;
 		char base[64];
 		size_t bl;
 
-		if (!lit(&w[i])) {
+		if (!reach_lit(&w[i])) {
 			if (memmem(w[i].raw, w[i].raw_len, "$(", 2) ||
 			    memchr(w[i].raw, '`', w[i].raw_len))
-				named_tokens(sc, "a computed command", w[i].raw, w[i].raw_len);
+				reach_named_tokens(sc, "a computed command", w[i].raw,
+				                   w[i].raw_len);
 			continue;
 		}
 		slash = memrchr(t, '/', w[i].len);
@@ -1440,26 +629,26 @@ static void runner(struct scan *sc, const struct sh_word *w, size_t n, bool extr
 				for (size_t k = i; k < n; k++) {
 					if (k > i)
 						buf_putc(&b, ' ');
-					if (lit(&w[k]))
+					if (reach_lit(&w[k]))
 						shellquote_append(&b, w[k].text, w[k].len);
 					else
 						buf_append(&b, w[k].raw, w[k].raw_len);
 				}
 				if (extra)
 					buf_puts(&b, " \"$EXTRA\""); /* xargs: unseen arguments */
-				scan_text(sc, buf_str(&b), b.len);
+				reach_scan_text(sc, buf_str(&b), b.len);
 				buf_free(&b);
 				return;
 			}
 		}
 		if (memchr(t, ' ', w[i].len) != NULL)
-			scan_text(sc, t, w[i].len);
+			reach_scan_text(sc, t, w[i].len);
 	}
 }
 
-static void on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
+void reach_on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
 {
-	struct scan *sc = ctx;
+	struct reach_ctx *sc = ctx;
 	char name[64];
 	const char *slash;
 	size_t nl;
@@ -1467,14 +656,15 @@ static void on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
 
 	if (n == 0 || sc->failed)
 		return;
-	if (!lit(&w[0])) {
+	if (!reach_lit(&w[0])) {
 		/* $CMD host, ssh${IFS}node: the program is known only at run time; a
 		 * managed name in its spelling or among its words still denies */
 		sc->computed_program = true;
-		named_tokens(sc, "a computed program", w[0].raw, w[0].raw_len);
+		reach_named_tokens(sc, "a computed program", w[0].raw, w[0].raw_len);
 		for (size_t i = 1; i < n; i++)
-			named_tokens(sc, "a computed program", lit(&w[i]) ? w[i].text : w[i].raw,
-			             lit(&w[i]) ? w[i].len : w[i].raw_len);
+			reach_named_tokens(sc, "a computed program",
+			                   reach_lit(&w[i]) ? w[i].text : w[i].raw,
+			                   reach_lit(&w[i]) ? w[i].len : w[i].raw_len);
 		return;
 	}
 	slash = memrchr(w[0].text, '/', w[0].len);
@@ -1489,84 +679,86 @@ static void on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
 		 * node')"): what echo/printf in it print is read as code, and a
 		 * managed name anywhere in its spelling counts */
 		for (size_t i = 1; i < n; i++)
-			if (!lit(&w[i]) && (memmem(w[i].raw, w[i].raw_len, "$(", 2) ||
-			                    memchr(w[i].raw, '`', w[i].raw_len))) {
-				named_tokens(sc, "a computed command", w[i].raw, w[i].raw_len);
+			if (!reach_lit(&w[i]) && (memmem(w[i].raw, w[i].raw_len, "$(", 2) ||
+			                          memchr(w[i].raw, '`', w[i].raw_len))) {
+				reach_named_tokens(sc, "a computed command", w[i].raw,
+				                   w[i].raw_len);
 				printed_code(sc, w[i].raw, w[i].raw_len);
 			}
 	}
 	if (in_list(name, local_pve)) {
-		struct reach *r = add(sc, REACH_LOCAL_PVE, name);
+		struct reach *r = reach_add(sc, REACH_LOCAL_PVE, name);
 		(void)r;
 		return;
 	}
 	if (in_list(name, ssh_family)) {
-		prog_ssh(sc, name, w, n);
+		reach_prog_ssh(sc, name, w, n);
 		if (extra)
-			add_computed(sc, name, &w[0]); /* xargs ssh, xargs -I{} ssh {} */
+			reach_add_computed(sc, name, &w[0]); /* xargs ssh, xargs -I{} ssh {} */
 		return;
 	}
 	if (strcmp(name, "scp") == 0 || strcmp(name, "sftp") == 0) {
-		prog_scp(sc, name, w, n);
+		reach_prog_scp(sc, name, w, n);
 		if (extra)
-			add_computed(sc, name, &w[0]);
+			reach_add_computed(sc, name, &w[0]);
 		return;
 	}
 	if (strcmp(name, "rsync") == 0) {
-		prog_rsync(sc, name, w, n);
+		reach_prog_rsync(sc, name, w, n);
 		if (extra)
-			add_computed(sc, name, &w[0]);
+			reach_add_computed(sc, name, &w[0]);
 		return;
 	}
 	if (strcmp(name, "mosh") == 0) {
-		prog_mosh(sc, name, w, n);
+		reach_prog_mosh(sc, name, w, n);
 		return;
 	}
 	if (strcmp(name, "sshpass") == 0) {
-		prog_sshpass(sc, w, n, extra);
+		reach_prog_sshpass(sc, w, n, extra);
 		return;
 	}
 	if (strcmp(name, "ansible") == 0 || strcmp(name, "ansible-playbook") == 0 ||
 	    strcmp(name, "ansible-console") == 0 || strcmp(name, "ansible-runner") == 0 ||
 	    in_list(name, fleet)) {
-		prog_fleet(sc, name, w, n);
+		reach_prog_fleet(sc, name, w, n);
 		return;
 	}
 	if (in_list(name, netcat)) {
-		prog_nc(sc, name, w, n);
+		reach_prog_nc(sc, name, w, n);
 		if (extra)
-			add_computed(sc, name, &w[0]);
+			reach_add_computed(sc, name, &w[0]);
 		return;
 	}
 	if (strcmp(name, "telnet") == 0) {
-		prog_telnet(sc, name, w, n);
+		reach_prog_telnet(sc, name, w, n);
 		return;
 	}
 	if (strcmp(name, "socat") == 0) {
-		prog_socat(sc, name, w, n);
+		reach_prog_socat(sc, name, w, n);
 		return;
 	}
 	if (in_list(name, http_clients)) {
-		prog_http(sc, name, w, n);
+		reach_prog_http(sc, name, w, n);
 		if (extra)
-			add_computed(sc, name, &w[0]);
+			reach_add_computed(sc, name, &w[0]);
 		return;
 	}
 	if (strcmp(name, "git") == 0) {
-		prog_git(sc, name, w, n);
+		reach_prog_git(sc, name, w, n);
 		return;
 	}
 	if (strcmp(name, "ssh-keyscan") == 0) {
 		const struct sh_word *ops[32];
 		size_t nops;
-		struct fleet_state fs = {0};
+		struct reach_fleet fs = {0};
 
-		parse_opts(sc, name, w, n, "fpTtO", NULL, fleet_opt, &fs, ops, &nops, 32);
+		reach_parse_opts(sc, name, w, n, "fpTtO", NULL, reach_fleet_opt, &fs, ops, &nops,
+		                 32);
 		for (size_t k = 0; k < nops; k++) {
-			if (!lit(ops[k]))
-				add_computed(sc, name, ops[k]);
+			if (!reach_lit(ops[k]))
+				reach_add_computed(sc, name, ops[k]);
 			else
-				host_list(sc, name, ops[k]->text, ops[k]->len, &fs);
+				reach_host_list(sc, name, ops[k]->text, ops[k]->len, &fs);
 		}
 		return;
 	}
@@ -1578,51 +770,52 @@ static void on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
 	 * standard directories (a copied ssh), any host-like word, counts when
 	 * it is managed. */
 	for (size_t i = 1; i < n; i++) {
-		if (!lit(&w[i]))
+		if (!reach_lit(&w[i]))
 			continue;
 		if (odd_place)
-			named_tokens(sc, name, w[i].text, w[i].len);
+			reach_named_tokens(sc, name, w[i].text, w[i].len);
 		else if (memmem(w[i].text, w[i].len, "://", 3) != NULL)
-			url_dest(sc, name, &w[i], REACH_NAMED);
+			reach_url_dest(sc, name, &w[i], REACH_NAMED);
 	}
 }
 
 /* bash opens /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT as connections. */
 static void on_redirect(void *ctx, const struct sh_word *w)
 {
-	struct scan *sc = ctx;
-	const char *t = lit(w) ? w->text : w->raw;
-	size_t len = lit(w) ? w->len : w->raw_len;
+	struct reach_ctx *sc = ctx;
+	const char *t = reach_lit(w) ? w->text : w->raw;
+	size_t len = reach_lit(w) ? w->len : w->raw_len;
 	const char *h, *slash;
 
 	if (len < 10 || (memcmp(t, "/dev/tcp/", 9) != 0 && memcmp(t, "/dev/udp/", 9) != 0))
 		return;
-	if (!lit(w)) {
-		add_computed(sc, "bash /dev/tcp", w);
+	if (!reach_lit(w)) {
+		reach_add_computed(sc, "bash /dev/tcp", w);
 		return;
 	}
 	h = t + 9;
 	slash = memchr(h, '/', len - 9);
-	add_dest(sc, "bash /dev/tcp", h, slash ? (size_t)(slash - h) : len - 9,
-	         slash ? parse_port(slash + 1, len - (size_t)(slash + 1 - t)) : 0, REACH_DEST);
+	reach_add_dest(sc, "bash /dev/tcp", h, slash ? (size_t)(slash - h) : len - 9,
+	               slash ? reach_parse_port(slash + 1, len - (size_t)(slash + 1 - t)) : 0,
+	               REACH_DEST);
 }
 
 static void on_opaque(void *ctx, const char *text, size_t len)
 {
-	struct scan *sc = ctx;
+	struct reach_ctx *sc = ctx;
 
-	named_tokens(sc, "inline code", text, len);
+	reach_named_tokens(sc, "inline code", text, len);
 }
 
-static void scan_text(struct scan *sc, const char *text, size_t len)
+void reach_scan_text(struct reach_ctx *sc, const char *text, size_t len)
 {
-	struct classifier_observer obs = {on_program, on_opaque, on_redirect, sc};
+	struct classifier_observer obs = {reach_on_program, on_opaque, on_redirect, sc};
 	struct verdict v = VERDICT_INIT;
 
 	if (sc->failed)
 		return;
 	if (sc->depth >= SCAN_MAX_DEPTH) {
-		struct reach *r = add(sc, REACH_COMPUTED, "command");
+		struct reach *r = reach_add(sc, REACH_COMPUTED, "command");
 		if (r != NULL)
 			r->dest = xstrdup("code nested too deeply to read");
 		return;
@@ -1638,7 +831,7 @@ static void scan_text(struct scan *sc, const char *text, size_t len)
 
 int reach_scan(const struct classifier *c, const char *command, size_t len, struct reach_list *out)
 {
-	struct scan sc = {.c = c, .out = out};
+	struct reach_ctx sc = {.c = c, .out = out};
 
 	out->err[0] = '\0';
 	if (c == NULL || command == NULL) {
@@ -1650,16 +843,16 @@ int reach_scan(const struct classifier *c, const char *command, size_t len, stru
 		         "the command is %zu bytes, more than airlock reads", len);
 		return -1;
 	}
-	scan_text(&sc, command, len);
+	reach_scan_text(&sc, command, len);
 	/* c=ssh_node; IFS=_; $c -- set -- ssh node; "$@": the program and its
 	 * words come from values assigned anywhere in the command, so a
 	 * managed name anywhere in it counts */
 	if (sc.computed_program && !sc.failed) {
-		named_tokens(&sc, "a computed program", command, len);
+		reach_named_tokens(&sc, "a computed program", command, len);
 		/* a changed IFS splits words anywhere (IFS=_; c=ssh_node; $c):
 		 * what runs cannot be read */
 		if (memmem(command, len, "IFS", 3) != NULL) {
-			struct reach *r = add(&sc, REACH_COMPUTED, "a program");
+			struct reach *r = reach_add(&sc, REACH_COMPUTED, "a program");
 			if (r != NULL)
 				r->dest = xstrdup("a command split by a changed IFS");
 		}
