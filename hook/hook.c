@@ -301,7 +301,16 @@ static void decide_bash(const struct event *ev, struct db *db, struct answer *a,
 		    "airlock hook: Bash event without tool_input.command: denied (fail closed).");
 		return;
 	}
-	cJSON_AddStringToObject(detail, "command", cmd->valuestring);
+	{
+		/* the history keeps the first 8 KiB (hook_event takes 64 KiB of detail) */
+		size_t n = strlen(cmd->valuestring);
+		char *head = xstrndup(cmd->valuestring, n > 8192 ? 8192 : n);
+
+		cJSON_AddStringToObject(detail, "command", head);
+		if (n > 8192)
+			cJSON_AddNumberToObject(detail, "command_bytes", (double)n);
+		free(head);
+	}
 	decide_command(cmd->valuestring, db, a, detail);
 }
 

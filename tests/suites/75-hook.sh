@@ -98,6 +98,10 @@ check_out "history: agent, tool, decision, reason, the command and the mode" \
 	'^hermes\|Bash\|deny\|t\|ssh -p 2222 root@127.0.0.1 apt-get install -y nfs-kernel-server\|bypassPermissions$' \
 	psql -tAc "SELECT agent, tool, decision, reason LIKE '%proxmox-host:hubris%', detail->>'command', detail->>'permission_mode'
 		FROM airlock.hook_events ORDER BY id DESC LIMIT 1"
+python3 -c 'import json; print(json.dumps({"session_id":"s75","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ssh hubris " + "x" * 200000}}))' | "${HOOK[@]}" >/dev/null 2>&1
+check_eq "history: a 200 kB command is recorded too, its first 8 KiB" '8192|200011' \
+	"$(psql -tAc "SELECT length(detail->>'command') || '|' || (detail->>'command_bytes') FROM airlock.hook_events ORDER BY id DESC LIMIT 1")"
+before=$((before + 1))
 bash_event "ls" | "${HOOK[@]}" >/dev/null 2>&1
 check_eq "history: no decision is not recorded" $((before + 1)) "$(psql -tAc "SELECT count(*) FROM airlock.hook_events")"
 check_out "log: one key=value line per decision" 'evt=hook.decision session=s75 tool=Bash decision=deny why=managed_destination ms=[0-9]+ recorded=1' \
