@@ -25,7 +25,7 @@ SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 ASAN_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) -I. $(PKG_CFLAGS) $(SAN)
 
 B         := build
-MODDIRS   := lib classifier store transport zerto worker mcp cli
+MODDIRS   := lib classifier store transport zerto worker mcp hook cli
 SRC       := $(wildcard $(addsuffix /*.c,$(MODDIRS)))
 LIBSRC    := $(filter-out %/main.c,$(SRC))
 LIBOBJ    := $(LIBSRC:%.c=$(B)/obj/%.o)

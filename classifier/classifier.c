@@ -81,8 +81,9 @@ static size_t invisible_chars(const char *s, size_t len, char *out, size_t outle
 	return found;
 }
 
-int classifier_classify(const struct classifier *c, enum target_type t, const char *command,
-                        size_t len, enum risk_class declared, struct verdict *out)
+static int classify(const struct classifier *c, enum target_type t, const char *command, size_t len,
+                    enum risk_class declared, struct verdict *out,
+                    const struct classifier_observer *obs)
 {
 	struct judge j;
 
@@ -90,6 +91,7 @@ int classifier_classify(const struct classifier *c, enum target_type t, const ch
 	    (unsigned)t >= TARGET_TYPE_COUNT)
 		return -1;
 	memset(&j, 0, sizeof(j));
+	j.obs = obs;
 	j.p = c->p;
 	j.v = out;
 	j.a = verdict_begin(out);
@@ -123,4 +125,18 @@ int classifier_classify(const struct classifier *c, enum target_type t, const ch
 		judge_reason(&j, NULL, "empty-command", "nothing to run", RISK_READ_ONLY, t);
 	verdict_finish(out);
 	return 0;
+}
+
+int classifier_classify(const struct classifier *c, enum target_type t, const char *command,
+                        size_t len, enum risk_class declared, struct verdict *out)
+{
+	return classify(c, t, command, len, declared, out, NULL);
+}
+
+int classifier_observe(const struct classifier *c, enum target_type t, const char *command,
+                       size_t len, const struct classifier_observer *obs, struct verdict *scratch)
+{
+	if (obs == NULL)
+		return -1;
+	return classify(c, t, command, len, RISK_READ_ONLY, scratch, obs);
 }

@@ -13,6 +13,7 @@
 #include "classifier/policy.h"
 #include "classifier/verdict.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Recorded with each verdict; bump when the same policy could classify a
@@ -34,5 +35,30 @@ struct classifier *classifier_new(const struct policy *p, char *err, size_t errl
 int classifier_classify(const struct classifier *c, enum target_type t, const char *command,
                         size_t len, enum risk_class declared, struct verdict *out);
 void classifier_free(struct classifier *c); /* NULL is a no-op */
+
+struct sh_word;
+
+/* What classifier_observe() reports while it reads a command the way
+ * classifier_classify() does (wrappers, sh -c, substitutions, pipelines,
+ * here-docs fed to shells, ssh's remote command...).  Either callback may be
+ * NULL.  Pointers are valid only during the call. */
+struct classifier_observer {
+	/* A program the command may run: w[0] is the program word as spelled
+	 * (possibly computed, see shparse.h), w[1..n) its arguments; extra: more
+	 * arguments nobody can see are appended (xargs). */
+	void (*program)(void *ctx, const struct sh_word *w, size_t n, bool extra);
+	/* Code the reading could not follow (python3 -c, a parse failure). */
+	void (*opaque)(void *ctx, const char *text, size_t len);
+	/* The target word of every redirection (< > >> <> >& ...): bash opens
+	 * /dev/tcp/HOST/PORT as a connection. */
+	void (*redirect)(void *ctx, const struct sh_word *target);
+	void *ctx;
+};
+
+/* Reads command[0..len) for a target of type t and reports to obs; the
+ * classification itself lands in *scratch (as for classifier_classify).
+ * Returns 0, or -1 for invalid arguments. */
+int classifier_observe(const struct classifier *c, enum target_type t, const char *command,
+                       size_t len, const struct classifier_observer *obs, struct verdict *scratch);
 
 #endif

@@ -869,6 +869,8 @@ void judge_opaque(struct judge *j, struct judge_seg *s, const char *what, const 
 	judge_reason(j, s, "opaque-code", what, j->p->opaque_code, t);
 	if (text == NULL)
 		return;
+	if (j->obs != NULL && j->obs->opaque != NULL)
+		j->obs->opaque(j->obs->ctx, text, len);
 	judge_scan_words(j, s, text, len, t);
 	if (memchr(text, '\'', len) || memchr(text, '"', len) || memchr(text, '\\', len)) {
 		/* mk''fs, re"bo"ot, \reboot: the words after quote removal too */

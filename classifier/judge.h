@@ -5,6 +5,7 @@
 #define AIRLOCK_JUDGE_H
 
 #include "classifier/classes.h"
+#include "classifier/classifier.h"
 #include "classifier/policy_int.h"
 #include "classifier/shparse.h"
 #include "classifier/verdict.h"
@@ -57,7 +58,8 @@ struct judge {
 	size_t nassigns;
 	struct judge_file files[JUDGE_MAX_FILES];
 	size_t nfiles;
-	struct judge_seg spare; /* a segment when the scratch arena is full */
+	struct judge_seg spare;                /* a segment when the scratch arena is full */
+	const struct classifier_observer *obs; /* classifier_observe() only, else NULL */
 };
 
 /* The arguments a program gets; extra_unknown: more words nobody can see

@@ -623,6 +623,8 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 
 	if (n == 0)
 		return;
+	if (j->obs != NULL && j->obs->program != NULL)
+		j->obs->program(j->obs->ctx, w, n, extra);
 	if (name == NULL) {
 		const struct judge_file *f = judge_lit(w) ? walk_written_file(j, w) : NULL;
 
@@ -769,6 +771,9 @@ static void judge_redirs(struct judge *j, struct judge_seg *s, const struct sh_n
 	for (size_t i = 0; i < n->nredirs; i++) {
 		const struct sh_redir *r = &n->redirs[i];
 
+		if (j->obs != NULL && j->obs->redirect != NULL && r->op != SHR_HEREDOC &&
+		    r->op != SHR_HERESTRING)
+			j->obs->redirect(j->obs->ctx, &r->word);
 		switch (r->op) {
 		case SHR_IN:
 			secrets_read(j, s, &r->word, t);

@@ -24,6 +24,7 @@ static const struct command commands[] = {
     {"history", cli_history, "every event of one execution"},
     {"audit", cli_audit, "audit verify: check the event hash chain"},
     {"policy", cli_policy, "policy show: the classifier and gate policies in force"},
+    {"hook", cli_hook, "the agent host's PreToolUse gate (Claude Code); --install, --check"},
 };
 
 static void usage(FILE *f)

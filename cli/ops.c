@@ -529,6 +529,25 @@ int cli_show(int argc, char **argv)
 	return rc;
 }
 
+/* The scheduler's side-door checks that are raised, as a header: an
+ * operator reviewing requests must see that something went around them. */
+static void print_side_doors(struct store *s)
+{
+	PGresult *res =
+	    store_exec(s,
+	               "SELECT entity, name, coalesce(detail, '') FROM airlock.checks "
+	               "WHERE name IN ('access_outside_airlock', 'change_outside_airlock') "
+	               "AND status = 'failing' ORDER BY entity, name",
+	               0, NULL);
+
+	for (int r = 0; res != NULL && r < PQntuples(res); r++)
+		printf("!! %s on %s: %.400s\n", PQgetvalue(res, r, 1), PQgetvalue(res, r, 0),
+		       PQgetvalue(res, r, 2));
+	if (res != NULL && PQntuples(res) > 0)
+		printf("\n");
+	PQclear(res);
+}
+
 int cli_pending(int argc, char **argv)
 {
 	const char *usage = "airlock pending [--json] [--db CONNINFO]";
@@ -566,6 +585,8 @@ int cli_pending(int argc, char **argv)
 		store_close(s);
 		return rc;
 	}
+	if (!o.json)
+		print_side_doors(s);
 	if (o.json) {
 		if (PQntuples(res) > 0)
 			printf("%s\n", PQgetvalue(res, 0, 10));

@@ -144,7 +144,7 @@ static cJSON *tree_json(const struct yt_node *n)
 	return cJSON_CreateNull();
 }
 
-/* tools.yaml: {tools: [{server, tool, verdict: read_only|mutating, vm_arg?}]} */
+/* tools.yaml: {tools: [{server, tool, verdict: read_only|mutating|exec, vm_arg?}]} */
 static cJSON *check_tools(const struct seed_file *f)
 {
 	static const char *const top[] = {"tools", NULL};
@@ -169,8 +169,9 @@ static cJSON *check_tools(const struct seed_file *f)
 		    !want(f->path, t, "tool", YT_SCALAR, true) ||
 		    !(v = want(f->path, t, "verdict", YT_SCALAR, true)))
 			goto bad;
-		if (strcmp(v->scalar, "read_only") != 0 && strcmp(v->scalar, "mutating") != 0) {
-			fail_at(f->path, v, "verdict \"%s\" must be read_only or mutating",
+		if (strcmp(v->scalar, "read_only") != 0 && strcmp(v->scalar, "mutating") != 0 &&
+		    strcmp(v->scalar, "exec") != 0) {
+			fail_at(f->path, v, "verdict \"%s\" must be read_only, mutating or exec",
 			        v->scalar);
 			goto bad;
 		}

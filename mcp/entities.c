@@ -190,6 +190,9 @@ static const char *verdict_rule(const char *verdict)
 		       "exist "
 		       "before it runs; if it cannot be guarded, do not call it and ask your "
 		       "operator.";
+	if (strcmp(verdict, "exec") == 0)
+		return "It runs commands on a machine outside airlock: do not call it. Send the "
+		       "command through run with the target's slug instead.";
 	return "Nobody has classified this tool, and unknown does not mean safe. Ask your operator "
 	       "whether to take a rewind point first. If they say yes, guard, then call it; if "
 	       "they say no, call it and tell them plainly that it cannot be rewound.";
@@ -209,7 +212,7 @@ void mcp_entity_check_tool(struct mcp_db *db, const cJSON *args, struct mcp_call
 		return;
 	verdict = str_field(obj, "verdict");
 	if (strcmp(verdict, "read_only") != 0 && strcmp(verdict, "mutating") != 0 &&
-	    strcmp(verdict, "unknown") != 0) {
+	    strcmp(verdict, "exec") != 0 && strcmp(verdict, "unknown") != 0) {
 		/* Anything else is treated as the cautious answer. */
 		cJSON_DeleteItemFromObjectCaseSensitive(obj, "verdict");
 		cJSON_AddStringToObject(obj, "verdict", "unknown");

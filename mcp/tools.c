@@ -196,10 +196,11 @@ static const struct tool tools[] = {
     {"check_tool", "Classify another tool",
      "Before calling a tool on another MCP server that might touch a guest, ask what is "
      "known about it: read_only (call it), mutating (guard first: a rewind point before it "
-     "runs) or unknown (ask the human; unknown does not mean safe).",
+     "runs), exec (it runs commands on a machine: send the command through run instead) "
+     "or unknown (ask the human; unknown does not mean safe).",
      check_tool_params, true, false, true, false,
      "{\"type\":\"object\",\"properties\":{\"verdict\":{\"type\":\"string\",\"enum\":["
-     "\"read_only\",\"mutating\",\"unknown\"]},\"advice\":{\"type\":\"string\"},"
+     "\"read_only\",\"mutating\",\"exec\",\"unknown\"]},\"advice\":{\"type\":\"string\"},"
      "\"what_to_do\":{\"type\":\"string\"}},\"required\":[\"verdict\",\"advice\","
      "\"what_to_do\"]}",
      mcp_entity_check_tool},

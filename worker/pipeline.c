@@ -5,6 +5,7 @@
 #include "lib/log.h"
 #include "lib/visible.h"
 #include "lib/xalloc.h"
+#include "worker/guardonly.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -309,6 +310,10 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 	struct classification c;
 	char state[24] = "";
 
+	if (guardonly_is(db, it)) {
+		guardonly_process(env, db, it); /* a checkpoint only: nothing to classify or run */
+		return;
+	}
 	if (classify(env, v, it, &c) < 0) {
 		log_msg(LOG_WARN, "exec=%lld evt=no_policy", (long long)it->id);
 		/* worker_release records a reason once, not at every retry. */

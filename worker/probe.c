@@ -5,6 +5,7 @@
 #include "lib/log.h"
 #include "lib/xalloc.h"
 #include "store/store.h"
+#include "worker/bypass.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@ struct prober {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool stopping;
+	struct notifier *notifier; /* side-door alerts; NULL: none */
 };
 
 static const char *name_of(const char *slug)
@@ -58,7 +60,8 @@ static cJSON *check_row(const char *name, bool ok, const char *detail)
 }
 
 /* Probes one node's host and guests (rows [from, to) of res share the node). */
-static int probe_node(struct store *db, struct transport *t, PGresult *res, int from, int to)
+static int probe_node(struct store *db, struct transport *t, struct notifier *nt, PGresult *res,
+                      int from, int to)
 {
 	int n = to - from;
 	struct transport_probe *pr = xcalloc((size_t)n, sizeof(*pr));
@@ -109,6 +112,8 @@ static int probe_node(struct store *db, struct transport *t, PGresult *res, int 
 		} else {
 			cJSON_AddBoolToObject(attrs, "reachable", ok);
 			cJSON_AddItemToArray(checks, check_row("ssh", ok, detail));
+			if (ok) /* what went around the gate on this node (bypass.h) */
+				bypass_checks(db, t, &node, slug, nt, checks);
 		}
 		cJSON_AddStringToObject(attrs, "health", ok ? "healthy" : "unhealthy");
 		cJSON_AddStringToObject(attrs, "last_probe", now);
@@ -120,7 +125,7 @@ static int probe_node(struct store *db, struct transport *t, PGresult *res, int 
 	return n;
 }
 
-int prober_round(const char *conninfo, struct transport *t)
+static int round_with(const char *conninfo, struct transport *t, struct notifier *nt)
 {
 	char err[1024];
 	struct store *db = store_open(conninfo, "airlockd-probe", err, sizeof(err));
@@ -148,13 +153,18 @@ int prober_round(const char *conninfo, struct transport *t)
 		if (i < PQntuples(res) &&
 		    strcmp(PQgetvalue(res, i, 1), PQgetvalue(res, from, 1)) == 0)
 			continue;
-		written += probe_node(db, t, res, from, i);
+		written += probe_node(db, t, nt, res, from, i);
 		from = i;
 	}
 	PQclear(res);
 	store_close(db);
 	log_msg(LOG_INFO, "evt=probe.round entities=%d", written);
 	return written;
+}
+
+int prober_round(const char *conninfo, struct transport *t)
+{
+	return round_with(conninfo, t, NULL);
 }
 
 static void *run(void *arg)
@@ -164,7 +174,7 @@ static void *run(void *arg)
 	pthread_mutex_lock(&p->mu);
 	while (!p->stopping) {
 		pthread_mutex_unlock(&p->mu);
-		prober_round(p->conninfo, p->t);
+		round_with(p->conninfo, p->t, p->notifier);
 		pthread_mutex_lock(&p->mu);
 		struct timespec until = deadline_abs_after_ms((int64_t)p->interval_s * 1000);
 		while (!p->stopping)
@@ -177,7 +187,15 @@ static void *run(void *arg)
 
 struct prober *prober_new(const char *conninfo, struct transport *t, int interval_s)
 {
+	return prober_new_alerting(conninfo, t, interval_s, NULL);
+}
+
+struct prober *prober_new_alerting(const char *conninfo, struct transport *t, int interval_s,
+                                   struct notifier *n)
+{
 	struct prober *p = xcalloc(1, sizeof(*p));
+
+	p->notifier = n;
 
 	p->conninfo = xstrdup(conninfo);
 	p->t = t;

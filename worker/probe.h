@@ -10,6 +10,7 @@
 #define AIRLOCK_WORKER_PROBE_H
 
 #include "transport/transport.h"
+#include "worker/notify.h"
 
 #include <stdbool.h>
 
@@ -18,6 +19,10 @@ struct prober;
 /* conninfo: the scheduler's login.  Starts the thread; probes at once, then
  * every interval_s. */
 struct prober *prober_new(const char *conninfo, struct transport *t, int interval_s);
+/* The same, posting side-door alerts (bypass.h) to n's webhooks; n must
+ * outlive the prober. */
+struct prober *prober_new_alerting(const char *conninfo, struct transport *t, int interval_s,
+                                   struct notifier *n);
 /* One round now, on the caller's thread (tests, `airlockd --probe-once`).
  * Returns the number of entities written, -1 when the database failed. */
 int prober_round(const char *conninfo, struct transport *t);

@@ -160,11 +160,12 @@ await check('get_health_summary and list_checks', async () => {
 	assert.deepEqual(c.structuredContent.checks, []);
 });
 
-await check('check_tool: read_only, mutating, unknown', async () => {
+await check('check_tool: read_only, mutating, exec, unknown', async () => {
 	const v = async (server, tool) => (await client.callTool({ name: 'check_tool',
 		arguments: { server, tool, vm: 'vm:web01' } })).structuredContent.verdict;
 	assert.equal(await v('proxmox', 'get_vm_status'), 'read_only');
-	assert.equal(await v('ssh', 'exec'), 'mutating');
+	assert.equal(await v('proxmox', 'stop_vm'), 'mutating');
+	assert.equal(await v('ssh', 'exec'), 'exec');
 	assert.equal(await v('winrm', 'run_ps'), 'unknown');
 });
 

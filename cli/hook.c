@@ -1,0 +1,132 @@
+/* hook.c -- `airlock hook`: the PreToolUse gate on the agent's host, and
+ * --install / --check for its settings block (hook/hook.h). */
+#include "cli/cli.h"
+
+#include "hook/hook.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: airlock hook [--db CONNINFO] [--self NAME] [--log FILE] [--budget-ms N]\n"
+	    "       airlock hook --install [--scope user|managed | --settings FILE] [--db "
+	    "CONNINFO]\n"
+	    "       airlock hook --check [--scope user|managed | --settings FILE]\n"
+	    "\n"
+	    "Without --install or --check: reads one Claude Code PreToolUse event on stdin and\n"
+	    "answers with the documented JSON.  Bash commands that reach a machine airlock\n"
+	    "manages outside airlock (ssh, scp, rsync, nc, curl to a node, local qm/pct ...)\n"
+	    "are denied with the airlock call to make instead; unknown destinations ask;\n"
+	    "allowlisted ones get no decision.  Tools of other MCP servers follow the tool\n"
+	    "catalog: read_only: no decision; exec: deny; mutating: airlockd inserts a Zerto\n"
+	    "checkpoint first (airlock.guard), then allow naming it, or deny with the guard's\n"
+	    "words; unknown: ask.  airlock's own tools (server NAME, default airlock) are\n"
+	    "allowed.  Any failure, malformed event, unreachable database, fatal signal or\n"
+	    "the budget running out (default and maximum %ld ms) is a denial.  One line per\n"
+	    "decision goes to FILE (default\n"
+	    "$AIRLOCK_HOOK_LOG, else ~/.airlock-hook.log; - for none); every deny and ask is\n"
+	    "also recorded in airlock.hook_events.\n"
+	    "\n"
+	    "--install writes the PreToolUse block, with this binary's absolute path, a\n"
+	    "fail-closed wrapper and timeout %d s, into the user settings\n"
+	    "(~/.claude/settings.json, the default) or the managed settings\n"
+	    "(/etc/claude-code/managed-settings.json), keeping the rest of the file.\n"
+	    "--check verifies the block is there and live (it runs it on a `qm list`).\n"
+	    "\n"
+	    "exit codes: 0 no decision, allow or ask (the JSON says which); 2 deny or usage\n"
+	    "            error.  --install/--check: 0 done/in force, 1 not.\n",
+	    HOOK_BUDGET_MS, HOOK_SETTINGS_TIMEOUT_S);
+}
+
+int cli_hook(int argc, char **argv)
+{
+	struct hook_opts o = {.self = "airlock", .budget_ms = HOOK_BUDGET_MS};
+	const char *scope = NULL, *settings = NULL;
+	bool install = false, check = false;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(a, "--install") == 0) {
+			install = true;
+		} else if (strcmp(a, "--check") == 0) {
+			check = true;
+		} else if (v != NULL && strcmp(a, "--db") == 0) {
+			o.db = v, i++;
+		} else if (v != NULL && strcmp(a, "--self") == 0) {
+			o.self = v, i++;
+		} else if (v != NULL && strcmp(a, "--log") == 0) {
+			o.log_path = v, i++;
+		} else if (v != NULL && strcmp(a, "--scope") == 0) {
+			scope = v, i++;
+		} else if (v != NULL && strcmp(a, "--settings") == 0) {
+			settings = v, i++;
+		} else if (v != NULL && strcmp(a, "--budget-ms") == 0) {
+			char *end;
+			long b = strtol(v, &end, 10);
+
+			if (*end != '\0' || b <= 0 || b > HOOK_BUDGET_MS) {
+				fprintf(stderr,
+				        "airlock hook: --budget-ms must be 1..%ld (it can only be "
+				        "lowered): denied\n",
+				        HOOK_BUDGET_MS);
+				return 2;
+			}
+			o.budget_ms = b, i++;
+		} else {
+			fprintf(stderr, "airlock hook: unknown or incomplete option '%s': denied\n",
+			        a);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (scope != NULL && strcmp(scope, "user") != 0 && strcmp(scope, "managed") != 0) {
+		fprintf(stderr, "airlock hook: --scope must be user or managed\n");
+		return 2;
+	}
+	if (install || check) {
+		char *path = settings ? strdup(settings) : hook_settings_path(scope);
+		char exe[PATH_MAX], err[600];
+		ssize_t n;
+		int rc;
+
+		if (path == NULL) {
+			fprintf(stderr, "airlock hook: no settings path ($HOME unset?)\n");
+			return 1;
+		}
+		if (check) {
+			rc = hook_check(path);
+			free(path);
+			return rc;
+		}
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n <= 0) {
+			fprintf(stderr, "airlock hook: cannot find this binary's path\n");
+			free(path);
+			return 1;
+		}
+		exe[n] = '\0';
+		rc = hook_install(path, exe, o.db, err, sizeof(err));
+		if (rc < 0)
+			fprintf(stderr, "airlock hook --install: %s\n", err);
+		else
+			printf(
+			    "installed the airlock PreToolUse hook in %s (check it with `airlock "
+			    "hook --check%s%s`)\n",
+			    path, settings ? " --settings " : "", settings ? settings : "");
+		free(path);
+		return rc < 0 ? 1 : 0;
+	}
+	return hook_run(&o);
+}

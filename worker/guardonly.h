@@ -1,0 +1,22 @@
+/* guardonly.h -- a "guard" request: a tagged Zerto checkpoint for a change
+ * another tool will make (asked by `airlock hook`), carried out with the
+ * same guard as a run's, recorded like a run, with no command sent. */
+#ifndef AIRLOCK_WORKER_GUARDONLY_H
+#define AIRLOCK_WORKER_GUARDONLY_H
+
+#include "store/queue.h"
+#include "worker/pipeline.h"
+
+#include <stdbool.h>
+
+/* True when the claimed row is a guard request (false also when the kind
+ * cannot be read: the run path then handles it and refuses what it cannot
+ * carry). */
+bool guardonly_is(struct store *db, const struct queue_item *it);
+
+/* received|queued -> queued -> (guard) -> running -> succeeded with the
+ * rewind points, or refused with the guard's words; a lost database is a
+ * release, retried later. */
+void guardonly_process(const struct pipeline_env *env, struct store *db, struct queue_item *it);
+
+#endif
