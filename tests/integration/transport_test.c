@@ -87,10 +87,14 @@ static void rigctl(const char *args)
 	free(cmd);
 }
 
+/* The jail run() asks for: scenarios that repeat under each tier set it. */
+static enum transport_jail cur_jail = TRANSPORT_JAIL_NONE;
+
 static int run(enum target_type type, int vmid, const char *command, int timeout_ms, size_t cap,
                struct transport_result *r)
 {
-	struct transport_limits lim = {.timeout_ms = timeout_ms, .output_cap = cap};
+	struct transport_limits lim = {
+	    .timeout_ms = timeout_ms, .output_cap = cap, .jail = cur_jail};
 	return transport_exec(T, &node, type, vmid, command, &lim, r);
 }
 
@@ -253,9 +257,11 @@ static void t_quoting(void)
 		struct buf cmd = BUF_INIT;
 		bool longone = p == sizeof(payloads) / sizeof(payloads[0]);
 
-		/* The guest's shell prints its own argv, then stops reading: what
+		/* The guest's shell prints its own argv (its forked child opens
+		 * /proc/self before exec: that is the shell's argv, in a pid
+		 * namespace too), then stops reading: what
 		 * follows `exit 0` is never parsed, so any bytes may follow. */
-		buf_puts(&cmd, "cat /proc/$$/cmdline; exit 0\n");
+		buf_puts(&cmd, "cat </proc/self/cmdline; exit 0\n");
 		if (longone) {
 			for (int i = 0; i < 1800; i++) /* ~30 KB once quoted */
 				buf_puts(&cmd, "'$(x)`y`\"; *\n");
@@ -282,16 +288,16 @@ static void t_quoting(void)
 			buf_append(&want, "\0", 1);
 			CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 0 &&
 			          r.out_len == want.len && memcmp(r.out, want.data, want.len) == 0,
-			      "%s: payload %zu%s arrives byte for byte (%zu bytes; got %zu, %s %s)",
-			      w, p, longone ? " (long)" : "", want.len, r.out_len,
+			      "%s%s%s: payload %zu%s arrives byte for byte (%zu bytes; got %zu, %s %s)",
+			      w, cur_jail ? " jail=" : "", cur_jail ? jail_name(cur_jail) : "", p,
+			      longone ? " (long)" : "", want.len, r.out_len,
 			      transport_status_name(r.status), r.errmsg);
 			if (targets[i].type == TARGET_PROXMOX_HOST) {
 				struct buf line = BUF_INIT;
-				buf_puts(&line, "/bin/sh -c ");
-				shellquote_append(&line, cmd.data, cmd.len);
+				jail_command_line(&line, cur_jail, buf_str(&cmd));
 				CHECK(log_count_("node", line.data, line.len, true) >= 1,
-				      "host: the node's login shell got exactly /bin/sh -c "
-				      "'<quoted>'");
+				      "host: the node's login shell got exactly %s'<quoted>'",
+				      cur_jail ? "the jail's words and " : "/bin/sh -c ");
 				buf_free(&line);
 			}
 			buf_free(&want);
@@ -319,6 +325,16 @@ static void t_quoting(void)
 	CHECK(r.status == TRANSPORT_EXITED, "the session is unharmed by the refusals");
 	transport_result_free(&r);
 	buf_free(&huge);
+}
+
+/* The same payloads through the jail, in each tier: the command crosses the
+ * login shell, the jail's two shells and setpriv, and must still reach the
+ * last /bin/sh byte for byte, with no side effect anywhere. */
+static void t_quoting_jailed(void)
+{
+	for (cur_jail = TRANSPORT_JAIL_USER; cur_jail <= TRANSPORT_JAIL_ROOT; cur_jail++)
+		t_quoting();
+	cur_jail = TRANSPORT_JAIL_NONE;
 }
 
 static void t_big_output(void)
@@ -748,6 +764,7 @@ int main(int argc, char **argv)
 	} all[] = {
 	    {"basic", t_basic},
 	    {"quoting", t_quoting},
+	    {"quoting_jailed", t_quoting_jailed},
 	    {"big_output", t_big_output},
 	    {"vm_timeout", t_vm_timeout},
 	    {"timeout_cancel", t_timeout_cancel},

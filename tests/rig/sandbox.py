@@ -89,6 +89,9 @@ def unshare_private():
 
 def enter_root(root, hostname, binds=()):
     """In the new namespaces (as pid 1): build the view and chroot into root."""
+    # The guest's / is a mount point, as on a real host, VM or container:
+    # mount(8) --make-rprivate / and the jail's remounts need one.
+    _mount(root, root, None, MS_BIND)
     usr = os.path.join(root, "usr")
     _mount("/usr", usr, None, MS_BIND | MS_REC)
     _mount(None, usr, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
