@@ -7,13 +7,17 @@
 #include "lib/shellquote.h"
 
 /* Run by the login shell (or the guest's /bin/sh) as
- * /bin/sh -c OUTER airlock-jail INNER TIER COMMAND.  New mount, pid and IPC
- * namespaces; mounts made private first, so nothing propagates back to the
- * target; --kill-child: if unshare dies (the transport's kill at a deadline),
- * the whole pid namespace dies with it. */
-static const char outer_script[] =
-    "exec unshare --mount --propagation private --pid --ipc --fork --kill-child "
-    "-- /bin/sh -c \"$1\" airlock-jail \"$2\" \"$3\"";
+ * /bin/sh -c OUTER airlock-jail INNER TIER COMMAND.  New mount and IPC
+ * namespaces, mounts made private first, so nothing propagates back to the
+ * target.  The root tier also gets a pid namespace: uid 0 may signal any
+ * root process, capabilities or not; there the command sees the target's
+ * processes in /proc but can reach none (--kill-child: if unshare dies, at
+ * the transport's deadline, the namespace dies with it).  The user tier
+ * keeps the target's pid namespace, so ps and $$ work as unconfined: its
+ * uid owns no process it could signal. */
+static const char outer_script[] = "p=; [ \"$2\" = root ] && p=\"--pid --fork --kill-child\"; "
+                                   "exec unshare --mount --propagation private --ipc $p "
+                                   "-- /bin/sh -c \"$1\" airlock-jail \"$2\" \"$3\"";
 
 /* pid 1 of the new namespaces, still root with every capability.  $1 is the
  * tier, $2 the command.  No single quote in it: it is quoted twice on its way.

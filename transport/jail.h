@@ -6,8 +6,9 @@
  *
  *   /bin/sh -c '<outer>' airlock-jail '<inner>' <tier> '<command>'
  *
- * where <outer> enters new mount, pid and IPC namespaces (unshare) and <inner>,
- * as pid 1 there, makes every mount read-only, nosuid and nodev, gives the
+ * where <outer> enters new mount and IPC namespaces (and, for the root tier,
+ * a pid namespace) and <inner> makes every mount read-only, nosuid and nodev,
+ * gives the
  * command a private /tmp, /var/tmp, /dev/shm and a /dev holding only harmless
  * character devices, hides the pathname sockets of privileged daemons, then
  * drops privileges (setpriv) and runs the command with /bin/sh -c, as it runs

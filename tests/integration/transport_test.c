@@ -337,6 +337,276 @@ static void t_quoting_jailed(void)
 	cur_jail = TRANSPORT_JAIL_NONE;
 }
 
+
+/* ---- the read-only jail ------------------------------------------------------- */
+
+/* Runs command on target i, unconfined whatever cur_jail says. */
+static int run_plain(size_t i, const char *command, struct transport_result *r)
+{
+	enum transport_jail saved = cur_jail;
+	int rc;
+
+	cur_jail = TRANSPORT_JAIL_NONE;
+	rc = run(targets[i].type, targets[i].id, command, 60000, 0, r);
+	cur_jail = saved;
+	return rc;
+}
+
+static bool file_has(const char *path, const char *text)
+{
+	struct buf b = BUF_INIT;
+	char chunk[4096];
+	size_t n;
+	FILE *f = fopen(path, "r");
+	bool found = false;
+
+	if (f == NULL)
+		return false;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf_append(&b, chunk, n);
+	fclose(f);
+	found = b.len > 0 && memmem(b.data, b.len, text, strlen(text)) != NULL;
+	buf_free(&b);
+	return found;
+}
+
+/* The rig's disk still starts with its pattern (no sector was written). */
+static bool disk_intact(const char *path)
+{
+	static const char want[] = "airlock-rig-disk\nairlock-rig-disk\n";
+	char head[sizeof(want)] = "";
+	FILE *f = fopen(path, "rb");
+	size_t n = f ? fread(head, 1, sizeof(want) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	return n == sizeof(want) - 1 && memcmp(head, want, n) == 0;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
+/* One effect the jail must stop: the command, the stderr each tier must show,
+ * and where the effect would show on the target (a path under the guest's
+ * root, or a line in the rig's svcmgr records). */
+struct effect {
+	const char *what;
+	const char *cmd;
+	const char *want_user, *want_root;
+	const char *left_path;  /* relative to the target's root */
+	const char *svc_file;   /* units / modules, or NULL */
+	const char *svc_text;
+};
+
+static const struct effect effects[] = {
+    {"write /etc", "echo x > /etc/airlock-jail-etc", "Read-only file system",
+     "Read-only file system", "etc/airlock-jail-etc", NULL, NULL},
+    {"plant /root/.ssh/rc", "mkdir -p /root/.ssh; echo id > /root/.ssh/rc", "Read-only file system",
+     "Read-only file system", "root/.ssh/rc", NULL, NULL},
+    {"write /var/lib", "touch /var/lib/airlock-jail-varlib", "Read-only file system",
+     "Read-only file system", "var/lib/airlock-jail-varlib", NULL, NULL},
+    {"setuid file", "cp /bin/sh /var/lib/airlock-jail-suid; chmod 4755 /var/lib/airlock-jail-suid",
+     "Read-only file system", "Read-only file system", "var/lib/airlock-jail-suid", NULL, NULL},
+    {"install a package", "apt-get install -y airlock-jail-pkg", "Could not open lock file",
+     "Could not open lock file", "var/lib/dpkg/rig-installed/airlock-jail-pkg", NULL, NULL},
+    {"start a unit", "systemctl start airlock-jail.service", "Access denied",
+     "Failed to connect to bus", NULL, "units", "airlock-jail.service"},
+    {"enable a unit", "systemctl enable airlock-jail-en.service", "Access denied",
+     "Failed to connect to bus", NULL, "units", "airlock-jail-en.service"},
+    {"load a module", "modprobe airlock_jail", "Operation not permitted", "Operation not permitted",
+     NULL, "modules", "airlock_jail"},
+    {"add an address", "ip addr add 192.0.2.78/32 dev lo", "Operation not permitted",
+     "Operation not permitted", NULL, NULL, NULL},
+    {"write a sysctl", "sysctl -w vm.swappiness=$(cat /proc/sys/vm/swappiness)",
+     "Read-only file system|permission denied", "Read-only file system|permission denied", NULL,
+     NULL, NULL},
+    {"write the block device", "dd if=/dev/zero of=/dev/sdb bs=512 count=1 conv=notrunc",
+     "Permission denied", "Permission denied", NULL, NULL, NULL},
+    {"stop a unit", "systemctl stop sshd.service",
+     "Access denied", "Failed to connect to bus", NULL, "units", "sshd.service stop"},
+};
+
+/* Does text match any of the |-separated alternatives in want? */
+static bool matches_any(const char *text, const char *want)
+{
+	char alt[128];
+	const char *p = want;
+
+	while (*p) {
+		size_t n = strcspn(p, "|");
+		snprintf(alt, sizeof(alt), "%.*s", (int)n, p);
+		if (strstr(text, alt))
+			return true;
+		p += n + (p[n] == '|');
+	}
+	return false;
+}
+
+static void t_jail(void)
+{
+	static const char *roots[] = {"node", "guests/vm101/root", "guests/ct201/root"};
+	static const char *wheres[] = {"node", "vm:101", "ct:201"};
+	const char *rig = env("AIRLOCK_RIG_ROOT");
+	char path[512], disk[512];
+	struct transport_result r;
+
+	snprintf(disk, sizeof(disk), "%s/disk.img", rig);
+	for (cur_jail = TRANSPORT_JAIL_USER; cur_jail <= TRANSPORT_JAIL_ROOT; cur_jail++) {
+		const char *tier = jail_name(cur_jail);
+		for (size_t i = 0; i < 3; i++) {
+			const char *w = tname(targets[i].type, targets[i].id);
+			for (size_t e = 0; e < sizeof(effects) / sizeof(effects[0]); e++) {
+				const struct effect *x = &effects[e];
+				const char *want =
+				    cur_jail == TRANSPORT_JAIL_USER ? x->want_user : x->want_root;
+				run(targets[i].type, targets[i].id, x->cmd, 60000, 0, &r);
+				CHECK(r.status == TRANSPORT_EXITED && r.exit_code != 0 &&
+				          matches_any(r.err, want),
+				      "%s %s tier: %s fails: %s (%s exit=%d: %.200s)", w, tier,
+				      x->what, want, transport_status_name(r.status), r.exit_code,
+				      r.err);
+				transport_result_free(&r);
+				if (x->left_path) {
+					snprintf(path, sizeof(path), "%s/%s/%s", rig, roots[i],
+					         x->left_path);
+					CHECK(!exists(path), "%s %s tier: %s left nothing (%s)", w,
+					      tier, x->what, path);
+				}
+				if (x->svc_file) {
+					snprintf(path, sizeof(path), "%s/pve/svc/%s/%s", rig,
+					         wheres[i], x->svc_file);
+					CHECK(!file_has(path, x->svc_text),
+					      "%s %s tier: %s: nothing was asked of the daemon", w,
+					      tier, x->what);
+				}
+			}
+			CHECK(disk_intact(disk), "%s %s tier: the disk is untouched", w, tier);
+			/* A process it does not own: a victim started unconfined. */
+			if (targets[i].type != TARGET_LXC) {
+				char cmd[128];
+				long victim;
+				run_plain(i, "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!",
+				          &r);
+				victim = atol(r.out);
+				transport_result_free(&r);
+				snprintf(cmd, sizeof(cmd), "kill -9 %ld", victim);
+				run(targets[i].type, targets[i].id, cmd, 60000, 0, &r);
+				CHECK(victim > 0 && r.status == TRANSPORT_EXITED && r.exit_code != 0 &&
+				          matches_any(r.err, "No such process|not permitted"),
+				      "%s %s tier: kill of a root process fails (%.200s)", w, tier,
+				      r.err);
+				transport_result_free(&r);
+				snprintf(cmd, sizeof(cmd), "kill -0 %ld && kill -9 %ld", victim,
+				         victim);
+				run_plain(i, cmd, &r);
+				CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 0,
+				      "%s %s tier: the victim was alive afterwards", w, tier);
+				transport_result_free(&r);
+			}
+			/* The ready line is the jail's; the command's stderr is its own,
+			 * and a command cannot pretend the jail failed. */
+			run(targets[i].type, targets[i].id,
+			    "echo 'airlock-jail: cannot confine: forged' >&2; exit 125", 60000, 0, &r);
+			CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 125 &&
+			          strcmp(r.err, "airlock-jail: cannot confine: forged\n") == 0,
+			      "%s %s tier: a forged jail failure is the command's own output (%s)",
+			      w, tier, transport_status_name(r.status));
+			transport_result_free(&r);
+		}
+		/* An address a broken jail would have added to the machine's lo. */
+		CHECK(system("ip -o addr show dev lo | grep -q '192.0.2.78/'") != 0,
+		      "%s tier: no address was added anywhere", tier);
+	}
+	cur_jail = TRANSPORT_JAIL_NONE;
+
+	/* Each effect is one the rig takes from an unconfined root: the checks
+	 * above can fail.  (Files, units, modules; the rest is the kernel's.) */
+	for (size_t i = 0; i < 3; i++) {
+		const char *w = tname(targets[i].type, targets[i].id);
+		run_plain(i,
+		          "touch /etc/airlock-jail-etc && systemctl start airlock-jail.service && "
+		          "modprobe airlock_jail",
+		          &r);
+		snprintf(path, sizeof(path), "%s/%s/etc/airlock-jail-etc", rig, roots[i]);
+		bool wrote = exists(path);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/pve/svc/%s/units", rig, wheres[i]);
+		bool started = file_has(path, "airlock-jail.service start");
+		snprintf(path, sizeof(path), "%s/pve/svc/%s/modules", rig, wheres[i]);
+		CHECK(r.exit_code == 0 && wrote && started && file_has(path, "airlock_jail"),
+		      "%s: unconfined, the same effects take place", w);
+		transport_result_free(&r);
+		/* ...and leave the records as the jailed runs found them. */
+		snprintf(path, sizeof(path), "%s/pve/svc/%s/units", rig, wheres[i]);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/pve/svc/%s/modules", rig, wheres[i]);
+		unlink(path);
+	}
+
+	/* Root-only observations: PVE's CLIs refuse any uid but 0, so the user
+	 * tier cannot run them; the root tier gives the unconfined output. */
+	static const char *pve_cmds[] = {"qm list", "pct list", "qm config 101"};
+	for (size_t k = 0; k < 3; k++) {
+		struct transport_result plain, jailed;
+		run_plain(0, pve_cmds[k], &plain);
+		cur_jail = TRANSPORT_JAIL_ROOT;
+		run(TARGET_PROXMOX_HOST, 0, pve_cmds[k], 60000, 0, &jailed);
+		CHECK(jailed.status == TRANSPORT_EXITED && jailed.exit_code == 0 &&
+		          plain.out_len > 0 && jailed.out_len == plain.out_len &&
+		          memcmp(jailed.out, plain.out, plain.out_len) == 0,
+		      "host root tier: %s gives the unconfined output", pve_cmds[k]);
+		transport_result_free(&jailed);
+		cur_jail = TRANSPORT_JAIL_USER;
+		run(TARGET_PROXMOX_HOST, 0, pve_cmds[k], 60000, 0, &jailed);
+		CHECK(jailed.status == TRANSPORT_EXITED && jailed.exit_code != 0 &&
+		          strstr(jailed.err, "please run as root"),
+		      "host user tier: %s is refused as PVE refuses a non-root uid", pve_cmds[k]);
+		transport_result_free(&jailed);
+		transport_result_free(&plain);
+		cur_jail = TRANSPORT_JAIL_NONE;
+	}
+
+	/* A target where the jail cannot be built: nothing runs, the reason is
+	 * the jail's, and the same target still runs unconfined commands. */
+	for (cur_jail = TRANSPORT_JAIL_USER; cur_jail <= TRANSPORT_JAIL_ROOT; cur_jail++) {
+		run(TARGET_LXC, 203, "echo ran > /dev/null; echo ran", 60000, 0, &r);
+		CHECK(r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_JAIL &&
+		          strstr(r.errmsg, "Operation not permitted") && r.out_len == 0,
+		      "ct:203 %s tier: no jail, nothing ran (%s: %s)", jail_name(cur_jail),
+		      transport_error_name(r.error), r.errmsg);
+		transport_result_free(&r);
+	}
+	cur_jail = TRANSPORT_JAIL_NONE;
+	run(TARGET_LXC, 203, "echo ran", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "ran\n") == 0,
+	      "ct:203 unconfined still runs (for approved commands)");
+	transport_result_free(&r);
+
+	/* A jailed command past its deadline is killed with everything it started. */
+	for (cur_jail = TRANSPORT_JAIL_USER; cur_jail <= TRANSPORT_JAIL_ROOT; cur_jail++) {
+		for (size_t i = 0; i < 3; i++) {
+			const char *w = tname(targets[i].type, targets[i].id);
+			char cmd[96];
+			snprintf(cmd, sizeof(cmd), "sleep 53%zu%d & sleep 53%zu%d", i, cur_jail, i,
+			         cur_jail);
+			run(targets[i].type, targets[i].id, cmd, 3000, 0, &r);
+			CHECK(r.status == TRANSPORT_TIMED_OUT, "%s %s tier: the deadline holds (%s)",
+			      w, jail_name(cur_jail), transport_status_name(r.status));
+			transport_result_free(&r);
+			snprintf(cmd, sizeof(cmd), "sleep 1; ps -eo args | grep -c '^sleep 53%zu%d$'", i,
+			         cur_jail);
+			run_plain(i, cmd, &r);
+			CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "0\n") == 0,
+			      "%s %s tier: nothing of it is left (%s)", w, jail_name(cur_jail), r.out);
+			transport_result_free(&r);
+		}
+	}
+	cur_jail = TRANSPORT_JAIL_NONE;
+}
+
 static void t_big_output(void)
 {
 	const char *cmd = "head -c 20971520 /dev/zero | tr '\\0' x; echo done >&2";
@@ -765,6 +1035,7 @@ int main(int argc, char **argv)
 	    {"basic", t_basic},
 	    {"quoting", t_quoting},
 	    {"quoting_jailed", t_quoting_jailed},
+	    {"jail", t_jail},
 	    {"big_output", t_big_output},
 	    {"vm_timeout", t_vm_timeout},
 	    {"timeout_cancel", t_timeout_cancel},
