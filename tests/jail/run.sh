@@ -106,5 +106,28 @@ fi
 kill -TERM "$DPID"
 wait "$DPID"
 check_eq "airlockd stops cleanly" 0 "$?"
+
+# ---- the database's own rule: no unreviewed observation runs unconfined
+# (a worker session, by hand: claim, classify, then try to start it bare).
+id=$(as_agent $A run --target proxmox-host:hubris -- 'cat /etc/hostname')
+out=$(PGUSER=airlockd psql -XAtq -v ON_ERROR_STOP=0 2>&1 <<SQL
+SELECT id FROM airlock.worker_claim('w-sql');
+SELECT airlock.worker_classified($id, 'w-sql', 'read_only', '[]',
+	(SELECT max(version) FROM airlock.policies), 'test', 'none', false);
+SELECT airlock.worker_confine($id, 'w-sql', 'none');
+SELECT airlock.worker_confine($id, 'w-sql', 'user');
+SELECT airlock.worker_start($id, 'w-sql', NULL, '{}');
+SELECT airlock.worker_unconfinable($id, 'w-sql', '');
+SELECT airlock.worker_unconfinable($id, 'w-sql', 'cannot confine an observation on proxmox-host:hubris: test');
+SQL
+)
+check_out "worker_confine refuses 'none' for an observation nobody approved" \
+	'an observation that no human approved runs in the jail' echo "$out"
+check_out "worker_unconfinable needs a reason" 'worker_unconfinable: a reason is required' echo "$out"
+check_eq "an unconfinable running row is back with a human, its start undone" \
+	"pending_approval||cannot confine an observation on proxmox-host:hubris: test" \
+	"$(q "SELECT state || '|' || coalesce(confinement, '') || '|' || error FROM airlock.executions WHERE id = $id")"
+check_eq "its events: running (user), then pending_approval, nothing ran" "running:user pending_approval:true" \
+	"$(q "SELECT string_agg(to_state || ':' || coalesce(detail->>'nothing_ran', detail->>'confinement'), ' ' ORDER BY id) FROM airlock.execution_events WHERE execution_id = $id AND to_state IN ('running', 'pending_approval')")"
 check_out "the audit chain is intact" 'audit: intact' as_alice $A audit verify
 finish
