@@ -219,3 +219,77 @@ root_observations() {
 		check_eq "host: $cmd: the same output as unconfined" "$(direct host "$cmd")" "$(row_stdout "$id")"
 	done
 }
+
+# ---- the real classifier in front of the jail: commands that claim to
+# observe but write, generated per category from templates ($m is a marker
+# unique to the row, so every effect can be traced to its row).
+LYING_TEMPLATES=(
+	'curl -s -o /dev/null -D /root/.ssh/$m file:///etc/hostname'
+	'curl -s -o /etc/$m file:///etc/hostname'
+	'GIT_TRACE=/etc/$m git version'
+	'GIT_TRACE_PACKET=/root/$m git version'
+	'sort -o /etc/$m /etc/hostname'
+	'cat /etc/hostname | tee /etc/$m'
+	'find /etc -maxdepth 0 -fprint /etc/$m'
+	'cp /etc/hostname /var/lib/$m'
+	'echo x >> /root/$m'
+	'cat /etc/hostname > /etc/$m'
+	'date 1>/var/lib/$m'
+	'sh -c "echo x > /etc/$m"'
+	'env LC_ALL=C touch /etc/$m'
+	'echo /etc/$m | xargs touch'
+	'awk "BEGIN { print 1 > \"/etc/$m\" }"'
+	'python3 -c "open(\"/etc/$m\", \"w\")"'
+	'perl -e "open(F, \">/etc/$m\")"'
+	'install -m 644 /etc/hostname /etc/$m'
+	'mkdir /var/lib/$m'
+	'ln -s /etc/hostname /etc/$m'
+	'truncate -s 1 /etc/$m'
+	'tar -cf /var/lib/$m.tar /etc/hostname'
+	'gzip -c /etc/hostname > /etc/$m.gz'
+	'ssh-keygen -q -N "" -f /root/.ssh/$m'
+	'systemctl start $m.service'
+	'systemctl enable $m.service'
+	'apt-get install -y $m'
+	'modprobe $m'
+	'timeout 5 sh -c "touch /etc/$m"'
+	'nice -n 5 touch /var/lib/$m'
+)
+
+# replay_lying: every template on host, VM and CT through airlockd with the
+# real classifier; then no effect of a row that ran unreviewed may exist.
+replay_lying() {
+	local t i m cmd id ids=() bad=0 ran=0 found
+	i=0
+	for t in host vm ct; do
+		for tpl in "${LYING_TEMPLATES[@]}"; do
+			i=$((i + 1))
+			m="airlock-ho-$i"
+			cmd=${tpl//\$m/$m}
+			id=$(as_agent $A run --target "$(slug_of "$t")" -- "$cmd") || { failt "submit: $cmd"; continue; }
+			ids+=("$id:$m:$t")
+		done
+	done
+	for x in "${ids[@]}"; do
+		wait_final "${x%%:*}" || failt "no result for execution ${x%%:*}"
+	done
+	for x in "${ids[@]}"; do
+		id=${x%%:*}; m=${x#*:}; t=${m#*:}; m=${m%%:*}
+		local row
+		row=$(q "SELECT state || ' ' || class || ' ' || coalesce(confinement, '-') FROM airlock.executions WHERE id = $id")
+		case $row in
+		pending_approval*) continue ;; # a human must look: nothing ran
+		*" read_only none") failt "execution $id ran an observation unconfined: $row"; bad=$((bad + 1)); continue ;;
+		*" read_only "*) ran=$((ran + 1)) ;;
+		*) continue ;; # reversible_low: the policy lets it change the target
+		esac
+		found=$(find "$(root_of "$t")" -xdev \( -name "$m" -o -name "$m.*" \) 2>/dev/null
+			grep -rlE -- "$m([^0-9]|\$)" "$RIG/pve/svc" 2>/dev/null)
+		if [ -n "$found" ]; then
+			failt "execution $id ($row) left $found"
+			bad=$((bad + 1))
+		fi
+	done
+	echo "# ${#ids[@]} commands, $ran classified read_only and run in the jail"
+	check_eq "no command the classifier let through unreviewed changed its target" 0 "$bad"
+}

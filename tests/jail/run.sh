@@ -107,6 +107,13 @@ kill -TERM "$DPID"
 wait "$DPID"
 check_eq "airlockd stops cleanly" 0 "$?"
 
+# ---- the real classifier in front of the jail: observations that lie
+cfg2=$(write_config d2)
+start_daemon d2 || { echo "airlockd did not start"; exit 1; }
+replay_lying
+kill -TERM "$DPID"
+wait "$DPID"
+
 # ---- the database's own rule: no unreviewed observation runs unconfined
 # (a worker session, by hand: claim, classify, then try to start it bare).
 id=$(as_agent $A run --target proxmox-host:hubris -- 'cat /etc/hostname')
