@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -607,6 +608,91 @@ static void t_jail(void)
 	cur_jail = TRANSPORT_JAIL_NONE;
 }
 
+
+/* The jail where an unprivileged container runs it: in a user namespace
+ * (uids 0..65535 mapped to 100000..), whose root has capabilities only over
+ * its own namespaces, may not mknod, and finds the mounts it inherited
+ * locked.  Run here, on the machine, in a fresh user and mount namespace:
+ * the jail's line is handed to /bin/sh exactly as a login shell would get it. */
+static int userns_run(const char *line, struct buf *out)
+{
+	int sync1[2], sync2[2], outp[2], st = -1;
+	char c = 0, path[64];
+	pid_t pid;
+
+	if (pipe(sync1) < 0 || pipe(sync2) < 0 || pipe(outp) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(sync1[0]);
+		close(sync2[1]);
+		close(outp[0]);
+		if (unshare(CLONE_NEWUSER) < 0)
+			_exit(90);
+		if (write(sync1[1], "u", 1) != 1 || read(sync2[0], &c, 1) != 1)
+			_exit(91);
+		if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0 || unshare(CLONE_NEWNS) < 0)
+			_exit(92);
+		dup2(outp[1], 1);
+		dup2(outp[1], 2);
+		execl("/bin/sh", "sh", "-c", line, (char *)NULL);
+		_exit(93);
+	}
+	close(sync1[1]);
+	close(sync2[0]);
+	close(outp[1]);
+	if (read(sync1[0], &c, 1) == 1) {
+		static const char *maps[] = {"uid_map", "gid_map"};
+		for (int i = 0; i < 2; i++) {
+			snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, maps[i]);
+			FILE *f = fopen(path, "w");
+			if (f) {
+				fputs("0 100000 65536\n", f);
+				fclose(f);
+			}
+		}
+	}
+	if (write(sync2[1], "m", 1) != 1)
+		kill(pid, SIGKILL);
+	char chunk[4096];
+	ssize_t n;
+	while ((n = read(outp[0], chunk, sizeof(chunk))) > 0)
+		buf_append(out, chunk, (size_t)n);
+	close(outp[0]);
+	close(sync1[0]);
+	close(sync2[1]);
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void t_jail_userns(void)
+{
+	const char *cmd = "id -u; grep CapEff /proc/self/status; touch /etc/airlock-userns 2>&1; "
+	                  "echo x > /dev/null && echo devnull-ok; ls /dev";
+	for (enum transport_jail j = TRANSPORT_JAIL_USER; j <= TRANSPORT_JAIL_ROOT; j++) {
+		struct buf line = BUF_INIT, out = BUF_INIT;
+		jail_command_line(&line, j, cmd);
+		int rc = userns_run(buf_str(&line), &out);
+		const char *o = buf_str(&out);
+		char ready[64];
+		snprintf(ready, sizeof(ready), "airlock-jail: ready %s\n", jail_name(j));
+		CHECK(rc == 0 && strncmp(o, ready, strlen(ready)) == 0,
+		      "user namespace, %s tier: the jail is built (rc %d: %.300s)", jail_name(j), rc,
+		      o);
+		CHECK(strstr(o, j == TRANSPORT_JAIL_USER ? "\n65534\n" : "\n0\n") != NULL,
+		      "user namespace, %s tier: the command's uid", jail_name(j));
+		CHECK(strstr(o, j == TRANSPORT_JAIL_USER ? "CapEff:\t0000000000000004"
+		                                         : "CapEff:\t0000000000000000") != NULL,
+		      "user namespace, %s tier: its capabilities", jail_name(j));
+		CHECK(strstr(o, "Read-only file system") != NULL && !exists("/etc/airlock-userns"),
+		      "user namespace, %s tier: / is read-only, nothing written", jail_name(j));
+		CHECK(strstr(o, "devnull-ok") != NULL && strstr(o, "\nurandom\n") != NULL,
+		      "user namespace, %s tier: /dev/null works without mknod", jail_name(j));
+		buf_free(&line);
+		buf_free(&out);
+	}
+}
+
 static void t_big_output(void)
 {
 	const char *cmd = "head -c 20971520 /dev/zero | tr '\\0' x; echo done >&2";
@@ -1036,6 +1122,7 @@ int main(int argc, char **argv)
 	    {"quoting", t_quoting},
 	    {"quoting_jailed", t_quoting_jailed},
 	    {"jail", t_jail},
+	    {"jail_userns", t_jail_userns},
 	    {"big_output", t_big_output},
 	    {"vm_timeout", t_vm_timeout},
 	    {"timeout_cancel", t_timeout_cancel},
