@@ -38,7 +38,10 @@ static const char outer_script[] = "p=; [ \"$2\" = root ] && p=\"--pid --fork --
  *    systemctl status needs it, and as an unprivileged uid polkit refuses it
  *    anything that changes the system.
  * 5. setpriv drops privileges for good (no_new_privs; the bounding set
- *    emptied); the command starts after the ready line. */
+ *    emptied); the command starts after the ready line.  The root tier
+ *    needs no --ambient-caps (emptying the inheritable set empties the
+ *    ambient one): it also works with a setpriv or kernel without ambient
+ *    capabilities, where the user tier cannot be built. */
 static const char inner_script[] =
     "set -uf\n"
     "fail() { echo \"airlock-jail: cannot confine: $*\" >&2; exit 125; }\n"
@@ -92,7 +95,7 @@ static const char inner_script[] =
     " --inh-caps=-all,+dac_read_search --ambient-caps=-all,+dac_read_search"
     " --bounding-set=-all,+dac_read_search --no-new-privs -- /bin/sh -c \"$r\" \"$2\"\n"
     "fi\n"
-    "exec setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all"
+    "exec setpriv --inh-caps=-all --bounding-set=-all"
     " --securebits=+noroot,+noroot_locked,+no_setuid_fixup,+no_setuid_fixup_locked,"
     "+keep_caps_locked --no-new-privs -- /bin/sh -c \"$r\" \"$2\"\n";
 

@@ -580,6 +580,20 @@ static void t_jail(void)
 		      transport_error_name(r.error), r.errmsg);
 		transport_result_free(&r);
 	}
+	/* A setpriv without ambient capabilities: only the root tier. */
+	cur_jail = TRANSPORT_JAIL_USER;
+	run(TARGET_LXC, 204, "echo ran", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_JAIL &&
+	          strstr(r.errmsg, "--ambient-caps") && r.out_len == 0,
+	      "ct:204 user tier: an old setpriv, no jail, nothing ran (%s)", r.errmsg);
+	transport_result_free(&r);
+	cur_jail = TRANSPORT_JAIL_ROOT;
+	run(TARGET_LXC, 204, "id -u; touch /etc/airlock-204", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "0\n") == 0 &&
+	          strstr(r.err, "Read-only file system"),
+	      "ct:204 root tier: built with the old setpriv (%s %s)", transport_status_name(r.status),
+	      r.err);
+	transport_result_free(&r);
 	cur_jail = TRANSPORT_JAIL_NONE;
 	run(TARGET_LXC, 203, "echo ran", 60000, 0, &r);
 	CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "ran\n") == 0,

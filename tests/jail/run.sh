@@ -18,7 +18,9 @@ cd "$(dirname "$0")/../.."
 setup_db || { echo "set-up failed"; exit 1; }
 q "CREATE ROLE probe LOGIN IN ROLE airlock_scheduler" >/dev/null
 q "SELECT airlock.seed_inventory('{\"entities\": [{\"slug\": \"lxc:nojail\", \"type\": \"lxc\",
-   \"node\": \"proxmox-host:hubris\", \"vmid\": 203, \"attributes\": {\"container_status\": \"running\"}}]}')" >/dev/null
+   \"node\": \"proxmox-host:hubris\", \"vmid\": 203, \"attributes\": {\"container_status\": \"running\"}},
+   {\"slug\": \"lxc:oldsetpriv\", \"type\": \"lxc\", \"node\": \"proxmox-host:hubris\", \"vmid\": 204,
+    \"attributes\": {\"container_status\": \"running\"}}]}')" >/dev/null
 
 probe_db="scheduler_database: \"host=$PGHOST port=$PGPORT dbname=$PGDATABASE user=probe\""
 cfg=$(write_config d1 "$probe_db" "probes:" "  interval_s: 2" "testing:" "  classify_all_read_only: true")
@@ -45,6 +47,8 @@ check "CT 201 can be confined (probe)" wait_for 60 \
 	"SELECT attributes->>'confinement' = 'full' FROM airlock.entities WHERE slug = 'lxc:nfs-export'"
 check "CT 203, whose namespaces forbid unshare, cannot (probe)" wait_for 60 \
 	"SELECT attributes->>'confinement' = 'none' FROM airlock.entities WHERE slug = 'lxc:nojail'"
+check "CT 204, whose setpriv predates ambient capabilities, has the root tier only (probe)" wait_for 60 \
+	"SELECT attributes->>'confinement' = 'root-tier' FROM airlock.entities WHERE slug = 'lxc:oldsetpriv'"
 check_out "get_health_summary shows an agent the confinement" '"confinement": "none"' \
 	as_agent psql -XAtq -c "SELECT airlock.get_health_summary('lxc:nojail')"
 check_out "the check row says why" 'Operation not permitted' \
@@ -89,6 +93,14 @@ check "the approved observation runs" wait_for 60 "SELECT state = 'succeeded' FR
 check_eq "unconfined, and recorded so" none "$(q "SELECT confinement FROM airlock.executions WHERE id = $id")"
 check_out "with its output" 'nojail-marker' as_alice $A show "$id"
 check "the pct exec happened only after approval" test "$(ct_log_count 203)" -gt "$before"
+
+# ---- a target with the root tier only: an ordinary observation is not run
+# in the stronger-privileged tier instead; it waits for a human.
+id=$(as_agent $A run --target lxc:oldsetpriv -- 'cat /etc/hostname')
+check "on a root-tier-only target an observation returns to pending_approval" wait_for 60 \
+	"SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
+check_out "saying why" "^cannot confine an observation on lxc:oldsetpriv: .*unrecognized option '--ambient-caps" \
+	q "SELECT error FROM airlock.executions WHERE id = $id"
 
 # ---- root-tier observations (qm list, pct list, qm config): the policy says
 # which programs need uid 0 (verdict.needs_root); until it does, they run in
