@@ -19,7 +19,7 @@ static const char outer_script[] = "p=; [ \"$2\" = root ] && p=\"--pid --fork --
                                    "exec unshare --mount --propagation private --ipc $p "
                                    "-- /bin/sh -c \"$1\" airlock-jail \"$2\" \"$3\"";
 
-/* pid 1 of the new namespaces, still root with every capability.  $1 is the
+/* Run in the new namespaces, still root with every capability.  $1 is the
  * tier, $2 the command.  No single quote in it: it is quoted twice on its way.
  *
  * 1. Every mount, as the target has them: read-only, nosuid, nodev, in one
@@ -32,9 +32,12 @@ static const char outer_script[] = "p=; [ \"$2\" = root ] && p=\"--pid --fork --
  *    it is empty, nosuid, nodev and gone with the command.
  * 3. A new /dev (tmpfs) with only null, zero, full, random, urandom, tty and
  *    zfs bound in from the old one: no block device, no /dev/mem, no kmsg.
- * 4. Every pathname socket under /run, /var/run and /var/spool is covered
- *    with /dev/null, so no daemon can be asked to act (systemd's private
- *    socket, QMP, pvedaemon, ...).  The user tier keeps the D-Bus system bus:
+ * 4. Every pathname socket under /run, /var/run and /var/spool (find(1):
+ *    however deep; no find, or a find that fails, refuses the jail; after
+ *    step 1 /dev/null cannot be opened, so nothing here redirects to it) is
+ *    covered with /dev/null, so no daemon can be asked to
+ *    act (systemd's private socket, QMP, pvedaemon, ...); /tmp's and /dev's
+ *    sockets are gone with the old /tmp and /dev.  The user tier keeps the D-Bus system bus:
  *    systemctl status needs it, and as an unprivileged uid polkit refuses it
  *    anything that changes the system.
  * 5. setpriv drops privileges for good (no_new_privs; the bounding set
@@ -73,17 +76,16 @@ static const char inner_script[] =
     "if [ -d /var/tmp ] && ! [ -L /var/tmp ]; then\n"
     " echo \"airlock-tmp /var/tmp tmpfs nosuid,nodev,size=64m,mode=1777 0 0\" >>$f\n"
     "fi\n"
-    "set +f\n"
-    "for s in /run/* /run/*/* /run/*/*/* /run/*/*/*/* /var/run/* /var/run/*/* /var/run/*/*/*"
-    " /var/spool/*/* /var/spool/*/*/*; do\n"
-    " [ -S \"$s\" ] && ! [ -L \"$s\" ] || continue\n"
+    "l=\n"
+    "for x in /run /var/run /var/spool; do [ -d $x ] && ! [ -L $x ] && l=\"$l $x\"; done\n"
+    ": >$f.s\n"
+    "if [ -n \"$l\" ]; then find $l -type s >$f.s 2>$f.e || fail \"cannot list sockets\"; fi\n"
+    "while read -r s; do\n"
     " [ $t = user ] && [ \"$s\" = /run/dbus/system_bus_socket ] && continue\n"
-    " case $s in /var/run/*) [ -L /var/run ] && continue ;; esac\n"
     " case $s in *[!A-Za-z0-9@%+=:,./_-]*) fail \"socket $s has a name the jail cannot hide\" ;;"
     " esac\n"
     " echo \"/dev/null $s none bind 0 0\" >>$f\n"
-    "done\n"
-    "set -f\n"
+    "done <$f.s || fail \"cannot read the socket list\"\n"
     "mount -n -a -T $f || fail \"private /dev and hidden sockets\"\n"
     "l=\n"
     "for n in fd stdin stdout stderr; do [ -L /dev/$n ] && l=\"$l /dev/$n\"; done\n"

@@ -507,6 +507,18 @@ static void t_jail(void)
 				      "%s %s tier: the victim was alive afterwards", w, tier);
 				transport_result_free(&r);
 			}
+			/* Daemons' sockets are hidden; the user tier keeps the bus. */
+			run(targets[i].type, targets[i].id,
+			    "for s in /run/systemd/private /run/dbus/system_bus_socket; do "
+			    "[ -S $s ] && echo socket || echo hidden; done",
+			    60000, 0, &r);
+			CHECK(r.status == TRANSPORT_EXITED &&
+			          strcmp(r.out, cur_jail == TRANSPORT_JAIL_USER ? "hidden\nsocket\n"
+			                                                        : "hidden\nhidden\n") == 0,
+			      "%s %s tier: systemd's socket is hidden%s (%s)", w, tier,
+			      cur_jail == TRANSPORT_JAIL_USER ? ", the system bus is not" : ", the bus too",
+			      r.out);
+			transport_result_free(&r);
 			/* The ready line is the jail's; the command's stderr is its own,
 			 * and a command cannot pretend the jail failed. */
 			run(targets[i].type, targets[i].id,
