@@ -255,14 +255,18 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
 	log_msg(LOG_WARN, "exec=%lld evt=unconfinable target=%s reason=%s", (long long)it->id,
 	        it->target, log_quote(r->error, q, sizeof(q)));
-	for (;;) {
+	/* Retried through a lost connection, with backoff, while the daemon
+	 * runs; any other refusal (the row is no longer ours) ends it. */
+	for (int delay_ms = 200;; delay_ms = delay_ms < 5000 ? delay_ms * 2 : delay_ms) {
 		res = store_exec(db, "SELECT airlock.worker_unconfinable($1, $2, $3)", 3,
 		                 (const char *const[]){id, env->worker_id, r->error});
 		if (res != NULL)
 			break;
 		log_db_error(it, "unconfinable_failed", db);
-		if (!connection_lost(db) || !reconnect(env, db))
+		if (!connection_lost(db) || atomic_load(env->cancel))
 			return;
+		usleep((useconds_t)delay_ms * 1000);
+		PQreset(store_conn(db));
 	}
 	PQclear(res);
 	notify_pending(env, it, c, NULL, false, r->error);
