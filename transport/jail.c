@@ -6,100 +6,80 @@
 
 #include "lib/shellquote.h"
 
-/* Run by the login shell (or the guest's /bin/sh) as
- * /bin/sh -c OUTER airlock-jail INNER TIER COMMAND.  New mount and IPC
- * namespaces, mounts made private first, so nothing propagates back to the
- * target.  The root tier also gets a pid namespace: uid 0 may signal any
- * root process, capabilities or not; there the command sees the target's
- * processes in /proc but can reach none (--kill-child: if unshare dies, at
- * the transport's deadline, the namespace dies with it).  The user tier
- * keeps the target's pid namespace, so ps and $$ work as unconfined: its
- * uid owns no process it could signal. */
-static const char outer_script[] = "p=; [ \"$2\" = root ] && p=\"--pid --fork --kill-child\"; "
-                                   "exec unshare --mount --propagation private --ipc $p "
-                                   "-- /bin/sh -c \"$1\" airlock-jail \"$2\" \"$3\"";
+/* How the jail starts: new mount and IPC namespaces, mounts made private
+ * first, so nothing propagates back to the target.  The root tier also gets
+ * a pid namespace: uid 0 may signal any root process, capabilities or not;
+ * there the command sees the target's processes in /proc but can reach none
+ * (--kill-child: if unshare dies, at the transport's deadline, the namespace
+ * dies with it).  The user tier keeps the target's pid namespace, so ps and
+ * $$ work as unconfined: its uid owns no process it could signal. */
+static const char unshare_user[] = "unshare --mount --propagation private --ipc -- /bin/sh -c ";
+static const char unshare_root[] =
+    "unshare --mount --propagation private --ipc --pid --fork --kill-child -- /bin/sh -c ";
 
-/* Run in the new namespaces, still root with every capability.  $1 is the
- * tier, $2 the command.  No single quote in it: it is quoted twice on its way.
+/* Run in the new namespaces, still root with every capability, as
+ * /bin/sh -c SCRIPT airlock-jail TIER COMMAND.  No single quote in it (it is
+ * quoted once, for two bytes), and short: a jailed command may be as long as
+ * an unconfined one, and the whole line must fit one SSH packet.
  *
  * 1. Every mount, as the target has them: read-only, nosuid, nodev, in one
  *    mount(8) run (libmount keeps flags such as noexec that a container may
- *    have locked).  A bind remount changes only this namespace's view, never
- *    the file system itself.  Then /proc/self/mountinfo must show every mount
- *    read-only, or the jail refuses -- except a mount that a later one hides
- *    (stacked on the same place or above it): no path reaches it.
+ *    have locked; -n: no write to /run/mount/utab).  A bind remount changes
+ *    only this namespace's view, never the file system itself.  Then
+ *    /proc/self/mountinfo must show every mount read-only, or the jail
+ *    refuses -- except a mount that a later one hides (stacked on the same
+ *    place or above it): no path reaches it.
  * 2. A private tmpfs on /tmp (and /var/tmp, /dev/shm): many tools need one;
  *    it is empty, nosuid, nodev and gone with the command.
- * 3. A new /dev (tmpfs) with only null, zero, full, random, urandom, tty and
- *    zfs bound in from the old one: no block device, no /dev/mem, no kmsg.
- * 4. Every pathname socket under /run, /var/run and /var/spool (find(1):
- *    however deep; no find, or a find that fails, refuses the jail; after
- *    step 1 /dev/null cannot be opened, so nothing here redirects to it) is
- *    covered with /dev/null, so no daemon can be asked to
- *    act (systemd's private socket, QMP, pvedaemon, ...); /tmp's and /dev's
- *    sockets are gone with the old /tmp and /dev.  The user tier keeps the D-Bus system bus:
- *    systemctl status needs it, and as an unprivileged uid polkit refuses it
- *    anything that changes the system.
+ * 3. A new /dev (tmpfs, mode 0555) with only null, zero, full, random,
+ *    urandom, tty and zfs bound in from the old one (never mknod: not
+ *    allowed in a user namespace), and its fd/std* links.
+ * 4. Every pathname socket under /run, /var/run and /var/spool (find(1),
+ *    however deep; a find that fails refuses the jail; /dev/null cannot be
+ *    opened after step 1, so nothing redirects to it) is covered with
+ *    /dev/null: no daemon can be asked to act.  The user tier keeps the
+ *    D-Bus system bus: systemctl status needs it, and polkit refuses an
+ *    unprivileged uid anything that changes the system.
  * 5. setpriv drops privileges for good (no_new_privs; the bounding set
- *    emptied); the command starts after the ready line.  The root tier
- *    needs no --ambient-caps (emptying the inheritable set empties the
- *    ambient one): it also works with a setpriv or kernel without ambient
- *    capabilities, where the user tier cannot be built. */
+ *    emptied); the command starts after the ready line.  The root tier needs
+ *    no --ambient-caps (emptying the inheritable set empties the ambient
+ *    one): it works with a setpriv or kernel without ambient capabilities. */
 static const char inner_script[] =
     "set -uf\n"
-    "fail() { echo \"airlock-jail: cannot confine: $*\" >&2; exit 125; }\n"
-    "t=$1 d=/tmp/.airlock-dev f=/tmp/.airlock-fstab\n"
-    "case $t in user|root) ;; *) fail \"unknown tier $t\" ;; esac\n"
-    "mount -n -a -o remount,bind,ro,nosuid,nodev || fail \"a mount cannot be made read-only\"\n"
+    "f() { echo \"airlock-jail: cannot confine: $*\" >&2; exit 125; }\n"
+    "t=$1 d=/tmp/.airlock-dev l=/tmp/.airlock-fstab o=nosuid,nodev,size=64m,mode=1777\n"
+    "case $t in user|root) ;; *) f tier $t ;; esac\n"
+    "mount -n -a -o remount,bind,ro,nosuid,nodev || f read-only remount\n"
     "i=0 w=\n"
-    "while read -r _ _ _ _ m o _; do\n"
-    " i=$((i+1)); case ,$o, in *,ro,*) ;; *) w=\"$w $i:$m\" ;; esac\n"
-    "done </proc/self/mountinfo\n"
-    "for x in $w; do\n"
-    " n=${x%%:*} m=${x#*:} i=0 c=\n"
-    " while read -r _ _ _ _ p _; do\n"
-    "  i=$((i+1)); [ $i -gt $n ] || continue\n"
-    "  case $p in /) c=1 ;; esac; case $m/ in \"$p\"/*) c=1 ;; esac\n"
-    " done </proc/self/mountinfo\n"
-    " [ -n \"$c\" ] || fail \"$m is still writable\"\n"
-    "done\n"
-    "mount -n -t tmpfs -o nosuid,nodev,size=64m,mode=1777 airlock-tmp /tmp || fail \"private "
-    "/tmp\"\n"
-    "mount -n -t tmpfs -o nosuid,noexec,size=1m,mode=555,X-mount.mkdir airlock-dev $d ||"
-    " fail \"private /dev\"\n"
-    "echo \"airlock-shm $d/shm tmpfs nosuid,nodev,noexec,size=64m,mode=1777,X-mount.mkdir 0 0\""
-    " >$f\n"
-    "for n in null zero full random urandom tty zfs; do\n"
-    " [ -c /dev/$n ] || continue\n"
-    " : >$d/$n && echo \"/dev/$n $d/$n none bind,ro,nosuid 0 0\" >>$f || fail \"/dev/$n\"\n"
-    "done\n"
-    "if [ -d /var/tmp ] && ! [ -L /var/tmp ]; then\n"
-    " echo \"airlock-tmp /var/tmp tmpfs nosuid,nodev,size=64m,mode=1777 0 0\" >>$f\n"
-    "fi\n"
-    "l=\n"
-    "for x in /run /var/run /var/spool; do [ -d $x ] && ! [ -L $x ] && l=\"$l $x\"; done\n"
-    ": >$f.s\n"
-    "if [ -n \"$l\" ]; then find $l -type s >$f.s 2>$f.e || fail \"cannot list sockets\"; fi\n"
-    "while read -r s; do\n"
-    " [ $t = user ] && [ \"$s\" = /run/dbus/system_bus_socket ] && continue\n"
-    " case $s in *[!A-Za-z0-9@%+=:,./_-]*) fail \"socket $s has a name the jail cannot hide\" ;;"
-    " esac\n"
-    " echo \"/dev/null $s none bind 0 0\" >>$f\n"
-    "done <$f.s || fail \"cannot read the socket list\"\n"
-    "mount -n -a -T $f || fail \"private /dev and hidden sockets\"\n"
-    "l=\n"
-    "for n in fd stdin stdout stderr; do [ -L /dev/$n ] && l=\"$l /dev/$n\"; done\n"
-    "[ -z \"$l\" ] || cp -P $l $d/ || fail \"/dev links\"\n"
-    "mount -n --move $d /dev || fail \"private /dev\"\n"
-    "r=\"echo airlock-jail: ready $t >&2; exec /bin/sh -c \\\"\\$0\\\"\"\n"
-    "if [ $t = user ]; then\n"
-    " exec setpriv --reuid=65534 --regid=65534 --clear-groups"
-    " --inh-caps=-all,+dac_read_search --ambient-caps=-all,+dac_read_search"
-    " --bounding-set=-all,+dac_read_search --no-new-privs -- /bin/sh -c \"$r\" \"$2\"\n"
-    "fi\n"
-    "exec setpriv --inh-caps=-all --bounding-set=-all"
-    " --securebits=+noroot,+noroot_locked,+no_setuid_fixup,+no_setuid_fixup_locked,"
-    "+keep_caps_locked --no-new-privs -- /bin/sh -c \"$r\" \"$2\"\n";
+    "while read -r _ _ _ _ m x _; do i=$((i+1))\n"
+    " case ,$x, in *,ro,*) ;; *) w=\"$w $i:$m\" ;; esac; done </proc/self/mountinfo\n"
+    "for x in $w; do n=${x%%:*} m=${x#*:} i=0 c=\n"
+    " while read -r _ _ _ _ p _; do i=$((i+1))\n"
+    "  [ $i -le $n ] || case $m/ in \"${p%/}\"/*) c=1 ;; esac; done </proc/self/mountinfo\n"
+    " [ \"$c\" ] || f $m is writable; done\n"
+    "mount -n -t tmpfs -o $o airlock-tmp /tmp || f /tmp\n"
+    "mount -n -t tmpfs -o nosuid,noexec,size=1m,mode=555,X-mount.mkdir airlock-dev $d || f /dev\n"
+    "echo \"airlock-shm $d/shm tmpfs $o,noexec,X-mount.mkdir\" >$l\n"
+    "for n in null zero full random urandom tty zfs; do [ -c /dev/$n ] || continue\n"
+    " : >$d/$n && echo \"/dev/$n $d/$n none bind,ro,nosuid\" >>$l || f /dev/$n; done\n"
+    "[ -d /var/tmp ] && ! [ -L /var/tmp ] && echo \"airlock-tmp /var/tmp tmpfs $o\" >>$l\n"
+    "s=\n"
+    "for x in /run /var/run /var/spool; do [ -d $x ] && ! [ -L $x ] && s=\"$s $x\"; done\n"
+    ": >$l.s\n"
+    "[ -z \"$s\" ] || find $s -type s >$l.s 2>$l.e || f find\n"
+    "while read -r s; do [ $t = user ] && [ $s = /run/dbus/system_bus_socket ] && continue\n"
+    " case $s in *[!A-Za-z0-9@%+=:,./_-]*) f socket $s ;; esac\n"
+    " echo \"/dev/null $s none bind\" >>$l; done <$l.s || f sockets\n"
+    "mount -n -a -T $l || f mounts\n"
+    "s=\n"
+    "for n in fd stdin stdout stderr; do [ -L /dev/$n ] && s=\"$s /dev/$n\"; done\n"
+    "[ -z \"$s\" ] || cp -P $s $d/ || f links\n"
+    "mount -n --move $d /dev || f /dev\n"
+    "r=\"echo airlock-jail: ready $t >&2; exec /bin/sh -c \\\"\\$0\\\"\" c=-all,+dac_read_search\n"
+    "[ $t = user ] && exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=$c"
+    " --ambient-caps=$c --bounding-set=$c --no-new-privs -- /bin/sh -c \"$r\" \"$2\"\n"
+    "exec setpriv --inh-caps=-all --bounding-set=-all --securebits=+noroot,+noroot_locked,"
+    "+no_setuid_fixup,+no_setuid_fixup_locked --no-new-privs -- /bin/sh -c \"$r\" \"$2\"\n";
 
 #define READY_PREFIX "airlock-jail: ready "
 
@@ -131,12 +111,12 @@ int jail_parse(const char *name, enum transport_jail *out)
 
 void jail_command_line(struct buf *b, enum transport_jail j, const char *command)
 {
-	buf_puts(b, "/bin/sh -c ");
-	if (j != TRANSPORT_JAIL_NONE) {
-		shellquote_append(b, outer_script, strlen(outer_script));
-		buf_puts(b, " airlock-jail ");
+	if (j == TRANSPORT_JAIL_NONE) {
+		buf_puts(b, "/bin/sh -c ");
+	} else {
+		buf_puts(b, j == TRANSPORT_JAIL_ROOT ? unshare_root : unshare_user);
 		shellquote_append(b, inner_script, strlen(inner_script));
-		buf_printf(b, " %s ", jail_name(j));
+		buf_printf(b, " airlock-jail %s ", jail_name(j));
 	}
 	shellquote_append(b, command, strlen(command));
 }
@@ -145,9 +125,10 @@ size_t jail_overhead(enum transport_jail j)
 {
 	if (j == TRANSPORT_JAIL_NONE)
 		return 0;
-	/* Neither script holds a single quote: each is its length plus two. */
-	return strlen(outer_script) + 2 + strlen(" airlock-jail ") + strlen(inner_script) + 2 +
-	       strlen(" root ");
+	/* The script holds no single quote: its length plus two; the line's
+	 * "/bin/sh -c " is counted in the unshare prefix. */
+	return (j == TRANSPORT_JAIL_ROOT ? strlen(unshare_root) : strlen(unshare_user)) -
+	       strlen("/bin/sh -c ") + strlen(inner_script) + 2 + strlen(" airlock-jail root ");
 }
 
 /* Copies the line at s (up to a newline or end) into dst, printable bytes only. */

@@ -4,16 +4,15 @@
  * script and util-linux (unshare, mount, setpriv): nothing is installed on a
  * target.  The transport runs
  *
- *   /bin/sh -c '<outer>' airlock-jail '<inner>' <tier> '<command>'
+ *   unshare --mount --propagation private --ipc [--pid --fork --kill-child] --
+ *           /bin/sh -c '<script>' airlock-jail <tier> '<command>'
  *
- * where <outer> enters new mount and IPC namespaces (and, for the root tier,
- * a pid namespace) and <inner> makes every mount read-only, nosuid and nodev,
- * gives the
- * command a private /tmp, /var/tmp, /dev/shm and a /dev holding only harmless
- * character devices, hides the pathname sockets of privileged daemons, then
- * drops privileges (setpriv) and runs the command with /bin/sh -c, as it runs
- * unconfined.  See docs/transport.md for what each tier prevents and what it
- * cannot.
+ * (the pid namespace for the root tier only), where <script> makes every
+ * mount read-only, nosuid and nodev, gives the command a private /tmp,
+ * /var/tmp, /dev/shm and a /dev holding only harmless character devices,
+ * hides the pathname sockets of privileged daemons, then drops privileges
+ * (setpriv) and runs the command with /bin/sh -c, as it runs unconfined.
+ * See docs/transport.md for what each tier prevents and what it cannot.
  *
  * The jail reports on stderr: its first line is "airlock-jail: ready <tier>"
  * once privileges are dropped and just before the command starts (the
@@ -42,7 +41,7 @@ int jail_parse(const char *name, enum transport_jail *out);
 /* Appends to b the words a login shell runs for command: "/bin/sh -c 'command'"
  * unconfined, the jail's invocation otherwise.  Every part is one quoted word. */
 void jail_command_line(struct buf *b, enum transport_jail j, const char *command);
-/* Bytes the jail adds to the quoted command line (0 for TRANSPORT_JAIL_NONE). */
+/* Bytes the jail adds to the unconfined line (0 for TRANSPORT_JAIL_NONE). */
 size_t jail_overhead(enum transport_jail j);
 
 enum jail_report {

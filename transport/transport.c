@@ -676,6 +676,13 @@ static int jail_result(enum transport_jail j, struct transport_result *r, int rc
 {
 	char why[400];
 
+	/* A guest agent that cannot start unshare (qm's "Failed to execute child
+	 * process") is a guest without the jail's tools. */
+	if (r->status == TRANSPORT_FAILED && r->error == TRANSPORT_ERR_PVE &&
+	    strstr(r->errmsg, "Failed to execute child process")) {
+		r->error = TRANSPORT_ERR_JAIL;
+		return rc;
+	}
 	if (jail_report(j, r->err, &r->err_len, why, sizeof(why)) == JAIL_REPORT_READY)
 		return rc;
 	if (r->status != TRANSPORT_EXITED && r->status != TRANSPORT_SIGNALED)
@@ -721,8 +728,6 @@ int transport_check_command(enum target_type type, int vmid, const char *command
 	}
 	for (const char *p = command; *p; p++)
 		quoted += *p == '\'' ? 4 : 1; /* shellquote: ' becomes '\'' */
-	/* The same limit whether or not the command will be jailed. */
-	quoted += jail_overhead(TRANSPORT_JAIL_ROOT);
 	if (quoted + 128 > TRANSPORT_MAX_CMDLINE) {
 		snprintf(err, errlen,
 		         "the command is too long (%zu bytes quoted; the limit is %d); nothing was "
@@ -758,6 +763,19 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 		goto out;
 	}
 	jail_command_line(&prog, lim->jail, command);
+	/* Counted as for an unconfined line ("/bin/sh -c " is in the 128). */
+	if (lim->jail != TRANSPORT_JAIL_NONE &&
+	    prog.len - strlen("/bin/sh -c ") + 128 > TRANSPORT_MAX_CMDLINE) {
+		/* The jail's script shares the one SSH packet with the command:
+		 * a command near the limit fits unconfined only. */
+		snprintf(why, sizeof(why),
+		         "the command is too long to run in the read-only jail (%zu bytes quoted; "
+		         "with the jail's %zu the limit is %d); nothing was sent",
+		         prog.len - strlen("/bin/sh -c ") - jail_overhead(lim->jail),
+		         jail_overhead(lim->jail), TRANSPORT_MAX_CMDLINE - 128);
+		result_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
+		goto out;
+	}
 	struct sshnode *n = pool_get(t, node);
 	switch (type) {
 	case TARGET_PROXMOX_HOST:

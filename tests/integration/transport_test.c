@@ -582,6 +582,56 @@ static void t_jail(void)
 		cur_jail = TRANSPORT_JAIL_NONE;
 	}
 
+	/* The longest command the transport accepts (32640 bytes once quoted)
+	 * runs unconfined; with the jail's script it would not fit one SSH
+	 * packet, so the jail refuses it before anything is sent (the row then
+	 * waits for a human), while one that fits beside the script runs. */
+	{
+		struct buf big = BUF_INIT;
+		char err[200];
+		size_t fits = 32640 - jail_overhead(TRANSPORT_JAIL_ROOT) - 2;
+		buf_puts(&big, "echo ");
+		while (big.len < 32638 - 4)
+			buf_putc(&big, 'a' + big.len % 26);
+		buf_puts(&big, " >&2");
+		CHECK(transport_check_command(TARGET_LXC, 201, big.data, err, sizeof(err)) == 0,
+		      "a command of 32640 bytes once quoted is accepted (%zu)", big.len);
+		for (size_t i = 0; i < 3; i++) {
+			run(targets[i].type, targets[i].id, big.data, 60000, 0, &r);
+			CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 0 &&
+			          r.err_len == big.len - strlen("echo ") - strlen(" >&2") + 1,
+			      "%s: the longest command runs unconfined (%s %s)",
+			      tname(targets[i].type, targets[i].id), transport_status_name(r.status),
+			      r.errmsg);
+			transport_result_free(&r);
+		}
+		for (cur_jail = TRANSPORT_JAIL_USER; cur_jail <= TRANSPORT_JAIL_ROOT; cur_jail++)
+			for (size_t i = 0; i < 3; i++) {
+				run(targets[i].type, targets[i].id, big.data, 60000, 0, &r);
+				CHECK(r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_JAIL &&
+				          strstr(r.errmsg, "too long to run in the read-only jail"),
+				      "%s %s tier: in the jail it is refused before sending (%s)",
+				      tname(targets[i].type, targets[i].id), jail_name(cur_jail),
+				      r.errmsg);
+				transport_result_free(&r);
+			}
+		big.len = fits - 4;
+		big.data[big.len] = '\0';
+		buf_puts(&big, " >&2");
+		for (cur_jail = TRANSPORT_JAIL_USER; cur_jail <= TRANSPORT_JAIL_ROOT; cur_jail++)
+			for (size_t i = 0; i < 3; i++) {
+				run(targets[i].type, targets[i].id, big.data, 60000, 0, &r);
+				CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 0,
+				      "%s %s tier: the longest command that fits beside the jail runs "
+				      "(%zu bytes; %s %s)",
+				      tname(targets[i].type, targets[i].id), jail_name(cur_jail), big.len,
+				      transport_status_name(r.status), r.errmsg);
+				transport_result_free(&r);
+			}
+		cur_jail = TRANSPORT_JAIL_NONE;
+		buf_free(&big);
+	}
+
 	/* A target where the jail cannot be built: nothing runs, the reason is
 	 * the jail's, and the same target still runs unconfined commands. */
 	for (cur_jail = TRANSPORT_JAIL_USER; cur_jail <= TRANSPORT_JAIL_ROOT; cur_jail++) {
