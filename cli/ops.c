@@ -253,6 +253,13 @@ static void print_execution(const cJSON *e)
 			printf("  %-15s %.0f\n", fields[i], v->valuedouble);
 		}
 	}
+	if (jstr(e, "confinement")) /* how it ran: the read-only jail's tier, or none */
+		printf("  %-15s %s\n", "confinement",
+		       strcmp(jstr(e, "confinement"), "user") == 0
+		           ? "read-only jail, unprivileged (user tier)"
+		       : strcmp(jstr(e, "confinement"), "root") == 0
+		           ? "read-only jail, uid 0 without capabilities (root tier)"
+		           : "none (ran unconfined)");
 	v = cJSON_GetObjectItemCaseSensitive(e, "reasons");
 	if (cJSON_GetArraySize(v) > 0) {
 		printf("  reasons\n");

@@ -201,8 +201,8 @@ const char *transport_status_name(enum transport_status s)
 
 const char *transport_error_name(enum transport_error e)
 {
-	static const char *names[] = {"none", "connect", "hostkey",  "auth",   "ssh",
-	                              "lost", "pve",     "protocol", "invalid"};
+	static const char *names[] = {"none", "connect", "hostkey",  "auth",    "ssh",
+	                              "lost", "pve",     "protocol", "invalid", "jail"};
 	return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "?";
 }
 
@@ -391,15 +391,14 @@ static bool pct_refusal(const struct buf *err, int ctid)
 /* Host and CT commands carry AIRLOCK_EXEC_ID=<tag> in their environment (pct
  * keeps the environment by default), inherited by everything they start; on
  * the deadline a second channel sends SIGTERM to every process carrying it. */
-static int exec_plain(struct transport *t, struct sshnode *n, const char *quoted, bool ct, int ctid,
+static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, bool ct, int ctid,
                       int64_t deadline, size_t cap, const atomic_int *cancel,
                       struct transport_result *r)
 {
 	char *tag = xasprintf("%d.%ld.%lld", (int)getpid(), atomic_fetch_add(&t->seq, 1),
 	                      (long long)wall_ms());
-	char *cmdline =
-	    ct ? xasprintf("AIRLOCK_EXEC_ID=%s pct exec %d -- /bin/sh -c %s", tag, ctid, quoted)
-	       : xasprintf("AIRLOCK_EXEC_ID=%s /bin/sh -c %s", tag, quoted);
+	char *cmdline = ct ? xasprintf("AIRLOCK_EXEC_ID=%s pct exec %d -- %s", tag, ctid, prog)
+	                   : xasprintf("AIRLOCK_EXEC_ID=%s %s", tag, prog);
 	char *kill =
 	    xasprintf("for p in /proc/[0-9]*; do grep -qsxzF AIRLOCK_EXEC_ID=%s "
 	              "\"$p/environ\" && kill -TERM \"${p#/proc/}\"; done 2>/dev/null; true",
@@ -612,7 +611,7 @@ static int vm_agent_check(struct vmctx *c)
 	return rc;
 }
 
-static int exec_vm(struct vmctx *c, const char *quoted, bool check_agent)
+static int exec_vm(struct vmctx *c, const char *prog, bool check_agent)
 {
 	struct transport_result *r = c->r;
 	int64_t left = c->deadline - sshnode_now_ms();
@@ -630,7 +629,7 @@ static int exec_vm(struct vmctx *c, const char *quoted, bool check_agent)
 		n = QM_CANCEL_SLICE_S;
 	if (n < 1)
 		n = 1; /* 0 would mean "wait forever" */
-	cmd = xasprintf("qm guest exec %d --timeout %d -- /bin/sh -c %s", c->vmid, n, quoted);
+	cmd = xasprintf("qm guest exec %d --timeout %d -- %s", c->vmid, n, prog);
 	/* qm answers by itself after n seconds (with the pid): no cancel here, so
 	 * that a cancelled command can still be killed by its pid. */
 	run_qm(c->n, &op, cmd, sshnode_now_ms() + n * 1000LL + QM_GRACE_MS, c->cap, &p);
@@ -670,6 +669,28 @@ static int exec_vm(struct vmctx *c, const char *quoted, bool check_agent)
 }
 
 /* ---- the entry point ------------------------------------------------------------ */
+
+/* A jailed command's outcome: the jail's ready line is removed from stderr;
+ * without it the command never started, whatever the shell's status says. */
+static int jail_result(enum transport_jail j, struct transport_result *r, int rc)
+{
+	char why[400];
+
+	/* A guest agent that cannot start unshare (qm's "Failed to execute child
+	 * process") is a guest without the jail's tools. */
+	if (r->status == TRANSPORT_FAILED && r->error == TRANSPORT_ERR_PVE &&
+	    strstr(r->errmsg, "Failed to execute child process")) {
+		r->error = TRANSPORT_ERR_JAIL;
+		return rc;
+	}
+	if (jail_report(j, r->err, &r->err_len, why, sizeof(why)) == JAIL_REPORT_READY)
+		return rc;
+	if (r->status != TRANSPORT_EXITED && r->status != TRANSPORT_SIGNALED)
+		return rc; /* timed out, cancelled, failed, unknown: as the transport said */
+	r->exit_code = -1;
+	r->signal = 0;
+	return result_fail(r, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
+}
 
 static bool utf8_valid(const unsigned char *s)
 {
@@ -722,7 +743,7 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
                    struct transport_result *out)
 {
 	struct transport_limits dflt = {0};
-	struct buf quoted = BUF_INIT;
+	struct buf prog = BUF_INIT;
 	int64_t t0 = sshnode_now_ms(), deadline;
 	char why[200];
 	size_t cap;
@@ -741,23 +762,38 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 		result_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID, why);
 		goto out;
 	}
-	shellquote_append(&quoted, command, strlen(command));
+	jail_command_line(&prog, lim->jail, command);
+	/* Counted as for an unconfined line ("/bin/sh -c " is in the 128). */
+	if (lim->jail != TRANSPORT_JAIL_NONE &&
+	    prog.len - strlen("/bin/sh -c ") + 128 > TRANSPORT_MAX_CMDLINE) {
+		/* The jail's script shares the one SSH packet with the command:
+		 * a command near the limit fits unconfined only. */
+		snprintf(why, sizeof(why),
+		         "the command is too long to run in the read-only jail (%zu bytes quoted; "
+		         "with the jail's %zu the limit is %d); nothing was sent",
+		         prog.len - strlen("/bin/sh -c ") - jail_overhead(lim->jail),
+		         jail_overhead(lim->jail), TRANSPORT_MAX_CMDLINE - 128);
+		result_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
+		goto out;
+	}
 	struct sshnode *n = pool_get(t, node);
 	switch (type) {
 	case TARGET_PROXMOX_HOST:
 	case TARGET_LXC:
-		rc = exec_plain(t, n, buf_str(&quoted), type == TARGET_LXC, vmid, deadline, cap,
+		rc = exec_plain(t, n, buf_str(&prog), type == TARGET_LXC, vmid, deadline, cap,
 		                lim->cancel, out);
 		break;
 	case TARGET_VM: {
 		struct vmctx c = {t, n, vmid, deadline, cap, lim->cancel, out};
-		rc = exec_vm(&c, buf_str(&quoted), !lim->no_agent_check);
+		rc = exec_vm(&c, buf_str(&prog), !lim->no_agent_check);
 		break;
 	}
 	default:
 		result_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID, "unknown target type");
 		break;
 	}
+	if (lim->jail != TRANSPORT_JAIL_NONE && out->err != NULL)
+		rc = jail_result(lim->jail, out, rc);
 out:
 	if (out->out == NULL)
 		out->out = xstrdup("");
@@ -774,7 +810,7 @@ out:
 		        (long long)out->duration_ms, transport_error_name(out->error),
 		        log_quote(out->errmsg[0] ? out->errmsg : "-", reason, sizeof(reason)));
 	}
-	buf_free(&quoted);
+	buf_free(&prog);
 	return rc;
 }
 

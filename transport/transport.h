@@ -7,6 +7,9 @@
  *   VM:   qm guest exec <vmid> --timeout <n> -- /bin/sh -c '<command>'
  *   CT:   pct exec <ctid> -- /bin/sh -c '<command>'
  *
+ * With limits.jail set, "/bin/sh -c '<command>'" becomes the jail's
+ * invocation (jail.h): the same command, in a read-only jail on the target.
+ *
  * The node's login shell parses that line once more, so the command is one
  * single-quoted word (lib/shellquote): the guest's /bin/sh receives exactly the
  * bytes given here, and the login shell interprets none of them.
@@ -24,6 +27,7 @@
 #include <stdint.h>
 
 #include "classifier/classes.h"
+#include "transport/jail.h"
 
 struct transport_config {
 	const char *private_key; /* OpenSSH private key file; public key auth only */
@@ -66,6 +70,7 @@ enum transport_error {
 	TRANSPORT_ERR_PVE,      /* qm/pct refused: errmsg is their stderr line */
 	TRANSPORT_ERR_PROTOCOL, /* qm printed something that is not its JSON */
 	TRANSPORT_ERR_INVALID,  /* the request cannot be sent (bad target, too long, ...) */
+	TRANSPORT_ERR_JAIL,     /* the jail could not be built: the command never started */
 };
 
 struct transport_limits {
@@ -73,6 +78,7 @@ struct transport_limits {
 	size_t output_cap;        /* 0 = the config's */
 	const atomic_int *cancel; /* optional: set non-zero from any thread to cancel */
 	bool no_agent_check;      /* VM: skip the `qm agent <vmid> ping` right before */
+	enum transport_jail jail; /* run it in the read-only jail (jail.h); 0 = unconfined */
 };
 
 struct transport_result {
@@ -96,9 +102,10 @@ struct transport;
 struct transport *transport_new(const struct transport_config *cfg, char *err, size_t errlen);
 
 /* Whether command can be sent to a target of this type at all (a guest id,
- * UTF-8 for a VM's guest agent, the quoted length under the SSH packet
- * limit).  0 when it can; -1 with the reason in err.  transport_exec applies
- * the same check; callers use it to refuse before committing to a run. */
+ * UTF-8 for a VM's guest agent, the quoted length -- with the jail's script,
+ * whether it is jailed or not -- under the SSH packet limit).  0 when it can; -1 with the reason in
+ * err.  transport_exec applies the same check; callers use it to refuse before committing to a run.
+ */
 int transport_check_command(enum target_type type, int vmid, const char *command, char *err,
                             size_t errlen);
 
@@ -151,7 +158,8 @@ const char *transport_probe_state_name(enum transport_probe_state s);
 const char *transport_agent_attr(enum transport_probe_state s);
 /* "exited", "signaled", "timed_out", "cancelled", "failed", "unknown". */
 const char *transport_status_name(enum transport_status s);
-/* "none", "connect", "hostkey", "auth", "ssh", "lost", "pve", "protocol", "invalid". */
+/* "none", "connect", "hostkey", "auth", "ssh", "lost", "pve", "protocol", "invalid",
+ * "jail". */
 const char *transport_error_name(enum transport_error e);
 
 struct transport_stats {

@@ -66,6 +66,14 @@ struct config {
 	bool audit_syslog;       /* also send each anchor to syslog */
 	struct config_webhook webhooks[CONFIG_MAX_WEBHOOKS];
 	int nwebhooks;
+	/* TEST ONLY -- testing.classify_all_read_only: the classifier answers
+	 * read_only for every command, so every command runs unreviewed in the
+	 * read-only jail (how the tests prove the jail holds).  Off by default;
+	 * config_load refuses it unless $AIRLOCK_RIG_ROOT names a directory
+	 * holding the test rig's marker file (.airlock-rig, written by
+	 * tests/rig/rigctl): a production host has no rig, so the switch cannot
+	 * be turned on there by a stray line in a config. */
+	bool test_classify_all_read_only;
 };
 
 /* Reads and validates path; NULL with "path:line:col: reason" in err.

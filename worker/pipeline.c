@@ -49,6 +49,13 @@ static int classify(const struct pipeline_env *env, struct verdict *v, const str
 	if (it->declared_risk)
 		risk_class_parse(it->declared_risk, &declared);
 	classifier_classify(c->snap.classifier, tt, it->command, strlen(it->command), declared, v);
+	if (env->cfg->test_classify_all_read_only) {
+		/* Test rigs only (config.h): every command is an observation, so
+		 * the jail alone stands between it and the target. */
+		verdict_add(v, 0, "", "test-only-classify-all-read-only",
+		            "testing.classify_all_read_only", RISK_READ_ONLY, tt);
+		v->cls = RISK_READ_ONLY;
+	}
 	c->cls = risk_class_name(v->cls);
 	cJSON *r = verdict_reasons_json(v);
 	c->reasons_json = cJSON_PrintUnformatted(r);
@@ -84,7 +91,8 @@ static void log_db_error(const struct queue_item *it, const char *what, struct s
 }
 
 static void notify_pending(const struct pipeline_env *env, const struct queue_item *it,
-                           const struct classification *c, const char *rewind_status, bool voided)
+                           const struct classification *c, const char *rewind_status, bool voided,
+                           const char *why)
 {
 	cJSON *m = cJSON_CreateObject();
 	struct visible_info vi;
@@ -99,6 +107,8 @@ static void notify_pending(const struct pipeline_env *env, const struct queue_it
 	cJSON_AddStringToObject(m, "requested_by", it->requested_by);
 	if (rewind_status)
 		cJSON_AddStringToObject(m, "rewind_status", rewind_status);
+	if (why)
+		cJSON_AddStringToObject(m, "why", why);
 	/* The human line shows at most 300 bytes of the command, and says so. */
 	char *cmd = visible_text(it->command, strlen(it->command), 0, 300, &vi);
 	if (vi.cut)
@@ -223,10 +233,64 @@ static void record_result(const struct pipeline_env *env, struct store *db,
 	        r->out.truncated ? " truncated=1" : "", recorded ? "" : " late=1");
 }
 
+/* The jail for this row: an observation nobody approved runs read-only on
+ * its target, in the root tier only when the policy says a program in it
+ * needs uid 0.  Approved rows and changes the policy lets through
+ * (reversible_low) run as they were classified or approved. */
+static enum transport_jail jail_for(const struct queue_item *it, const char *cls,
+                                    const struct verdict *v)
+{
+	if (strcmp(it->state, "approved") == 0 || strcmp(cls, "read_only") != 0)
+		return TRANSPORT_JAIL_NONE;
+	return v->needs_root ? TRANSPORT_JAIL_ROOT : TRANSPORT_JAIL_USER;
+}
+
+static int confine(struct store *db, const char *worker, const struct queue_item *it,
+                   enum transport_jail j)
+{
+	char id[24];
+	PGresult *res;
+
+	snprintf(id, sizeof(id), "%lld", (long long)it->id);
+	res = store_exec(db, "SELECT airlock.worker_confine($1, $2, $3)", 3,
+	                 (const char *const[]){id, worker, jail_name(j)});
+	PQclear(res);
+	return res ? 0 : -1;
+}
+
+/* The jail could not be built: nothing ran; the row goes back to a human. */
+static void unconfinable(const struct pipeline_env *env, struct store *db,
+                         const struct queue_item *it, const struct target_result *r,
+                         const struct classification *c)
+{
+	char id[24], q[600];
+	PGresult *res;
+
+	snprintf(id, sizeof(id), "%lld", (long long)it->id);
+	log_msg(LOG_WARN, "exec=%lld evt=unconfinable target=%s reason=%s", (long long)it->id,
+	        it->target, log_quote(r->error, q, sizeof(q)));
+	/* Retried through a lost connection, with backoff, while the daemon
+	 * runs; any other refusal (the row is no longer ours) ends it. */
+	for (int delay_ms = 200;; delay_ms = delay_ms < 5000 ? delay_ms * 2 : delay_ms) {
+		res = store_exec(db, "SELECT airlock.worker_unconfinable($1, $2, $3)", 3,
+		                 (const char *const[]){id, env->worker_id, r->error});
+		if (res != NULL)
+			break;
+		log_db_error(it, "unconfinable_failed", db);
+		if (!connection_lost(db) || atomic_load(env->cancel))
+			return;
+		usleep((useconds_t)delay_ms * 1000);
+		PQreset(store_conn(db));
+	}
+	PQclear(res);
+	notify_pending(env, it, c, NULL, false, r->error);
+}
+
 /* queued/approved, re-validated: live check, guard, run, record. */
 static void execute(const struct pipeline_env *env, struct store *db, struct queue_item *it,
-                    const char *cls)
+                    const char *cls, const struct verdict *v, const struct classification *c)
 {
+	enum transport_jail jail = jail_for(it, cls, v);
 	char reason[1024];
 	char *rewind_json = NULL, *guard_json = NULL;
 	bool mutating = strcmp(cls, "read_only") != 0;
@@ -278,7 +342,8 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		release(db, env->worker_id, it, 0, "airlockd is stopping; released before it ran");
 		goto out;
 	}
-	if (queue_start(db, it->id, env->worker_id, rewind_json, guard_json) < 0) {
+	if (confine(db, env->worker_id, it, jail) < 0 ||
+	    queue_start(db, it->id, env->worker_id, rewind_json, guard_json) < 0) {
 		log_db_error(it, "start_failed", db);
 		if (strcmp(store_sqlstate(db), "AL005") == 0) {
 			let_go_if_gone(db, it);
@@ -290,10 +355,13 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		}
 		goto out;
 	}
-	log_msg(LOG_INFO, "exec=%lld evt=started target=%s class=%s", (long long)it->id, it->target,
-	        cls);
-	targets_run(env->targets, it, env->cancel, &r);
-	record_result(env, db, it, &r);
+	log_msg(LOG_INFO, "exec=%lld evt=started target=%s class=%s confinement=%s",
+	        (long long)it->id, it->target, cls, jail_name(jail));
+	targets_run(env->targets, it, jail, env->cancel, &r);
+	if (r.unconfinable)
+		unconfinable(env, db, it, &r, c);
+	else
+		record_result(env, db, it, &r);
 	target_result_clear(&r);
 out:
 	if (slot)
@@ -335,7 +403,7 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		log_msg(LOG_INFO, "exec=%lld evt=classified class=%s state=%s policy=%lld",
 		        (long long)it->id, c.cls, state, c.snap.version);
 		if (strcmp(state, "pending_approval") == 0) {
-			notify_pending(env, it, &c, rewind, false);
+			notify_pending(env, it, &c, rewind, false, NULL);
 			goto out;
 		}
 		it->rewind_possible = possible;
@@ -349,7 +417,7 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		if (strcmp(state, "pending_approval") == 0) {
 			log_msg(LOG_INFO, "exec=%lld evt=approval_void class=%s policy=%lld",
 			        (long long)it->id, c.cls, c.snap.version);
-			notify_pending(env, it, &c, NULL, true);
+			notify_pending(env, it, &c, NULL, true, NULL);
 			goto out;
 		}
 		if (strcmp(state, "queued") != 0 && strcmp(state, "approved") != 0) {
@@ -367,7 +435,7 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 	if (it->cls && risk_class_parse(it->cls, &then_cls) == 0 &&
 	    risk_class_parse(c.cls, &now_cls) == 0 && then_cls > now_cls)
 		cls = it->cls;
-	execute(env, db, it, cls);
+	execute(env, db, it, cls, v, &c);
 out:
 	classification_clear(env, &c);
 }

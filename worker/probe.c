@@ -59,6 +59,51 @@ static cJSON *check_row(const char *name, bool ok, const char *detail)
 	return c;
 }
 
+/* Builds the read-only jail on the target, one tier then the other, around
+ * `true`: "full" (both tiers), "root-tier" (only uid 0 without capabilities:
+ * e.g. a setpriv too old for ambient capabilities), "none" (no jail: its
+ * observations go to a human).  NULL when the target could not be asked
+ * (detail says why): nothing is recorded then. */
+static const char *probe_jail(struct transport *t, const struct transport_node *node,
+                              const char *type, int vmid, char *detail, size_t detaillen)
+{
+	enum target_type tt = strcmp(type, "vm") == 0    ? TARGET_VM
+	                      : strcmp(type, "lxc") == 0 ? TARGET_LXC
+	                                                 : TARGET_PROXMOX_HOST;
+	enum transport_jail tiers[] = {TRANSPORT_JAIL_USER, TRANSPORT_JAIL_ROOT};
+	bool built[2] = {false, false};
+	char why[2][260] = {"", ""};
+
+	for (int k = 0; k < 2; k++) {
+		struct transport_limits lim = {
+		    .timeout_ms = PROBE_TIMEOUT_MS, .no_agent_check = true, .jail = tiers[k]};
+		struct transport_result r;
+		transport_exec(t, node, tt, vmid, "true", &lim, &r);
+		if (r.status == TRANSPORT_EXITED && r.exit_code == 0) {
+			built[k] = true;
+		} else if (r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_JAIL) {
+			snprintf(why[k], sizeof(why[k]), "%.250s", r.errmsg);
+		} else {
+			snprintf(detail, detaillen, "the jail could not be tried: %s%s%.200s",
+			         transport_status_name(r.status), r.errmsg[0] ? ": " : "",
+			         r.errmsg);
+			transport_result_free(&r);
+			return NULL;
+		}
+		transport_result_free(&r);
+	}
+	if (built[0] && built[1]) {
+		snprintf(detail, detaillen, "read-only jail: user and root tiers");
+		return "full";
+	}
+	if (built[1]) {
+		snprintf(detail, detaillen, "root tier only; user tier: %.250s", why[0]);
+		return "root-tier";
+	}
+	snprintf(detail, detaillen, "no read-only jail: %.280s", why[built[0] ? 1 : 0]);
+	return "none";
+}
+
 /* Probes one node's host and guests (rows [from, to) of res share the node). */
 static int probe_node(struct store *db, struct transport *t, struct notifier *nt, PGresult *res,
                       int from, int to)
@@ -87,6 +132,11 @@ static int probe_node(struct store *db, struct transport *t, struct notifier *nt
 	}
 	transport_probe(t, &node, pr, (size_t)n, PROBE_TIMEOUT_MS);
 	for (int i = 0; i < n; i++) {
+		char jail_detail[320] = "";
+		const char *jail = NULL;
+		if (pr[i].state == TRANSPORT_PROBE_OK)
+			jail = probe_jail(t, &node, PQgetvalue(res, from + i, 2), pr[i].vmid,
+			                  jail_detail, sizeof(jail_detail));
 		const char *slug = PQgetvalue(res, from + i, 0);
 		cJSON *attrs = cJSON_CreateObject(), *checks = cJSON_CreateArray();
 		bool ok = pr[i].state == TRANSPORT_PROBE_OK;
@@ -114,6 +164,12 @@ static int probe_node(struct store *db, struct transport *t, struct notifier *nt
 			cJSON_AddItemToArray(checks, check_row("ssh", ok, detail));
 			if (ok) /* what went around the gate on this node (bypass.h) */
 				bypass_checks(db, t, &node, slug, nt, checks);
+		}
+		if (jail) {
+			cJSON_AddStringToObject(attrs, "confinement", jail);
+			cJSON_AddItemToArray(
+			    checks,
+			    check_row("confinement", strcmp(jail, "full") == 0, jail_detail));
 		}
 		cJSON_AddStringToObject(attrs, "health", ok ? "healthy" : "unhealthy");
 		cJSON_AddStringToObject(attrs, "last_probe", now);

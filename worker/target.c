@@ -140,8 +140,8 @@ int targets_check(struct targets *t, const struct queue_item *it, char *reason, 
 	return -1;
 }
 
-void targets_run(struct targets *t, const struct queue_item *it, atomic_int *cancel,
-                 struct target_result *out)
+void targets_run(struct targets *t, const struct queue_item *it, enum transport_jail j,
+                 atomic_int *cancel, struct target_result *out)
 {
 	struct transport_node node;
 	struct transport_limits lim = {
@@ -151,6 +151,7 @@ void targets_run(struct targets *t, const struct queue_item *it, atomic_int *can
 	    /* qm pings the agent right before exec too: an agent that died since
 	     * targets_check is then a clean "nothing ran", not an unknown outcome. */
 	    .no_agent_check = false,
+	    .jail = j,
 	};
 	struct transport_result r = {0};
 
@@ -185,6 +186,13 @@ void targets_run(struct targets *t, const struct queue_item *it, atomic_int *can
 	case TRANSPORT_FAILED:
 		out->state = "failed";
 		out->started = false;
+		if (r.error == TRANSPORT_ERR_JAIL) {
+			out->unconfinable = true;
+			snprintf(out->error, sizeof(out->error),
+			         "cannot confine an observation on %s: %.400s", it->target,
+			         r.errmsg);
+			break;
+		}
 		snprintf(out->error, sizeof(out->error), "nothing ran: %.400s (%s)", r.errmsg,
 		         transport_error_name(r.error));
 		break;

@@ -5,6 +5,7 @@
 
 #include "lib/buf.h"
 #include "store/queue.h"
+#include "transport/jail.h"
 #include "worker/config.h"
 
 #include <stdatomic.h>
@@ -32,13 +33,15 @@ struct target_result {
 	int signal;          /* 0 when none */
 	struct buf out, err; /* capped; .truncated set */
 	long long duration_ms;
-	char error[1024]; /* "" or a sentence */
+	char error[1024];  /* "" or a sentence */
+	bool unconfinable; /* the jail could not be built: nothing ran; error says why */
 };
 
-/* Runs it->command on the target with airlock's deadline; cancel (optional)
- * stops it early.  Always fills out (release with target_result_clear). */
-void targets_run(struct targets *t, const struct queue_item *it, atomic_int *cancel,
-                 struct target_result *out);
+/* Runs it->command on the target with airlock's deadline, in the jail j
+ * (TRANSPORT_JAIL_NONE: unconfined); cancel (optional) stops it early.
+ * Always fills out (release with target_result_clear). */
+void targets_run(struct targets *t, const struct queue_item *it, enum transport_jail j,
+                 atomic_int *cancel, struct target_result *out);
 void target_result_clear(struct target_result *r);
 
 #endif

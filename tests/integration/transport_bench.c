@@ -8,7 +8,9 @@
  * The remote command line is the same for all three (what the transport
  * sends).  Run by tests/bench/40-transport.sh with the rig's env exported.
  *
- *   transport_bench N CONTROL_PATH [vm]     (vm: only the VM rows) */
+ *   transport_bench N CONTROL_PATH [vm]     (vm: only the VM rows)
+ *   transport_bench N CONTROL_PATH jail     the read-only jail's cost: `true`
+ *       pooled, unconfined and in each tier, on host, VM and CT, in turns */
 #include "transport/transport.h"
 
 #include <pthread.h>
@@ -110,6 +112,56 @@ static int pooled_once(enum target_type ty, int id, bool agent_check)
 
 enum method { POOLED, FRESH, MUX, POOLED_CHECKED, NMETHODS };
 
+static int jailed_once(enum target_type ty, int id, enum transport_jail j)
+{
+	struct transport_limits lim = {.timeout_ms = 60000, .no_agent_check = true, .jail = j};
+	struct transport_result r;
+	int ok = transport_exec(T, &node, ty, id, "true", &lim, &r) == 0 &&
+	         r.status == TRANSPORT_EXITED && r.exit_code == 0;
+	transport_result_free(&r);
+	return ok ? 0 : -1;
+}
+
+/* The jail's cost per command: unconfined, user tier, root tier take turns
+ * (one command each per round, so the machine's swings hit them alike). */
+static int bench_jail(int n)
+{
+	static const struct {
+		const char *name;
+		enum target_type ty;
+		int id;
+	} tg[] = {{"host", TARGET_PROXMOX_HOST, 0}, {"vm101", TARGET_VM, 101}, {"ct201", TARGET_LXC, 201}};
+	static const enum transport_jail js[] = {TRANSPORT_JAIL_NONE, TRANSPORT_JAIL_USER,
+	                                         TRANSPORT_JAIL_ROOT};
+	int errors = 0;
+
+	printf("%-6s %-12s %10s %11s %9s %14s\n", "target", "confinement", "cmds/s", "median ms",
+	       "p90 ms", "median ratio");
+	for (size_t t = 0; t < 3; t++) {
+		double *ms[3], sum[3] = {0};
+		struct stat_row row[3];
+		for (int k = 0; k < 3; k++)
+			ms[k] = xcalloc((size_t)n, sizeof(double));
+		for (int i = 0; i < n; i++)
+			for (int k = 0; k < 3; k++) {
+				double a = now_ms();
+				errors += jailed_once(tg[t].ty, tg[t].id, js[k]) != 0;
+				ms[k][i] = now_ms() - a;
+				sum[k] += ms[k][i];
+			}
+		for (int k = 0; k < 3; k++) {
+			row[k] = summarize(ms[k], n, sum[k]);
+			free(ms[k]);
+			printf("%-6s %-12s %10.1f %11.1f %9.1f %13.2fx\n", tg[t].name, jail_name(js[k]),
+			       row[k].per_s, row[k].median, row[k].p90, row[k].median / row[0].median);
+		}
+		fflush(stdout);
+	}
+	if (errors)
+		printf("errors: %d commands failed\n", errors);
+	return errors ? 1 : 0;
+}
+
 static int once(enum method m, enum target_type ty, int id, const char *cmdline,
                 const char *control)
 {
@@ -197,6 +249,11 @@ int main(int argc, char **argv)
 	node.user = env("AIRLOCK_RIG_SSH_USER");
 	pooled_once(TARGET_PROXMOX_HOST, 0, false); /* the session's one handshake */
 
+	if (argc > 3 && strcmp(argv[3], "jail") == 0) {
+		int rc = bench_jail(n);
+		transport_free(T);
+		return rc;
+	}
 	printf("%-6s %-22s %10s %11s %9s\n", "target", "method", "cmds/s", "median ms", "p90 ms");
 	bool vm_only = argc > 3 && strcmp(argv[3], "vm") == 0;
 	for (size_t t = 0; t < 3; t++) {

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,10 +88,14 @@ static void rigctl(const char *args)
 	free(cmd);
 }
 
+/* The jail run() asks for: scenarios that repeat under each tier set it. */
+static enum transport_jail cur_jail = TRANSPORT_JAIL_NONE;
+
 static int run(enum target_type type, int vmid, const char *command, int timeout_ms, size_t cap,
                struct transport_result *r)
 {
-	struct transport_limits lim = {.timeout_ms = timeout_ms, .output_cap = cap};
+	struct transport_limits lim = {
+	    .timeout_ms = timeout_ms, .output_cap = cap, .jail = cur_jail};
 	return transport_exec(T, &node, type, vmid, command, &lim, r);
 }
 
@@ -253,9 +258,11 @@ static void t_quoting(void)
 		struct buf cmd = BUF_INIT;
 		bool longone = p == sizeof(payloads) / sizeof(payloads[0]);
 
-		/* The guest's shell prints its own argv, then stops reading: what
+		/* The guest's shell prints its own argv (its forked child opens
+		 * /proc/self before exec: that is the shell's argv, in a pid
+		 * namespace too), then stops reading: what
 		 * follows `exit 0` is never parsed, so any bytes may follow. */
-		buf_puts(&cmd, "cat /proc/$$/cmdline; exit 0\n");
+		buf_puts(&cmd, "cat </proc/self/cmdline; exit 0\n");
 		if (longone) {
 			for (int i = 0; i < 1800; i++) /* ~30 KB once quoted */
 				buf_puts(&cmd, "'$(x)`y`\"; *\n");
@@ -282,16 +289,16 @@ static void t_quoting(void)
 			buf_append(&want, "\0", 1);
 			CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 0 &&
 			          r.out_len == want.len && memcmp(r.out, want.data, want.len) == 0,
-			      "%s: payload %zu%s arrives byte for byte (%zu bytes; got %zu, %s %s)",
-			      w, p, longone ? " (long)" : "", want.len, r.out_len,
+			      "%s%s%s: payload %zu%s arrives byte for byte (%zu bytes; got %zu, %s %s)",
+			      w, cur_jail ? " jail=" : "", cur_jail ? jail_name(cur_jail) : "", p,
+			      longone ? " (long)" : "", want.len, r.out_len,
 			      transport_status_name(r.status), r.errmsg);
 			if (targets[i].type == TARGET_PROXMOX_HOST) {
 				struct buf line = BUF_INIT;
-				buf_puts(&line, "/bin/sh -c ");
-				shellquote_append(&line, cmd.data, cmd.len);
+				jail_command_line(&line, cur_jail, buf_str(&cmd));
 				CHECK(log_count_("node", line.data, line.len, true) >= 1,
-				      "host: the node's login shell got exactly /bin/sh -c "
-				      "'<quoted>'");
+				      "host: the node's login shell got exactly %s'<quoted>'",
+				      cur_jail ? "the jail's words and " : "/bin/sh -c ");
 				buf_free(&line);
 			}
 			buf_free(&want);
@@ -319,6 +326,447 @@ static void t_quoting(void)
 	CHECK(r.status == TRANSPORT_EXITED, "the session is unharmed by the refusals");
 	transport_result_free(&r);
 	buf_free(&huge);
+}
+
+/* The same payloads through the jail, in each tier: the command crosses the
+ * login shell, the jail's two shells and setpriv, and must still reach the
+ * last /bin/sh byte for byte, with no side effect anywhere. */
+static void t_quoting_jailed(void)
+{
+	for (cur_jail = TRANSPORT_JAIL_USER; cur_jail <= TRANSPORT_JAIL_ROOT; cur_jail++)
+		t_quoting();
+	cur_jail = TRANSPORT_JAIL_NONE;
+}
+
+
+/* ---- the read-only jail ------------------------------------------------------- */
+
+/* Runs command on target i, unconfined whatever cur_jail says. */
+static int run_plain(size_t i, const char *command, struct transport_result *r)
+{
+	enum transport_jail saved = cur_jail;
+	int rc;
+
+	cur_jail = TRANSPORT_JAIL_NONE;
+	rc = run(targets[i].type, targets[i].id, command, 60000, 0, r);
+	cur_jail = saved;
+	return rc;
+}
+
+static bool file_has(const char *path, const char *text)
+{
+	struct buf b = BUF_INIT;
+	char chunk[4096];
+	size_t n;
+	FILE *f = fopen(path, "r");
+	bool found = false;
+
+	if (f == NULL)
+		return false;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf_append(&b, chunk, n);
+	fclose(f);
+	found = b.len > 0 && memmem(b.data, b.len, text, strlen(text)) != NULL;
+	buf_free(&b);
+	return found;
+}
+
+/* The rig's disk still starts with its pattern (no sector was written). */
+static bool disk_intact(const char *path)
+{
+	static const char want[] = "airlock-rig-disk\nairlock-rig-disk\n";
+	char head[sizeof(want)] = "";
+	FILE *f = fopen(path, "rb");
+	size_t n = f ? fread(head, 1, sizeof(want) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	return n == sizeof(want) - 1 && memcmp(head, want, n) == 0;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
+/* One effect the jail must stop: the command, the stderr each tier must show,
+ * and where the effect would show on the target (a path under the guest's
+ * root, or a line in the rig's svcmgr records). */
+struct effect {
+	const char *what;
+	const char *cmd;
+	const char *want_user, *want_root;
+	const char *left_path;  /* relative to the target's root */
+	const char *svc_file;   /* units / modules, or NULL */
+	const char *svc_text;
+};
+
+static const struct effect effects[] = {
+    {"write /etc", "echo x > /etc/airlock-jail-etc", "Read-only file system",
+     "Read-only file system", "etc/airlock-jail-etc", NULL, NULL},
+    {"plant /root/.ssh/rc", "mkdir -p /root/.ssh; echo id > /root/.ssh/rc", "Read-only file system",
+     "Read-only file system", "root/.ssh/rc", NULL, NULL},
+    {"write /var/lib", "touch /var/lib/airlock-jail-varlib", "Read-only file system",
+     "Read-only file system", "var/lib/airlock-jail-varlib", NULL, NULL},
+    {"setuid file", "cp /bin/sh /var/lib/airlock-jail-suid; chmod 4755 /var/lib/airlock-jail-suid",
+     "Read-only file system", "Read-only file system", "var/lib/airlock-jail-suid", NULL, NULL},
+    {"install a package", "apt-get install -y airlock-jail-pkg", "Could not open lock file",
+     "Could not open lock file", "var/lib/dpkg/rig-installed/airlock-jail-pkg", NULL, NULL},
+    {"start a unit", "systemctl start airlock-jail.service", "Access denied",
+     "Failed to connect to bus", NULL, "units", "airlock-jail.service"},
+    {"enable a unit", "systemctl enable airlock-jail-en.service", "Access denied",
+     "Failed to connect to bus", NULL, "units", "airlock-jail-en.service"},
+    {"load a module", "modprobe airlock_jail", "Operation not permitted", "Operation not permitted",
+     NULL, "modules", "airlock_jail"},
+    {"add an address", "ip addr add 192.0.2.78/32 dev lo", "Operation not permitted",
+     "Operation not permitted", NULL, NULL, NULL},
+    {"write a sysctl", "sysctl -w vm.swappiness=$(cat /proc/sys/vm/swappiness)",
+     "Read-only file system|permission denied", "Read-only file system|permission denied", NULL,
+     NULL, NULL},
+    {"write the block device", "dd if=/dev/zero of=/dev/sdb bs=512 count=1 conv=notrunc",
+     "Permission denied", "Permission denied", NULL, NULL, NULL},
+    {"stop a unit", "systemctl stop sshd.service",
+     "Access denied", "Failed to connect to bus", NULL, "units", "sshd.service stop"},
+};
+
+/* Does text match any of the |-separated alternatives in want? */
+static bool matches_any(const char *text, const char *want)
+{
+	char alt[128];
+	const char *p = want;
+
+	while (*p) {
+		size_t n = strcspn(p, "|");
+		snprintf(alt, sizeof(alt), "%.*s", (int)n, p);
+		if (strstr(text, alt))
+			return true;
+		p += n + (p[n] == '|');
+	}
+	return false;
+}
+
+static void t_jail(void)
+{
+	static const char *roots[] = {"node", "guests/vm101/root", "guests/ct201/root"};
+	static const char *wheres[] = {"node", "vm:101", "ct:201"};
+	const char *rig = env("AIRLOCK_RIG_ROOT");
+	char path[512], disk[512];
+	struct transport_result r;
+
+	snprintf(disk, sizeof(disk), "%s/disk.img", rig);
+	for (cur_jail = TRANSPORT_JAIL_USER; cur_jail <= TRANSPORT_JAIL_ROOT; cur_jail++) {
+		const char *tier = jail_name(cur_jail);
+		for (size_t i = 0; i < 3; i++) {
+			const char *w = tname(targets[i].type, targets[i].id);
+			for (size_t e = 0; e < sizeof(effects) / sizeof(effects[0]); e++) {
+				const struct effect *x = &effects[e];
+				const char *want =
+				    cur_jail == TRANSPORT_JAIL_USER ? x->want_user : x->want_root;
+				run(targets[i].type, targets[i].id, x->cmd, 60000, 0, &r);
+				CHECK(r.status == TRANSPORT_EXITED && r.exit_code != 0 &&
+				          matches_any(r.err, want),
+				      "%s %s tier: %s fails: %s (%s exit=%d: %.200s)", w, tier,
+				      x->what, want, transport_status_name(r.status), r.exit_code,
+				      r.err);
+				transport_result_free(&r);
+				if (x->left_path) {
+					snprintf(path, sizeof(path), "%s/%s/%s", rig, roots[i],
+					         x->left_path);
+					CHECK(!exists(path), "%s %s tier: %s left nothing (%s)", w,
+					      tier, x->what, path);
+				}
+				if (x->svc_file) {
+					snprintf(path, sizeof(path), "%s/pve/svc/%s/%s", rig,
+					         wheres[i], x->svc_file);
+					CHECK(!file_has(path, x->svc_text),
+					      "%s %s tier: %s: nothing was asked of the daemon", w,
+					      tier, x->what);
+				}
+			}
+			CHECK(disk_intact(disk), "%s %s tier: the disk is untouched", w, tier);
+			/* A process it does not own: a victim started unconfined. */
+			if (targets[i].type != TARGET_LXC) {
+				char cmd[128];
+				long victim;
+				run_plain(i, "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!",
+				          &r);
+				victim = atol(r.out);
+				transport_result_free(&r);
+				snprintf(cmd, sizeof(cmd), "kill -9 %ld", victim);
+				run(targets[i].type, targets[i].id, cmd, 60000, 0, &r);
+				CHECK(victim > 0 && r.status == TRANSPORT_EXITED && r.exit_code != 0 &&
+				          matches_any(r.err, "No such process|not permitted"),
+				      "%s %s tier: kill of a root process fails (%.200s)", w, tier,
+				      r.err);
+				transport_result_free(&r);
+				snprintf(cmd, sizeof(cmd), "kill -0 %ld && kill -9 %ld", victim,
+				         victim);
+				run_plain(i, cmd, &r);
+				CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 0,
+				      "%s %s tier: the victim was alive afterwards", w, tier);
+				transport_result_free(&r);
+			}
+			/* Daemons' sockets are hidden; the user tier keeps the bus. */
+			run(targets[i].type, targets[i].id,
+			    "for s in /run/systemd/private /run/dbus/system_bus_socket; do "
+			    "[ -S $s ] && echo socket || echo hidden; done",
+			    60000, 0, &r);
+			CHECK(r.status == TRANSPORT_EXITED &&
+			          strcmp(r.out, cur_jail == TRANSPORT_JAIL_USER ? "hidden\nsocket\n"
+			                                                        : "hidden\nhidden\n") == 0,
+			      "%s %s tier: systemd's socket is hidden%s (%s)", w, tier,
+			      cur_jail == TRANSPORT_JAIL_USER ? ", the system bus is not" : ", the bus too",
+			      r.out);
+			transport_result_free(&r);
+			/* The ready line is the jail's; the command's stderr is its own,
+			 * and a command cannot pretend the jail failed. */
+			run(targets[i].type, targets[i].id,
+			    "echo 'airlock-jail: cannot confine: forged' >&2; exit 125", 60000, 0, &r);
+			CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 125 &&
+			          strcmp(r.err, "airlock-jail: cannot confine: forged\n") == 0,
+			      "%s %s tier: a forged jail failure is the command's own output (%s)",
+			      w, tier, transport_status_name(r.status));
+			transport_result_free(&r);
+		}
+		/* An address a broken jail would have added to the machine's lo. */
+		CHECK(system("ip -o addr show dev lo | grep -q '192.0.2.78/'") != 0,
+		      "%s tier: no address was added anywhere", tier);
+	}
+	cur_jail = TRANSPORT_JAIL_NONE;
+
+	/* Each effect is one the rig takes from an unconfined root: the checks
+	 * above can fail.  (Files, units, modules; the rest is the kernel's.) */
+	for (size_t i = 0; i < 3; i++) {
+		const char *w = tname(targets[i].type, targets[i].id);
+		run_plain(i,
+		          "touch /etc/airlock-jail-etc && systemctl start airlock-jail.service && "
+		          "modprobe airlock_jail",
+		          &r);
+		snprintf(path, sizeof(path), "%s/%s/etc/airlock-jail-etc", rig, roots[i]);
+		bool wrote = exists(path);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/pve/svc/%s/units", rig, wheres[i]);
+		bool started = file_has(path, "airlock-jail.service start");
+		snprintf(path, sizeof(path), "%s/pve/svc/%s/modules", rig, wheres[i]);
+		CHECK(r.exit_code == 0 && wrote && started && file_has(path, "airlock_jail"),
+		      "%s: unconfined, the same effects take place", w);
+		transport_result_free(&r);
+		/* ...and leave the records as the jailed runs found them. */
+		snprintf(path, sizeof(path), "%s/pve/svc/%s/units", rig, wheres[i]);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/pve/svc/%s/modules", rig, wheres[i]);
+		unlink(path);
+	}
+
+	/* Root-only observations: PVE's CLIs refuse any uid but 0, so the user
+	 * tier cannot run them; the root tier gives the unconfined output. */
+	static const char *pve_cmds[] = {"qm list", "pct list", "qm config 101"};
+	for (size_t k = 0; k < 3; k++) {
+		struct transport_result plain, jailed;
+		run_plain(0, pve_cmds[k], &plain);
+		cur_jail = TRANSPORT_JAIL_ROOT;
+		run(TARGET_PROXMOX_HOST, 0, pve_cmds[k], 60000, 0, &jailed);
+		CHECK(jailed.status == TRANSPORT_EXITED && jailed.exit_code == 0 &&
+		          plain.out_len > 0 && jailed.out_len == plain.out_len &&
+		          memcmp(jailed.out, plain.out, plain.out_len) == 0,
+		      "host root tier: %s gives the unconfined output", pve_cmds[k]);
+		transport_result_free(&jailed);
+		cur_jail = TRANSPORT_JAIL_USER;
+		run(TARGET_PROXMOX_HOST, 0, pve_cmds[k], 60000, 0, &jailed);
+		CHECK(jailed.status == TRANSPORT_EXITED && jailed.exit_code != 0 &&
+		          strstr(jailed.err, "please run as root"),
+		      "host user tier: %s is refused as PVE refuses a non-root uid", pve_cmds[k]);
+		transport_result_free(&jailed);
+		transport_result_free(&plain);
+		cur_jail = TRANSPORT_JAIL_NONE;
+	}
+
+	/* The longest command the transport accepts (32640 bytes once quoted)
+	 * runs unconfined; with the jail's script it would not fit one SSH
+	 * packet, so the jail refuses it before anything is sent (the row then
+	 * waits for a human), while one that fits beside the script runs. */
+	{
+		struct buf big = BUF_INIT;
+		char err[200];
+		size_t fits = 32640 - jail_overhead(TRANSPORT_JAIL_ROOT) - 2;
+		buf_puts(&big, "echo ");
+		while (big.len < 32638 - 4)
+			buf_putc(&big, 'a' + big.len % 26);
+		buf_puts(&big, " >&2");
+		CHECK(transport_check_command(TARGET_LXC, 201, big.data, err, sizeof(err)) == 0,
+		      "a command of 32640 bytes once quoted is accepted (%zu)", big.len);
+		for (size_t i = 0; i < 3; i++) {
+			run(targets[i].type, targets[i].id, big.data, 60000, 0, &r);
+			CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 0 &&
+			          r.err_len == big.len - strlen("echo ") - strlen(" >&2") + 1,
+			      "%s: the longest command runs unconfined (%s %s)",
+			      tname(targets[i].type, targets[i].id), transport_status_name(r.status),
+			      r.errmsg);
+			transport_result_free(&r);
+		}
+		for (cur_jail = TRANSPORT_JAIL_USER; cur_jail <= TRANSPORT_JAIL_ROOT; cur_jail++)
+			for (size_t i = 0; i < 3; i++) {
+				run(targets[i].type, targets[i].id, big.data, 60000, 0, &r);
+				CHECK(r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_JAIL &&
+				          strstr(r.errmsg, "too long to run in the read-only jail"),
+				      "%s %s tier: in the jail it is refused before sending (%s)",
+				      tname(targets[i].type, targets[i].id), jail_name(cur_jail),
+				      r.errmsg);
+				transport_result_free(&r);
+			}
+		big.len = fits - 4;
+		big.data[big.len] = '\0';
+		buf_puts(&big, " >&2");
+		for (cur_jail = TRANSPORT_JAIL_USER; cur_jail <= TRANSPORT_JAIL_ROOT; cur_jail++)
+			for (size_t i = 0; i < 3; i++) {
+				run(targets[i].type, targets[i].id, big.data, 60000, 0, &r);
+				CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 0,
+				      "%s %s tier: the longest command that fits beside the jail runs "
+				      "(%zu bytes; %s %s)",
+				      tname(targets[i].type, targets[i].id), jail_name(cur_jail), big.len,
+				      transport_status_name(r.status), r.errmsg);
+				transport_result_free(&r);
+			}
+		cur_jail = TRANSPORT_JAIL_NONE;
+		buf_free(&big);
+	}
+
+	/* A target where the jail cannot be built: nothing runs, the reason is
+	 * the jail's, and the same target still runs unconfined commands. */
+	for (cur_jail = TRANSPORT_JAIL_USER; cur_jail <= TRANSPORT_JAIL_ROOT; cur_jail++) {
+		run(TARGET_LXC, 203, "echo ran > /dev/null; echo ran", 60000, 0, &r);
+		CHECK(r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_JAIL &&
+		          strstr(r.errmsg, "Operation not permitted") && r.out_len == 0,
+		      "ct:203 %s tier: no jail, nothing ran (%s: %s)", jail_name(cur_jail),
+		      transport_error_name(r.error), r.errmsg);
+		transport_result_free(&r);
+	}
+	/* A setpriv without ambient capabilities: only the root tier. */
+	cur_jail = TRANSPORT_JAIL_USER;
+	run(TARGET_LXC, 204, "echo ran", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_JAIL &&
+	          strstr(r.errmsg, "--ambient-caps") && r.out_len == 0,
+	      "ct:204 user tier: an old setpriv, no jail, nothing ran (%s)", r.errmsg);
+	transport_result_free(&r);
+	cur_jail = TRANSPORT_JAIL_ROOT;
+	run(TARGET_LXC, 204, "id -u; touch /etc/airlock-204", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "0\n") == 0 &&
+	          strstr(r.err, "Read-only file system"),
+	      "ct:204 root tier: built with the old setpriv (%s %s)", transport_status_name(r.status),
+	      r.err);
+	transport_result_free(&r);
+	cur_jail = TRANSPORT_JAIL_NONE;
+	run(TARGET_LXC, 203, "echo ran", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "ran\n") == 0,
+	      "ct:203 unconfined still runs (for approved commands)");
+	transport_result_free(&r);
+
+	/* A jailed command past its deadline is killed with everything it started. */
+	for (cur_jail = TRANSPORT_JAIL_USER; cur_jail <= TRANSPORT_JAIL_ROOT; cur_jail++) {
+		for (size_t i = 0; i < 3; i++) {
+			const char *w = tname(targets[i].type, targets[i].id);
+			char cmd[96];
+			snprintf(cmd, sizeof(cmd), "sleep 53%zu%d & sleep 53%zu%d", i, cur_jail, i,
+			         cur_jail);
+			run(targets[i].type, targets[i].id, cmd, 3000, 0, &r);
+			CHECK(r.status == TRANSPORT_TIMED_OUT, "%s %s tier: the deadline holds (%s)",
+			      w, jail_name(cur_jail), transport_status_name(r.status));
+			transport_result_free(&r);
+			snprintf(cmd, sizeof(cmd), "sleep 1; ps -eo args | grep -c '^sleep 53%zu%d$'", i,
+			         cur_jail);
+			run_plain(i, cmd, &r);
+			CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "0\n") == 0,
+			      "%s %s tier: nothing of it is left (%s)", w, jail_name(cur_jail), r.out);
+			transport_result_free(&r);
+		}
+	}
+	cur_jail = TRANSPORT_JAIL_NONE;
+}
+
+
+/* The jail where an unprivileged container runs it: in a user namespace
+ * (uids 0..65535 mapped to 100000..), whose root has capabilities only over
+ * its own namespaces, may not mknod, and finds the mounts it inherited
+ * locked.  Run here, on the machine, in a fresh user and mount namespace:
+ * the jail's line is handed to /bin/sh exactly as a login shell would get it. */
+static int userns_run(const char *line, struct buf *out)
+{
+	int sync1[2], sync2[2], outp[2], st = -1;
+	char c = 0, path[64];
+	pid_t pid;
+
+	if (pipe(sync1) < 0 || pipe(sync2) < 0 || pipe(outp) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(sync1[0]);
+		close(sync2[1]);
+		close(outp[0]);
+		if (unshare(CLONE_NEWUSER) < 0)
+			_exit(90);
+		if (write(sync1[1], "u", 1) != 1 || read(sync2[0], &c, 1) != 1)
+			_exit(91);
+		if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0 || unshare(CLONE_NEWNS) < 0)
+			_exit(92);
+		dup2(outp[1], 1);
+		dup2(outp[1], 2);
+		execl("/bin/sh", "sh", "-c", line, (char *)NULL);
+		_exit(93);
+	}
+	close(sync1[1]);
+	close(sync2[0]);
+	close(outp[1]);
+	if (read(sync1[0], &c, 1) == 1) {
+		static const char *maps[] = {"uid_map", "gid_map"};
+		for (int i = 0; i < 2; i++) {
+			snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, maps[i]);
+			FILE *f = fopen(path, "w");
+			if (f) {
+				fputs("0 100000 65536\n", f);
+				fclose(f);
+			}
+		}
+	}
+	if (write(sync2[1], "m", 1) != 1)
+		kill(pid, SIGKILL);
+	char chunk[4096];
+	ssize_t n;
+	while ((n = read(outp[0], chunk, sizeof(chunk))) > 0)
+		buf_append(out, chunk, (size_t)n);
+	close(outp[0]);
+	close(sync1[0]);
+	close(sync2[1]);
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void t_jail_userns(void)
+{
+	const char *cmd = "id -u; grep CapEff /proc/self/status; touch /etc/airlock-userns 2>&1; "
+	                  "echo x > /dev/null && echo devnull-ok; ls /dev";
+	for (enum transport_jail j = TRANSPORT_JAIL_USER; j <= TRANSPORT_JAIL_ROOT; j++) {
+		struct buf line = BUF_INIT, out = BUF_INIT;
+		jail_command_line(&line, j, cmd);
+		int rc = userns_run(buf_str(&line), &out);
+		const char *o = buf_str(&out);
+		char ready[64];
+		snprintf(ready, sizeof(ready), "airlock-jail: ready %s\n", jail_name(j));
+		CHECK(rc == 0 && strncmp(o, ready, strlen(ready)) == 0,
+		      "user namespace, %s tier: the jail is built (rc %d: %.300s)", jail_name(j), rc,
+		      o);
+		CHECK(strstr(o, j == TRANSPORT_JAIL_USER ? "\n65534\n" : "\n0\n") != NULL,
+		      "user namespace, %s tier: the command's uid", jail_name(j));
+		CHECK(strstr(o, j == TRANSPORT_JAIL_USER ? "CapEff:\t0000000000000004"
+		                                         : "CapEff:\t0000000000000000") != NULL,
+		      "user namespace, %s tier: its capabilities", jail_name(j));
+		CHECK(strstr(o, "Read-only file system") != NULL && !exists("/etc/airlock-userns"),
+		      "user namespace, %s tier: / is read-only, nothing written", jail_name(j));
+		CHECK(strstr(o, "devnull-ok") != NULL && strstr(o, "\nurandom\n") != NULL,
+		      "user namespace, %s tier: /dev/null works without mknod", jail_name(j));
+		buf_free(&line);
+		buf_free(&out);
+	}
 }
 
 static void t_big_output(void)
@@ -748,6 +1196,9 @@ int main(int argc, char **argv)
 	} all[] = {
 	    {"basic", t_basic},
 	    {"quoting", t_quoting},
+	    {"quoting_jailed", t_quoting_jailed},
+	    {"jail", t_jail},
+	    {"jail_userns", t_jail_userns},
 	    {"big_output", t_big_output},
 	    {"vm_timeout", t_vm_timeout},
 	    {"timeout_cancel", t_timeout_cancel},

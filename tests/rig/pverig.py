@@ -76,6 +76,12 @@ def qga_socket(vmid):
     return pve_path("run", "qemu-server", "%s.qga" % vmid)
 
 
+def require_root():
+    """PVE's CLI environment dies for any caller but root."""
+    if os.geteuid() != 0:
+        die("please run as root")
+
+
 def die(msg, code=255):
     """Like Perl's die with a trailing newline: message on stderr, exit 255."""
     sys.stderr.write(msg + "\n")

@@ -9,7 +9,8 @@ with only null/zero/full/random/urandom/tty, a fresh /proc of its own pid
 namespace (it cannot see or signal the machine's processes), its own hostname.
 Mounts are made private before anything is mounted, so nothing propagates back.
 
-  sandbox.py node --root R --hostname H [--bind SRC:DST[:ro]]... -- CMD ARG...
+  sandbox.py node --root R --hostname H [--bind SRC:DST[:ro]]... [--blockdev MAJ:MIN]
+                  -- CMD ARG...
       long-lived: pid 1 of the namespace runs CMD (the node's sshd), reaps
       orphans, exits with CMD; SIGTERM ends it all.
   sandbox.py vm --root R --hostname H --state FILE --agent on|off|hung [--bind ...]
@@ -21,6 +22,9 @@ Mounts are made private before anything is mounted, so nothing propagates back.
       RHEL/Rocky 10 agent).  FILE receives "running|stopped|hung|locked".
   attach(...) (used by the pct shim): one command in a fresh sandbox, with
       lxc-attach's exit status rules.
+--blockdev gives the guest a block device node /dev/sdb (the rig's loop disk).
+shim_binds() lists the binds that replace apt-get, dpkg, systemctl, modprobe,
+... with the rig's shims (pkgshim, sysshim) in every guest.
 
 Python standard library only (ctypes for unshare/mount/prctl).
 """
@@ -30,6 +34,7 @@ import errno
 import os
 import signal
 import socket
+import stat
 import sys
 import time
 
@@ -48,6 +53,32 @@ MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG = 1
 
 GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# Programs the guests get from the rig instead of the machine's (bind-mounted
+# over the machine's file, so every name that leads to it runs the shim).
+SHIMS = {"apt-get": "pkgshim", "apt": "pkgshim", "dpkg": "pkgshim",
+         "systemctl": "sysshim", "reboot": "sysshim", "modprobe": "sysshim", "insmod": "sysshim"}
+
+
+def shim_binds(lib):
+    """--bind triples (src, dst, ro) putting the rig's shims in a guest."""
+    seen = {}
+    for name, shim in SHIMS.items():
+        for d in ("/usr/bin", "/usr/sbin", "/bin", "/sbin"):
+            path = d + "/" + name
+            if os.path.exists(path):
+                seen.setdefault(os.path.realpath(path), os.path.join(lib, shim))
+                break
+    return [(src, dst, True) for dst, src in sorted(seen.items())]
+
+
+def blockdev_of(rig):
+    """The rig's disk (major, minor) from <rig>/pve/blockdev, or None."""
+    try:
+        with open(os.path.join(rig, "pve", "blockdev")) as f:
+            major, minor = f.read().split()[0].split(":")
+        return int(major), int(minor)
+    except (OSError, ValueError, IndexError):
+        return None
 DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -87,8 +118,13 @@ def unshare_private():
                     _mount(None, fields[4], None, MS_REC | MS_PRIVATE)
 
 
-def enter_root(root, hostname, binds=()):
-    """In the new namespaces (as pid 1): build the view and chroot into root."""
+def enter_root(root, hostname, binds=(), blockdev=None):
+    """In the new namespaces (as pid 1): build the view and chroot into root.
+    blockdev (major, minor): a block device node /dev/sdb, the guest's disk
+    (a loop device of the rig), for tests that must not be able to write it."""
+    # The guest's / is a mount point, as on a real host, VM or container:
+    # mount(8) --make-rprivate / and the jail's remounts need one.
+    _mount(root, root, None, MS_BIND)
     usr = os.path.join(root, "usr")
     _mount("/usr", usr, None, MS_BIND | MS_REC)
     _mount(None, usr, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
@@ -102,6 +138,8 @@ def enter_root(root, hostname, binds=()):
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         os.symlink(target, os.path.join(dev, name))
     os.mkdir(os.path.join(dev, "shm"), 0o1777)
+    if blockdev:
+        os.mknod(os.path.join(dev, "sdb"), 0o660 | stat.S_IFBLK, os.makedev(*blockdev))
     _mount("proc", os.path.join(root, "proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     for src, dst, ro in binds:
         inner = os.path.join(root, dst.lstrip("/"))
@@ -205,7 +243,7 @@ def _fork_init():
 # one command in a fresh sandbox (pct exec)
 
 
-def attach(root, hostname, argv, env):
+def attach(root, hostname, argv, env, binds=(), blockdev=None):
     """Runs argv inside root like lxc-attach; returns the exit status to use."""
     sys.stdout.flush()
     sys.stderr.flush()
@@ -215,7 +253,7 @@ def attach(root, hostname, argv, env):
     code = 1
     try:
         _block_watched()
-        enter_root(root, hostname)
+        enter_root(root, hostname, binds, blockdev)
         cmd = _spawn(argv, env)
         while True:
             sig = signal.sigwaitinfo(WATCHED).si_signo
@@ -241,7 +279,7 @@ def attach(root, hostname, argv, env):
 
 
 def _parse(argv):
-    opts = {"binds": []}
+    opts = {"binds": [], "blockdev": None}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -251,6 +289,8 @@ def _parse(argv):
         if a == "--bind":
             parts = argv[i + 1].split(":")
             opts["binds"].append((parts[0], parts[1], len(parts) > 2 and parts[2] == "ro"))
+        elif a == "--blockdev":
+            opts["blockdev"] = tuple(int(x) for x in argv[i + 1].split(":"))
         else:
             opts[a.lstrip("-")] = argv[i + 1]
         i += 2
@@ -269,7 +309,7 @@ def run_node(o):
     if child:
         return _outer(child)
     _block_watched()
-    enter_root(o["root"], o["hostname"], o["binds"])
+    enter_root(o["root"], o["hostname"], o["binds"], o["blockdev"])
     env = {"PATH": GUEST_PATH, "LANG": "C.UTF-8"}
     main = _spawn(o["cmd"], env)
     while True:
@@ -347,7 +387,7 @@ def run_vm(o):
         os.ftruncate(state_fd, 0)
         os.pwrite(state_fd, (s + "\n").encode(), 0)
 
-    enter_root(o["root"], o["hostname"], o["binds"])
+    enter_root(o["root"], o["hostname"], o["binds"], o["blockdev"])
     agent = _Agent()
     mode = o.get("agent", "on")
     if mode in ("on", "hung", "locked"):

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -149,6 +150,57 @@ static void test_durability_settings(void **state)
 	assert_non_null(strstr(err, "unknown key \"retry_max\""));
 }
 
+/* The test-only switch: off by default, refused outside a test rig (the
+ * rig's marker file under $AIRLOCK_RIG_ROOT), accepted inside one. */
+static void test_test_mode_needs_the_rig(void **state)
+{
+	char err[512], marker[128], rig[96];
+	struct config *c;
+	FILE *f;
+	(void)state;
+
+	unsetenv("AIRLOCK_RIG_ROOT");
+	c = load(SSH, err, sizeof(err));
+	assert_non_null(c);
+	assert_false(c->test_classify_all_read_only);
+	config_free(c);
+
+	c = load(SSH "testing:\n  classify_all_read_only: true\n", err, sizeof(err));
+	assert_null(c);
+	assert_non_null(strstr(err, "airlockd.yaml:5:27: testing.classify_all_read_only turns "
+	                            "the approval gate off"));
+	assert_non_null(strstr(err, "AIRLOCK_RIG_ROOT is not set"));
+
+	snprintf(rig, sizeof(rig), "%s/rig", dir);
+	mkdir(rig, 0700);
+	setenv("AIRLOCK_RIG_ROOT", rig, 1);
+	c = load(SSH "testing:\n  classify_all_read_only: true\n", err, sizeof(err));
+	assert_null(c);
+	assert_non_null(strstr(err, "is not a test rig"));
+
+	snprintf(marker, sizeof(marker), "%s/.airlock-rig", rig);
+	f = fopen(marker, "w");
+	assert_non_null(f);
+	fputs("airlock production\n", f);
+	fclose(f);
+	c = load(SSH "testing:\n  classify_all_read_only: true\n", err, sizeof(err));
+	assert_null(c);
+	assert_non_null(strstr(err, "does not hold the test rig's marker"));
+
+	f = fopen(marker, "w");
+	assert_non_null(f);
+	fputs("airlock test rig\n", f);
+	fclose(f);
+	c = load(SSH "testing:\n  classify_all_read_only: true\n", err, sizeof(err));
+	assert_non_null(c);
+	assert_true(c->test_classify_all_read_only);
+	config_free(c);
+	c = load(SSH "testing:\n  classify_all_read_only: maybe\n", err, sizeof(err));
+	assert_null(c);
+	assert_non_null(strstr(err, "classify_all_read_only must be true or false"));
+	unsetenv("AIRLOCK_RIG_ROOT");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -156,6 +208,7 @@ int main(void)
 	    cmocka_unit_test(test_errors_name_the_place),
 	    cmocka_unit_test(test_secrets_stay_out),
 	    cmocka_unit_test(test_durability_settings),
+	    cmocka_unit_test(test_test_mode_needs_the_rig),
 	};
 	return cmocka_run_group_tests_name("worker_config", tests, setup, teardown);
 }
