@@ -1,0 +1,20 @@
+#!/bin/bash
+# tests/ops/run.sh -- suite 80-ops: operating airlock.  Runs inside
+# scripts/pgtmp, `tests/rig/rigctl run` and `tests/zvmsim/zvmsimctl run`.
+#   tests/ops/run.sh [PART...]   parts: notify schema (default: all)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+. tests/daemon/lib.sh
+
+for t in systemd-analyze python3 curl; do
+	command -v "$t" >/dev/null || { echo "80-ops: $t missing (scripts/install-deps)"; exit 1; }
+done
+setup_db || { echo "80-ops: database set-up failed"; exit 1; }
+
+parts=${*:-notify schema}
+for part in $parts; do
+	echo "# --- $part"
+	. "tests/ops/$part.sh"
+done
+finish
