@@ -1,6 +1,7 @@
 /* main.c -- `airlock`: the operator's and agent's command line. */
 #include "cli/classify.h"
 #include "cli/cli.h"
+#include "cli/doctor.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,7 @@ static const struct command commands[] = {
     {"history", cli_history, "every event of one execution"},
     {"audit", cli_audit, "audit verify: check the event hash chain"},
     {"policy", cli_policy, "policy show: the classifier and gate policies in force"},
+    {"doctor", cli_doctor, "check the installation, database, nodes, guests, ZVM, webhooks"},
 };
 
 static void usage(FILE *f)

@@ -2,9 +2,6 @@
 # understands, says which and what to run, and claims nothing.
 # Sourced by tests/ops/run.sh.
 
-shipped_last=$(ls migrations | grep -E '^[0-9]{4}_[a-z0-9_]+\.sql$' | sort | tail -1)
-shipped_ver=${shipped_last%.sql}
-
 # refused NAME: starts airlockd NAME (config already written); it must exit 1
 # on its own, with evt=schema.refused; the log is in $WORK/NAME.log.
 refused() {
