@@ -46,8 +46,9 @@ static void usage(FILE *f)
 	        "                        CN is NAME (pg_hba method cert, over TLS)\n"
 	        "  --from CIDR           the client's network for the pg_hba line\n"
 	        "                        (default samenet)\n"
-	        "NAME: lower-case letters, digits and _, starting with a letter; not\n"
-	        "airlock_* or pg_*.  Exit: 0 created or updated, 1 error, 2 usage, 3 refused.\n",
+	        "NAME: lower-case letters, digits and _, starting with a letter; not pg_*,\n"
+	        "and not a group role (airlock_agent, ...: refused, exit 3).\n"
+	        "Exit: 0 created or updated, 1 error, 2 usage, 3 refused.\n",
 	        PASSWORD_MIN);
 }
 
@@ -60,8 +61,8 @@ static bool valid_name(const char *name)
 		return false;
 	ok = regexec(&re, name, 0, NULL, 0) == 0;
 	regfree(&re);
-	return ok && strncmp(name, "airlock_", 8) != 0 && strncmp(name, "pg_", 3) != 0 &&
-	       strcmp(name, "public") != 0 && strcmp(name, "postgres") != 0;
+	return ok && strncmp(name, "pg_", 3) != 0 && strcmp(name, "public") != 0 &&
+	       strcmp(name, "postgres") != 0;
 }
 
 /* A CIDR or one of pg_hba's keywords; no spaces or quotes reach the line. */
@@ -200,7 +201,9 @@ static int check_existing(struct store *s, const char *name, const char *role, b
 		        name);
 		rc = CLI_REFUSED;
 	} else if (strcmp(PQgetvalue(res, 0, 1), "t") != 0) {
-		fprintf(stderr, "airlock user: %s exists and is not a login (a group role?)\n",
+		fprintf(stderr,
+		        "airlock user: %s exists and is not a login (a group role such as "
+		        "airlock_agent is never a person's or program's login)\n",
 		        name);
 		rc = CLI_REFUSED;
 	} else if (held[0] && strcmp(held, role) != 0) {
@@ -380,8 +383,7 @@ static int user_add(int argc, char **argv)
 	if (!valid_name(name)) {
 		fprintf(stderr,
 		        "airlock user: '%s' is not a login name airlock creates: lower-case "
-		        "letters, digits and _, starting with a letter, at most 63, not airlock_* "
-		        "or pg_*\n",
+		        "letters, digits and _, starting with a letter, at most 63, not pg_*\n",
 		        name);
 		return CLI_USAGE;
 	}

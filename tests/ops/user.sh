@@ -84,7 +84,8 @@ check_rc "no terminal and no password file: invalid argument" 2 setsid -w $A use
 check_eq "  nobody1 was not created" 0 "$(exists nobody1)"
 check_rc "a missing password file: invalid argument" 2 $A user add nobody2 --operator --password-file /nonexistent
 check_rc "a name with capitals" 2 $A user add Bad-Name --operator --cert
-check_rc "an airlock_ name" 2 $A user add airlock_agent --operator --cert
+check_rc "a group role's name is refused" 3 $A user add airlock_agent --operator --cert
+check_eq "  airlock_agent still cannot log in" f "$(q "SELECT rolcanlogin FROM pg_roles WHERE rolname = 'airlock_agent'")"
 check_rc "a pg_ name" 2 $A user add pg_evil --operator --cert
 check_rc "no role" 2 $A user add nobody3 --cert
 check_rc "two roles" 2 $A user add nobody4 --agent --operator --cert
