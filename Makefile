@@ -196,6 +196,11 @@ package:
 	cd $(B)/pkg/airlock && dpkg-buildpackage -us -uc -b
 	@ls $(B)/pkg/airlock_*.deb
 
+# The package from nothing, in a copy of a fresh Debian 12 root (root, the
+# network for apt, minutes): tests/ops/package-test.sh.
+package-test:
+	tests/rig/rigctl run -- tests/ops/package-test.sh
+
 clean:
 	rm -rf $(B)
 
