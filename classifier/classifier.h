@@ -17,7 +17,7 @@
 
 /* Recorded with each verdict; bump when the same policy could classify a
  * command differently. */
-#define CLASSIFIER_VERSION "airlock-classifier/1"
+#define CLASSIFIER_VERSION "airlock-classifier/2"
 
 /* Commands longer than this are not parsed: they get config_mutation. */
 #define CLASSIFIER_MAX_COMMAND ((size_t)4 << 20)

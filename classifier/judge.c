@@ -7,6 +7,8 @@
 #include "classifier/judge.h"
 
 #include "classifier/arena.h"
+#include "classifier/grammar.h"
+#include "classifier/secrets.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -303,6 +305,9 @@ static enum tri rule_matches(const struct policy_program *pr, const struct polic
 	return res;
 }
 
+static void judge_option_value(struct judge *j, struct judge_seg *s, const struct sh_word *w,
+                               size_t off, enum target_type t);
+
 static void judge_rule_writes(struct judge *j, struct judge_seg *s, const struct policy_program *pr,
                               const struct policy_rule *r, const struct judge_argv *av,
                               enum target_type t)
@@ -311,12 +316,28 @@ static void judge_rule_writes(struct judge *j, struct judge_seg *s, const struct
 	bool unsure, all = r->writes == WRITES_ALL;
 	size_t n = operands(pr, av, ops, 64, &unsure);
 
-	if (!all) {
-		for (size_t i = 0; i < av->n; i++)
-			if (judge_lit(&av->w[i]) &&
-			    (judge_weq(&av->w[i], "-t") ||
-			     (av->w[i].len >= 8 && memcmp(av->w[i].text, "--target", 8) == 0)))
-				all = true;
+	for (size_t i = 0; i < av->n; i++) {
+		const struct sh_word *x = &av->w[i];
+		const char *eq, *tt;
+
+		if (!judge_lit(x) || x->len < 2 || x->text[0] != '-')
+			continue;
+		if (judge_weq(x, "--"))
+			break;
+		if (judge_weq(x, "-t") || (x->len >= 8 && memcmp(x->text, "--target", 8) == 0))
+			all = true;
+		/* --target-directory=DIR (abbreviated too) and -tDIR name the
+		 * directory written into inside the option word itself */
+		if (x->len >= 8 && memcmp(x->text, "--target", 8) == 0 &&
+		    (eq = memchr(x->text, '=', x->len)) != NULL)
+			judge_option_value(j, s, x, (size_t)(eq + 1 - x->text), t);
+		else if (x->text[1] != '-' && (tt = memchr(x->text + 1, 't', x->len - 1)) != NULL &&
+		         tt + 1 < x->text + x->len) {
+			judge_option_value(j, s, x, (size_t)(tt + 1 - x->text), t);
+			all = true;
+		} else if (x->text[1] != '-' && x->text[x->len - 1] == 't') {
+			all = true; /* -st DIR: the next word is the directory */
+		}
 	}
 	if (unsure || n == 64) {
 		judge_reason(j, s, "write-unknown-path",
@@ -371,10 +392,21 @@ static void judge_write_options(struct judge *j, struct judge_seg *s, const stru
 				if (i + 1 < av->n)
 					judge_option_value(j, s, &av->w[i + 1], 0, t);
 			} else if (o[1] == '-' || ol > 2) {
-				/* --output=FILE, -keyout=... */
+				/* --output=FILE, -keyout=...; --out FILE, --out=FILE for
+				 * programs that take abbreviations (wget --output-do=F) */
+				const char *weq = memchr(w->text, '=', w->len);
+				size_t nl = weq ? (size_t)(weq - w->text) : w->len;
+
 				if (w->len > ol && memcmp(w->text, o, ol) == 0 &&
 				    w->text[ol] == '=')
 					judge_option_value(j, s, w, ol + 1, t);
+				else if (o[1] == '-' && w->text[1] == '-' && nl > 3 && nl < ol &&
+				         memcmp(w->text, o, nl) == 0) {
+					if (weq != NULL)
+						judge_option_value(j, s, w, nl + 1, t);
+					else if (i + 1 < av->n)
+						judge_option_value(j, s, &av->w[i + 1], 0, t);
+				}
 			} else if (w->text[1] != '-' &&
 			           (hit = memchr(w->text + 1, o[1], w->len - 1)) != NULL) {
 				/* a short option in a cluster: -so FILE, -oFILE */
@@ -391,22 +423,16 @@ static void judge_write_options(struct judge *j, struct judge_seg *s, const stru
 	}
 }
 
-void judge_command(struct judge *j, struct judge_seg *s, const char *name,
-                   const struct judge_argv *av, enum target_type t)
+/* The rule chain for one program: every rule that surely or maybe matches
+ * adds its reason; returns the highest class given. */
+static enum risk_class judge_rules(struct judge *j, struct judge_seg *s,
+                                   const struct policy_program *pr, const char *name,
+                                   const struct judge_argv *av, enum target_type t,
+                                   const struct policy_rule **decided)
 {
-	const struct policy_program *pr = policy_program_find(j->p, name, strlen(name));
 	enum risk_class got = RISK_READ_ONLY;
 	bool any = false;
 
-	if (pr == NULL) {
-		judge_reason(j, s, "unknown-program",
-		             judge_fmt(j, "%s (a program the policy does not know)", name),
-		             j->p->unknown_program, t);
-		for (size_t i = 0; i < av->n; i++)
-			if (judge_lit(&av->w[i]))
-				judge_scan_words(j, s, av->w[i].text, av->w[i].len, t);
-		return;
-	}
 	for (size_t k = 0; k < pr->nrules; k++) {
 		const struct policy_rule *r = &j->p->rules[pr->rules[k]];
 		struct matchbuf mb = {.n = 0};
@@ -430,6 +456,8 @@ void judge_command(struct judge *j, struct judge_seg *s, const char *name,
 		any = true;
 		if (r->cls > got)
 			got = r->cls;
+		if (r->needs_root)
+			j->v->needs_root = true;
 		if (r->writes != WRITES_NONE)
 			judge_rule_writes(j, s, pr, r, av, t);
 		if (r->write_options.n)
@@ -438,12 +466,107 @@ void judge_command(struct judge *j, struct judge_seg *s, const char *name,
 			for (size_t i = 0; i < av->n; i++)
 				if (judge_lit(&av->w[i]))
 					judge_scan_words(j, s, av->w[i].text, av->w[i].len, t);
-		if (m == YES)
-			return;
+		if (m == YES) {
+			*decided = r;
+			return got;
+		}
 	}
+	*decided = NULL;
 	judge_reason(j, s, "no-rule-matched",
 	             judge_fmt(j, "%s (no rule of the policy covers this use)", name),
 	             j->p->unknown_program, t);
+	return j->p->unknown_program > got ? j->p->unknown_program : got;
+}
+
+/* Was a value starting with '-' assigned earlier in the command?  Then a word
+ * known only at run time may be that option. */
+static bool options_in_values(const struct judge *j)
+{
+	for (size_t i = 0; i < j->nassigns; i++) {
+		const struct sh_word *w = j->assigns[i];
+		const char *eq = memchr(w->text, '=', w->len);
+
+		if (eq != NULL && eq + 1 < w->text + w->len && eq[1] == '-')
+			return true;
+		if (eq != NULL && memmem(eq, w->len - (size_t)(eq - w->text), " -", 2) != NULL)
+			return true;
+	}
+	return false;
+}
+
+void judge_prove(struct judge *j, struct judge_seg *s, const char *name,
+                 const struct judge_argv *av, enum target_type t)
+{
+	const struct policy_program *pr = policy_program_find(j->p, name, strlen(name));
+	struct gram_proof gp = {.ok = true};
+	const struct sh_word *o;
+
+	if (pr != NULL && pr->grammar != NULL) {
+		grammar_prove(pr->grammar, name, av->w, av->n, av->extra_unknown,
+		              options_in_values(j), j->a, &gp);
+		if (!gp.ok)
+			judge_reason(j, s, "unproven", gp.why, j->p->unknown_program, t);
+		return;
+	}
+	o = grammar_first_option(av->w, av->n);
+	if (o != NULL)
+		judge_reason(j, s, "unproven",
+		             judge_fmt(j,
+		                       "`%.*s` for %s: the policy has no grammar for %s; cannot "
+		                       "prove read-only",
+		                       (int)(o->raw_len > 60 ? 60 : o->raw_len), o->raw, name,
+		                       name),
+		             j->p->unknown_program, t);
+}
+
+void judge_command(struct judge *j, struct judge_seg *s, const char *name,
+                   const struct judge_argv *av, enum target_type t)
+{
+	const struct policy_program *pr = policy_program_find(j->p, name, strlen(name));
+	struct gram_proof gp = {.ok = true};
+	struct judge_argv cav = *av;
+	const struct policy_rule *decided = NULL;
+	enum risk_class got;
+
+	secrets_args(j, s, name, av, t);
+	if (pr == NULL) {
+		judge_reason(j, s, "unknown-program",
+		             judge_fmt(j, "%s (a program the policy does not know)", name),
+		             j->p->unknown_program, t);
+		for (size_t i = 0; i < av->n; i++)
+			if (judge_lit(&av->w[i]))
+				judge_scan_words(j, s, av->w[i].text, av->w[i].len, t);
+		return;
+	}
+	if (pr->grammar != NULL) {
+		grammar_prove(pr->grammar, name, av->w, av->n, av->extra_unknown,
+		              options_in_values(j), j->a, &gp);
+		if (gp.canon != NULL)
+			cav.w = gp.canon;
+	}
+	got = judge_rules(j, s, pr, name, &cav, t, &decided);
+	if (got >= RISK_CONFIG_MUTATION)
+		return;
+	if (pr->grammar != NULL && !gp.ok) {
+		judge_reason(j, s, "unproven", gp.why, j->p->unknown_program, t);
+	} else if (pr->grammar == NULL) {
+		/* Without a grammar nothing beyond what the deciding rule looked at
+		 * is understood: no option at all, and no operand unless that rule
+		 * named its subcommand or arguments. */
+		const struct sh_word *o = grammar_first_option(av->w, av->n);
+		bool named = decided != NULL && (decided->subcommand.n || decided->args.n);
+
+		if (o == NULL && !named && av->n > 0)
+			o = &av->w[0];
+		if (o != NULL)
+			judge_reason(j, s, "unproven",
+			             judge_fmt(j,
+			                       "`%.*s` for %s: the policy has no grammar for %s; "
+			                       "cannot prove read-only",
+			                       (int)(o->raw_len > 60 ? 60 : o->raw_len), o->raw,
+			                       name, name),
+			             j->p->unknown_program, t);
+	}
 }
 
 const char *judge_normpath(struct judge *j, const char *path, size_t len)
@@ -535,6 +658,85 @@ static void judge_abs_path(struct judge *j, struct judge_seg *s, const char *pat
 	             j->p->write_unlisted, t);
 }
 
+/* A path that could not be spelled out (the scratch arena is full): the
+ * write is judged as one known only at run time. */
+static void judge_path_lost(struct judge *j, struct judge_seg *s, enum target_type t)
+{
+	judge_reason(j, s, "write-unknown-path", "writes a path the command is too large to spell",
+	             j->p->write_unknown, t);
+}
+
+/* Every path rule whose prefix lies below the absolute directory dir. */
+static void judge_abs_tree(struct judge *j, struct judge_seg *s, const char *dir,
+                           enum target_type t)
+{
+	size_t dl = strlen(dir);
+
+	judge_abs_path(j, s, dir, t);
+	while (dl > 1 && dir[dl - 1] == '/')
+		dl--;
+	for (size_t i = 0; i < j->p->nrules; i++) {
+		const struct policy_rule *r = &j->p->rules[i];
+
+		if (r->kind != POLICY_RULE_PATH || !(r->targets & (1u << t)))
+			continue;
+		for (size_t k = 0; k < r->words.n; k++) {
+			const char *pre = r->words.v[k];
+
+			/* members are regular files: a device or /proc node below is
+			 * replaced, not written through, so at most config_mutation */
+			enum risk_class cls =
+			    r->cls > RISK_CONFIG_MUTATION ? RISK_CONFIG_MUTATION : r->cls;
+
+			if (cls <= j->p->write_unlisted)
+				break;
+			if ((dl == 1 || (strncmp(pre, dir, dl) == 0 && pre[dl] == '/')) &&
+			    strlen(pre) > dl + 1) {
+				judge_reason(j, s, r->id,
+				             judge_fmt(j, "may write %s (below %s)", pre, dir), cls,
+				             t);
+				break;
+			}
+		}
+	}
+}
+
+void judge_write_tree(struct judge *j, struct judge_seg *s, const struct sh_word *w,
+                      enum target_type t)
+{
+	const char *p = NULL;
+
+	if (!judge_lit(w) || (w->flags & (SHW_BRACE | SHW_GLOB)) || w->len == 0 ||
+	    ((w->flags & SHW_TILDE) && !(w->len == 1 || w->text[1] == '/')) ||
+	    (w->text[0] != '/' && !(w->flags & SHW_TILDE) && j->cwd_unknown)) {
+		judge_write(j, s, w, t);
+		return;
+	}
+	if (w->flags & SHW_TILDE) {
+		p = judge_joinpath(j, j->p->home, w->text + 1, w->len - 1);
+		if (p != NULL)
+			judge_abs_tree(j, s, p, t);
+		else
+			judge_path_lost(j, s, t);
+		return;
+	}
+	if (w->text[0] == '/') {
+		p = judge_normpath(j, w->text, w->len);
+		if (p != NULL)
+			judge_abs_tree(j, s, p, t);
+		else
+			judge_path_lost(j, s, t);
+		return;
+	}
+	for (size_t i = 0; i < j->ncwd; i++) {
+		p = judge_joinpath(j, j->cwd[i], w->text, w->len);
+		if (p != NULL)
+			judge_abs_tree(j, s, p, t);
+		else
+			judge_path_lost(j, s, t);
+	}
+}
+
 void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, enum target_type t)
 {
 	const char *text = w->text;
@@ -557,6 +759,8 @@ void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, 
 
 		if (p != NULL)
 			judge_abs_path(j, s, p, t);
+		else
+			judge_path_lost(j, s, t);
 		return;
 	}
 	if (w->flags & SHW_TILDE) {
@@ -570,6 +774,8 @@ void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, 
 
 		if (p != NULL)
 			judge_abs_path(j, s, p, t);
+		else
+			judge_path_lost(j, s, t);
 		return;
 	}
 	if (j->cwd_unknown) {
@@ -586,6 +792,8 @@ void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, 
 
 		if (p != NULL)
 			judge_abs_path(j, s, p, t);
+		else
+			judge_path_lost(j, s, t);
 	}
 }
 

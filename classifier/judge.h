@@ -107,8 +107,16 @@ const char *judge_fmt(struct judge *j, const char *fmt, ...) __attribute__((form
 /* Applies the policy's rules for program name to its arguments. */
 void judge_command(struct judge *j, struct judge_seg *s, const char *name,
                    const struct judge_argv *av, enum target_type t);
+/* Only the proof of judge_command: program name's grammar over its
+ * arguments (for a program judged another way, such as psql -c SQL). */
+void judge_prove(struct judge *j, struct judge_seg *s, const char *name,
+                 const struct judge_argv *av, enum target_type t);
 /* Judges a file the command writes (a redirection target, tee's operand...). */
 void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, enum target_type t);
+/* Judges a directory below which the command writes files it does not name
+ * (tar -x): the directory, and every path rule below it. */
+void judge_write_tree(struct judge *j, struct judge_seg *s, const struct sh_word *w,
+                      enum target_type t);
 /* Judges code that cannot be parsed (python -c, a parse failure): at least
  * the policy's opaque_code class, raised by any code word or program name in
  * it.  what says what the code is ("python3 -c"). */

@@ -7,6 +7,7 @@
 #include "classifier/policy.h"
 
 #include "classifier/arena.h"
+#include "classifier/grammar.h"
 #include "classifier/policy_int.h"
 #include "lib/xalloc.h"
 #include "lib/yamltree.h"
@@ -186,6 +187,11 @@ static void parse_rule(struct pctx *c, const struct yt_node *m, enum policy_rule
 				*flag = true;
 			else if (!(v->kind == YT_SCALAR && strcmp(v->scalar, "false") == 0))
 				perr(c, v, "%s: expected true or false", k->scalar);
+		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "tier")) {
+			if (v->kind == YT_SCALAR && strcmp(v->scalar, "root") == 0)
+				r->needs_root = true;
+			else if (!(v->kind == YT_SCALAR && strcmp(v->scalar, "user") == 0))
+				perr(c, v, "tier: expected root or user");
 		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "writes")) {
 			if (v->kind == YT_SCALAR && strcmp(v->scalar, "all") == 0)
 				r->writes = WRITES_ALL;
@@ -340,6 +346,58 @@ static void build_index(struct pctx *c, const struct yt_node *value_options)
 	}
 }
 
+/* grammars: {program: grammar, "prog1|prog2": grammar}: every program named must
+ * have a command rule, and gets one grammar. */
+static void parse_grammars(struct pctx *c, const struct yt_node *m)
+{
+	if (m == NULL)
+		return;
+	if (m->kind != YT_MAP) {
+		perr(c, m, "grammars: expected a mapping of program names to grammars");
+		return;
+	}
+	for (size_t i = 0; i < m->n && !c->failed; i++) {
+		const struct yt_node *k = m->items[2 * i], *v = m->items[2 * i + 1];
+		struct grammar *g;
+		char gerr[300];
+		int line = 0, col = 0;
+		const char *p;
+
+		if (k->kind != YT_SCALAR || k->scalar[0] == '\0') {
+			perr(c, k, "grammars: keys must be program names");
+			return;
+		}
+		g = palloc(c, sizeof(*g));
+		if (c->failed)
+			return;
+		for (p = k->scalar; *p && !c->failed;) {
+			size_t l = strcspn(p, "|");
+			struct policy_program *pr =
+			    (struct policy_program *)policy_program_find(c->p, p, l);
+
+			if (l == 0 || pr == NULL) {
+				perr(c, k, "grammars: no rule names program '%.*s'", (int)l, p);
+				return;
+			}
+			if (pr->grammar != NULL) {
+				perr(c, k, "grammars: program '%s' has two grammars", pr->name);
+				return;
+			}
+			pr->grammar = g;
+			p += l;
+			if (*p == '|')
+				p++;
+		}
+		if (grammar_parse(c->p->a, v, pstr(c, k->scalar), g, gerr, sizeof(gerr), &line,
+		                  &col) != 0) {
+			struct yt_node at = {.line = line, .col = col};
+
+			perr(c, &at, "grammar of %s: %s", k->scalar, gerr);
+			return;
+		}
+	}
+}
+
 static void parse_rules(struct pctx *c, const struct yt_node *seq, enum policy_rule_kind kind,
                         const char *key)
 {
@@ -446,8 +504,9 @@ struct policy *policy_parse(const char *yaml, size_t len, const char *origin, ch
 	struct yt_node *root = NULL;
 	struct policy *p = NULL;
 	struct pctx c = {.origin = origin ? origin : "policy", .err = err, .errlen = errlen};
-	static const char *const top_keys[] = {"version", "description", "defaults",      "rules",
-	                                       "paths",   "code_words",  "value_options", "floors"};
+	static const char *const top_keys[] = {"version",  "description", "defaults",      "rules",
+	                                       "paths",    "code_words",  "value_options", "floors",
+	                                       "grammars", "environment", "secrets"};
 	size_t nrules = 0;
 
 	if (errlen > 0)
@@ -504,6 +563,59 @@ struct policy *policy_parse(const char *yaml, size_t len, const char *origin, ch
 		build_index(&c, yt_get(root, "value_options"));
 	if (!c.failed)
 		parse_floors(&c, yt_get(root, "floors"));
+	if (!c.failed)
+		parse_grammars(&c, yt_get(root, "grammars"));
+	if (!c.failed && yt_get(root, "environment") != NULL)
+		get_strlist(&c, yt_get(root, "environment"), "environment", &p->env_allow);
+	if (!c.failed && yt_get(root, "secrets") != NULL)
+		get_strlist(&c, yt_get(root, "secrets"), "secrets", &p->secrets);
+	for (size_t i = 0; !c.failed && i < p->secrets.n; i++) {
+		const char *s = p->secrets.v[i];
+
+		if (s[0] == '!')
+			s++;
+		if (s[0] == '\0' || (s[0] != '/' && strchr(s, '/') != NULL))
+			perr(&c, yt_get(root, "secrets"),
+			     "secrets: `%s` must be an absolute path pattern or a file name",
+			     p->secrets.v[i]);
+	}
+	if (!c.failed && p->secrets.n > 0) {
+		p->secret_lits = palloc(&c, p->secrets.n * sizeof(char *));
+		p->secret_tri = palloc(&c, p->secrets.n * sizeof(unsigned short));
+	}
+	for (size_t i = 0; !c.failed && i < p->secrets.n; i++) {
+		const char *s = p->secrets.v[i], *best = "";
+		size_t bl = 0;
+
+		s += s[0] == '!';
+		for (const char *q = s; *q;) {
+			size_t l = strcspn(q, "*?[\\");
+
+			if (l > bl)
+				best = q, bl = l;
+			q += l;
+			if (*q)
+				q++;
+		}
+		p->secret_lits[i] = arena_strndup(p->a, best, bl);
+		if (p->secret_lits[i] == NULL)
+			perr(&c, NULL, "policy too large");
+		else
+			p->secret_tri[i] = bl >= 3 ? policy_tri_hash(best) : 0xffff;
+	}
+	for (size_t i = 0; !c.failed && i < p->env_allow.n; i++) {
+		const char *s = p->env_allow.v[i];
+		size_t l = strlen(s);
+
+		for (size_t k = 0; k < l; k++)
+			if (!((s[k] >= 'A' && s[k] <= 'Z') || (s[k] >= 'a' && s[k] <= 'z') ||
+			      s[k] == '_' || (k > 0 && s[k] >= '0' && s[k] <= '9') ||
+			      (k + 1 == l && k > 0 && s[k] == '*')))
+				perr(&c, yt_get(root, "environment"),
+				     "environment: `%s` is not a variable name (a trailing * "
+				     "makes it a prefix)",
+				     s);
+	}
 out:
 	yt_free(root);
 	if (c.failed) {

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 struct arena;
+struct grammar;
 
 struct strlist {
 	const char **v;
@@ -35,6 +36,7 @@ struct policy_rule {
 	enum policy_writes writes;
 	bool no_operands;     /* COMMAND: holds only when there is no operand */
 	bool scan_args;       /* COMMAND: the arguments may run: scan them for code words */
+	bool needs_root;      /* COMMAND: `tier: root`: observing this needs uid 0 */
 	struct strlist words; /* PATH: prefixes; CODE: words */
 };
 
@@ -44,6 +46,9 @@ struct policy_program {
 	size_t *rules;
 	size_t nrules;
 	struct strlist value_options; /* options that take the next word as their value */
+	/* What its command line may hold (grammars:), or NULL: then a use below
+	 * config_mutation is proven only when it holds no option at all. */
+	const struct grammar *grammar;
 	enum risk_class worst[TARGET_TYPE_COUNT]; /* highest class any of its rules gives */
 	/* What the program generally does: its last rule without conditions (else
 	 * defaults.unknown_program).
@@ -71,7 +76,26 @@ struct policy {
 	struct strlist standard_dirs;
 	struct strlist shells;
 	struct strlist interpreters;
+	/* environment: names an assignment may set below config_mutation ("LC_*" is a prefix) */
+	struct strlist env_allow;
+	/* secrets: paths whose reading is at least config_mutation; fnmatch patterns,
+	 * "dir/" for everything below, a name without / for the file's last part, and
+	 * "!pattern" for exceptions checked first */
+	struct strlist secrets;
+	/* per secrets entry: its longest run of literal characters, which any path
+	 * it matches must contain (a fast filter before fnmatch) */
+	const char **secret_lits;
+	unsigned short *secret_tri; /* per entry: hash of its literal's first 3 bytes, or 0xffff */
 };
+
+/* The hash secret_tri holds for the 3 bytes at s (policy_tri_hash(s) < 1024). */
+static inline unsigned short policy_tri_hash(const char *s)
+{
+	unsigned h =
+	    (unsigned char)s[0] * 31u * 31u + (unsigned char)s[1] * 31u + (unsigned char)s[2];
+
+	return (unsigned short)(h & 1023u);
+}
 
 /* The program's entry, or NULL when no command rule names it. */
 const struct policy_program *policy_program_find(const struct policy *p, const char *name,

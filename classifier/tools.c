@@ -290,12 +290,26 @@ static enum risk_class sql_class(const char *q, size_t n)
 }
 
 /* psql -c SQL, mysql -e SQL, sqlite3 DB SQL: true when the SQL decided. */
+/* Is a (a cluster -xyz) made of letters of flags followed by letter? */
+static bool cluster_then(const struct sh_word *a, char letter, const char *flags)
+{
+	for (size_t k = 1; k < a->len; k++) {
+		if (a->text[k] == letter)
+			return k > 1;
+		if (strchr(flags, a->text[k]) == NULL)
+			return false;
+	}
+	return false;
+}
+
 bool tools_sql(struct judge *j, struct judge_seg *s, const char *name, const struct sh_word *w,
                size_t n, enum target_type t)
 {
 	bool sqlite = strcmp(name, "sqlite3") == 0;
 	const char *opt = strcmp(name, "psql") == 0 ? "-c" : "-e";
 	const char *lopt = strcmp(name, "psql") == 0 ? "--command" : "--execute";
+	/* options of each client that take no value, so may come first in a cluster */
+	const char *flags = strcmp(name, "psql") == 0 ? "AtxqXeEabnsSlHz01wW" : "BNstrvEHXACwqU";
 	enum risk_class worst = RISK_READ_ONLY;
 	size_t nsql = 0, ops = 0;
 
@@ -307,6 +321,26 @@ bool tools_sql(struct judge *j, struct judge_seg *s, const char *name, const str
 			return false;
 		if (!sqlite && (judge_weq(a, opt) || judge_weq(a, lopt)) && i + 1 < n) {
 			sql = &w[++i];
+		} else if (!sqlite && a->len > 2 && a->text[0] == '-' && a->text[1] != '-' &&
+		           cluster_then(a, opt[1], flags)) {
+			/* psql -Atc SQL, -AtcSQL: flags, then the option that takes the SQL */
+			const char *at = memchr(a->text + 1, opt[1], a->len - 1);
+			size_t off = (size_t)(at + 1 - a->text);
+
+			if (off == a->len) {
+				if (i + 1 >= n)
+					return false;
+				sql = &w[++i];
+			} else {
+				struct sh_word *v = arena_alloc(j->a, sizeof(*v));
+
+				if (v == NULL)
+					return false;
+				*v = *a;
+				v->text += off;
+				v->len -= off;
+				sql = v;
+			}
 		} else if (!sqlite && a->len > ll + 1 && memcmp(a->text, lopt, ll) == 0 &&
 		           a->text[ll] == '=') {
 			struct sh_word *v = arena_alloc(j->a, sizeof(*v));
@@ -368,12 +402,158 @@ void tools_dd(struct judge *j, struct judge_seg *s, const struct sh_word *w, siz
 	}
 }
 
+/* Is text something bash evaluates as arithmetic in a way that can run code?
+ * Arithmetic expands $(...) and `...` it finds in the text, and evaluates
+ * the value of every variable it names as arithmetic again, where a value
+ * such as a[$(reboot)] runs reboot.  Plain numbers and operators are safe;
+ * a subscript that is not a plain number, a substitution, or a name whose
+ * value is known only at run time is not. */
+static bool arith_hazard(const char *t, size_t n, bool names_are_values)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = t[i];
+
+		if (c == '`' || (c == '$' && i + 1 < n && t[i + 1] == '('))
+			return true;
+		if (c == '[') {
+			size_t k = i + 1;
+
+			while (k < n && t[k] >= '0' && t[k] <= '9')
+				k++;
+			if (k == i + 1 || k >= n || t[k] != ']')
+				return true;
+		}
+		if (names_are_values &&
+		    (c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'))
+			return true;
+	}
+	return false;
+}
+
+bool tools_arith_hazard(const char *t, size_t n, bool names_are_values)
+{
+	return arith_hazard(t, n, names_are_values);
+}
+
+/* NAME[subscript] handed to a builtin that assigns through it (printf -v,
+ * read, mapfile, declare, test -v): the subscript is arithmetic. */
+static void judge_name_operand(struct judge *j, struct judge_seg *s, const char *name,
+                               const struct sh_word *w, enum target_type t)
+{
+	const char *br = memchr(w->text, '[', w->len);
+
+	if (!judge_lit(w) ||
+	    (br != NULL && arith_hazard(br, w->len - (size_t)(br - w->text), false)))
+		judge_reason(j, s, "arith-eval",
+		             judge_fmt(j,
+		                       "%s assigns through `%.*s`: bash evaluates its subscript as "
+		                       "arithmetic, which can run a $(...) hidden in it",
+		                       name, (int)(w->raw_len > 60 ? 60 : w->raw_len), w->raw),
+		             j->p->unknown_program, t);
+}
+
+/* Builtins whose operands bash evaluates (let) or that assign through names
+ * (printf -v, read, mapfile, declare, test -v) and completion builtins that
+ * run code (compgen -C/-F). */
+static void tools_eval_builtins(struct judge *j, struct judge_seg *s, const char *name,
+                                const struct sh_word *w, size_t n, enum target_type t)
+{
+	if (strchr("lpt[rmdec", name[0]) == NULL)
+		return; /* none of the names below */
+	if (strcmp(name, "let") == 0) {
+		for (size_t i = 1; i < n; i++)
+			if (!judge_lit(&w[i]) || arith_hazard(w[i].text, w[i].len, false))
+				judge_reason(
+				    j, s, "arith-eval",
+				    judge_fmt(j,
+				              "let evaluates `%.*s` as arithmetic, which can "
+				              "run a $(...) hidden in it",
+				              (int)(w[i].raw_len > 60 ? 60 : w[i].raw_len),
+				              w[i].raw),
+				    j->p->unknown_program, t);
+		return;
+	}
+	if (strcmp(name, "printf") == 0) {
+		for (size_t i = 1; i + 1 < n; i++)
+			if (judge_weq(&w[i], "-v"))
+				judge_name_operand(j, s, name, &w[i + 1], t);
+		return;
+	}
+	if (strcmp(name, "test") == 0 || strcmp(name, "[") == 0) {
+		for (size_t i = 1; i + 1 < n; i++)
+			if (judge_weq(&w[i], "-v"))
+				judge_name_operand(j, s, name, &w[i + 1], t);
+		return;
+	}
+	if (strcmp(name, "read") == 0 || strcmp(name, "mapfile") == 0 ||
+	    strcmp(name, "readarray") == 0 || strcmp(name, "declare") == 0 ||
+	    strcmp(name, "typeset") == 0 || strcmp(name, "local") == 0 ||
+	    strcmp(name, "export") == 0 || strcmp(name, "readonly") == 0) {
+		bool nameref = false;
+
+		for (size_t i = 1; i < n; i++) {
+			const struct sh_word *x = &w[i];
+
+			if (judge_lit(x) && x->len > 1 && x->text[0] == '-' &&
+			    memchr(x->text, 'n', x->len) != NULL && strcmp(name, "read") != 0 &&
+			    strcmp(name, "mapfile") != 0 && strcmp(name, "readarray") != 0)
+				nameref = true; /* declare -n r=NAME: NAME is evaluated on use */
+			if (nameref && (x->flags & SHW_ASSIGN) && x->name_len < x->len &&
+			    arith_hazard(x->text + x->name_len, x->len - x->name_len, false))
+				judge_name_operand(j, s, name, x, t);
+			if (nameref && !(x->flags & SHW_ASSIGN) && memchr(x->text, '=', x->len) &&
+			    arith_hazard(x->text, x->len, false))
+				judge_name_operand(j, s, name, x, t);
+			if (judge_lit(x) && x->len > 1 && x->text[0] == '-') {
+				bool takes =
+				    strcmp(name, "read") == 0
+				        ? strchr("adinNptu", x->text[x->len - 1]) != NULL
+				        : (strcmp(name, "mapfile") == 0 ||
+				           strcmp(name, "readarray") == 0) &&
+				              strchr("dnOsuCc", x->text[x->len - 1]) != NULL;
+
+				if ((strcmp(name, "mapfile") == 0 ||
+				     strcmp(name, "readarray") == 0) &&
+				    memchr(x->text, 'C', x->len) != NULL)
+					judge_reason(j, s, "builtin-runs-code",
+					             judge_fmt(j, "%s -C runs a callback", name),
+					             j->p->unknown_program, t);
+				if (takes)
+					i++;
+				continue;
+			}
+			if (x->flags & SHW_ASSIGN) {
+				struct sh_word nm = *x;
+
+				nm.len = nm.prefix = x->name_len;
+				if (memchr(x->text, '[', x->name_len) != NULL ||
+				    (x->name_len < x->len && x->text[x->name_len] == '['))
+					judge_name_operand(j, s, name, x, t);
+				continue;
+			}
+			if (!judge_lit(x) || memchr(x->text, '[', x->len) != NULL)
+				judge_name_operand(j, s, name, x, t);
+		}
+		return;
+	}
+	if (strcmp(name, "compgen") == 0 || strcmp(name, "complete") == 0) {
+		for (size_t i = 1; i < n; i++)
+			if (judge_lit(&w[i]) && w[i].len > 1 && w[i].text[0] == '-' &&
+			    (memchr(w[i].text, 'C', w[i].len) || memchr(w[i].text, 'F', w[i].len)))
+				judge_reason(
+				    j, s, "builtin-runs-code",
+				    judge_fmt(j, "%s -C/-F runs a command or function", name),
+				    j->p->unknown_program, t);
+	}
+}
+
 /* Shell builtins that carry code or data: read VAR <<< text, eval, trap,
  * alias, source/., at/batch.  Returns true when the command is fully judged;
  * false lets the policy judge the program too. */
 bool tools_builtin(struct judge *j, struct judge_seg *s, const char *name, const struct sh_word *w,
                    size_t n, enum target_type t, const struct judge_stdin *in, bool extra)
 {
+	tools_eval_builtins(j, s, name, w, n, t);
 	if ((strcmp(name, "read") == 0 || strcmp(name, "mapfile") == 0 ||
 	     strcmp(name, "readarray") == 0) &&
 	    in->kind == JUDGE_IN_TEXT && j->nassigns < JUDGE_MAX_ASSIGNS) {

@@ -30,4 +30,8 @@ void tools_dd(struct judge *j, struct judge_seg *s, const struct sh_word *w, siz
 bool tools_builtin(struct judge *j, struct judge_seg *s, const char *name, const struct sh_word *w,
                    size_t n, enum target_type t, const struct judge_stdin *in, bool extra);
 
+/* Can bash's arithmetic evaluation of t[0..n) run code?  names_are_values:
+ * the names in it hold values known only at run time. */
+bool tools_arith_hazard(const char *t, size_t n, bool names_are_values);
+
 #endif

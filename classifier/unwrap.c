@@ -7,6 +7,7 @@
 
 #include "classifier/arena.h"
 #include "classifier/judge.h"
+#include "classifier/secrets.h"
 #include "classifier/walk.h"
 
 #include <string.h>
@@ -133,6 +134,18 @@ bool unwrap_wrapper(struct judge *j, struct judge_seg *s, const struct unwrap_sp
 		}
 		if (a->len < 2 || a->text[0] != '-')
 			break;
+		if (strcmp(wr->name, "systemd-run") == 0 &&
+		    (judge_weq(a, "-p") ||
+		     (a->len > 2 && memcmp(a->text, "-p", 2) == 0 && a->text[1] != '-') ||
+		     (a->len >= 10 && memcmp(a->text, "--property", 10) == 0) ||
+		     judge_weq(a, "-E") || (a->len >= 8 && memcmp(a->text, "--setenv", 8) == 0)))
+			judge_reason(
+			    j, s, "wrapper-property",
+			    judge_fmt(j,
+			              "systemd-run %.*s sets unit properties or environment "
+			              "(ExecStartPre=, LD_PRELOAD...): cannot prove read-only",
+			              (int)(a->len > 40 ? 40 : a->len), a->text),
+			    j->p->unknown_program, t);
 		if (a->text[1] == '-') {
 			if (memchr(a->text, '=', a->len) == NULL &&
 			    long_takes_value(wr->long_val, a)) {
@@ -181,8 +194,17 @@ bool unwrap_wrapper(struct judge *j, struct judge_seg *s, const struct unwrap_sp
 	}
 	if (i > n)
 		i = n; /* a value option at the end had no value */
-	if (odd)       /* the command may start later than it seems: its words raise too */
+	/* the wrapper's own options may read a file: xargs -a /etc/shadow */
+	secrets_args(j, s, wr->name, &(struct judge_argv){w + 1, i - 1, false}, t);
+	if (odd) { /* the command may start later than it seems: its words raise too */
+		judge_reason(j, s, "unproven",
+		             judge_fmt(j,
+		                       "an option of %s that its spec does not know; cannot prove "
+		                       "read-only",
+		                       wr->name),
+		             j->p->unknown_program, t);
 		walk_scan_rest(j, s, w + i, n - i, t);
+	}
 	if (split != NULL) {
 		walk_text(j, s, split->text, split->len, t, in, "env -S");
 		return true;
@@ -197,7 +219,7 @@ bool unwrap_wrapper(struct judge *j, struct judge_seg *s, const struct unwrap_sp
 		return false;
 	if (wr->assignments) {
 		while (i < n && (w[i].flags & SHW_ASSIGN)) {
-			walk_assignment(j, s, &w[i], t);
+			walk_env_assignment(j, s, &w[i], t);
 			i++;
 		}
 	}

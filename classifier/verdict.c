@@ -28,6 +28,7 @@ struct arena *verdict_begin(struct verdict *v)
 	v->reasons = v->mem->reasons;
 	v->nreasons = 0;
 	v->nomitted = 0;
+	v->needs_root = false;
 	return v->mem->a;
 }
 

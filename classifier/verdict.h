@@ -10,6 +10,7 @@
 #include "classifier/classes.h"
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define VERDICT_MAX_REASONS 48
@@ -32,6 +33,7 @@ struct verdict {
 	size_t nomitted; /* reasons dropped past VERDICT_MAX_REASONS (lowest classes first) */
 	const char *classifier_version;
 	struct verdict_mem *mem; /* private */
+	bool needs_root; /* some program in it needs uid 0 to observe (policy `tier: root`) */
 };
 
 #define VERDICT_INIT                                                                               \

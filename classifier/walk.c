@@ -11,7 +11,9 @@
 
 #include "classifier/arena.h"
 #include "classifier/classifier.h"
+#include "classifier/dirwrite.h"
 #include "classifier/judge.h"
+#include "classifier/secrets.h"
 #include "classifier/shparse.h"
 #include "classifier/tools.h"
 #include "classifier/unwrap.h"
@@ -110,7 +112,14 @@ static bool dangerous_env(const char *name, size_t n)
 	                                    "SYSTEMD_EDITOR",
 	                                    "TERMINFO"};
 
-	if (n >= 3 && memcmp(name, "LD_", 3) == 0)
+	static const char *const prefixes[] = {"LD_",   "GIT_",   "SYSTEMD_", "PERL5",
+	                                       "PERL_", "PYTHON", "RUBY",     "NODE_",
+	                                       "LESS",  "GCONV",  "MALLOC_",  "BASH_"};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (n >= strlen(prefixes[i]) && memcmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	if (n >= 11 && memcmp(name + n - 11, "_DEBUG_FILE", 11) == 0)
 		return true;
 	if (n >= 10 && memcmp(name, "GIT_CONFIG", 10) == 0)
 		return true;
@@ -139,6 +148,34 @@ void walk_assignment(struct judge *j, struct judge_seg *s, const struct sh_word 
 		if (eq != NULL)
 			judge_scan_words(j, s, eq + 1, vl, t);
 	}
+}
+
+static bool env_allowed(const struct policy *p, const char *name, size_t n)
+{
+	for (size_t i = 0; i < p->env_allow.n; i++) {
+		const char *a = p->env_allow.v[i];
+		size_t l = strlen(a);
+
+		if (l > 0 && a[l - 1] == '*' ? n >= l - 1 && memcmp(a, name, l - 1) == 0
+		                             : l == n && memcmp(a, name, n) == 0)
+			return true;
+	}
+	return false;
+}
+
+void walk_env_assignment(struct judge *j, struct judge_seg *s, const struct sh_word *w,
+                         enum target_type t)
+{
+	walk_assignment(j, s, w, t);
+	if (w->name_len == 0 || dangerous_env(w->text, w->name_len) ||
+	    env_allowed(j->p, w->text, w->name_len))
+		return;
+	judge_reason(j, s, "env-not-allowed",
+	             judge_fmt(j,
+	                       "sets %.*s in a program's environment: only the policy's "
+	                       "environment list is known harmless; cannot prove read-only",
+	                       (int)(w->name_len > 60 ? 60 : w->name_len), w->text),
+	             j->p->unknown_program, t);
 }
 
 /* A program name or code computed at run time may be any value assigned so
@@ -655,6 +692,14 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 		return;
 	}
 	if (strcmp(name, "flock") == 0) {
+		/* flock FILE ...: creates FILE when it does not exist */
+		size_t lk = unwrap_skip_options(w, n, 1, "wE");
+		bool fd = lk < n && judge_lit(&w[lk]) && w[lk].len > 0;
+
+		for (size_t k = 0; lk < n && k < w[lk].len && fd; k++)
+			fd = w[lk].text[k] >= '0' && w[lk].text[k] <= '9';
+		if (lk < n && !fd)
+			judge_write(j, s, &w[lk], t);
 		for (size_t i = 1; i + 1 < n; i++) {
 			if (judge_weq(&w[i], "-c") || judge_weq(&w[i], "--command")) {
 				walk_text(j, s, w[i + 1].text, w[i + 1].len, t, in, "flock -c");
@@ -672,8 +717,10 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 	}
 	if ((strcmp(name, "psql") == 0 || strcmp(name, "mysql") == 0 ||
 	     strcmp(name, "mariadb") == 0 || strcmp(name, "sqlite3") == 0) &&
-	    tools_sql(j, s, name, w, n, t))
+	    tools_sql(j, s, name, w, n, t)) {
+		judge_prove(j, s, name, &av, t); /* the SQL is judged; the client's options too */
 		return;
+	}
 	if (strcmp(name, "find") == 0)
 		unwrap_find_exec(j, s, w, n, t);
 	if (strcmp(name, "cd") == 0 || strcmp(name, "pushd") == 0)
@@ -685,11 +732,26 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 		tools_awk(j, s, w, n, t);
 	if (strcmp(name, "dd") == 0)
 		tools_dd(j, s, w, n, t);
+	if (strcmp(name, "tar") == 0)
+		dirwrite_tar(j, s, w, n, t);
+	if (strcmp(name, "wget") == 0 || strcmp(name, "curl") == 0)
+		dirwrite_download(j, s, name, w, n, t);
+	if (strcmp(name, "git") == 0)
+		dirwrite_git(j, s, w, n, t);
+	if (strcmp(name, "unzip") == 0 || strcmp(name, "7z") == 0 || strcmp(name, "7za") == 0 ||
+	    strcmp(name, "ar") == 0)
+		dirwrite_unpack(j, s, name, w, n, t);
 	if (strcmp(name, "export") == 0 || strcmp(name, "declare") == 0 ||
 	    strcmp(name, "typeset") == 0 || strcmp(name, "local") == 0 ||
 	    strcmp(name, "readonly") == 0) {
+		bool env = strcmp(name, "export") == 0;
+
 		for (size_t i = 1; i < n; i++) {
-			if (w[i].flags & SHW_ASSIGN)
+			if (judge_weq(&w[i], "-x"))
+				env = true;
+			if ((w[i].flags & SHW_ASSIGN) && env)
+				walk_env_assignment(j, s, &w[i], t);
+			else if (w[i].flags & SHW_ASSIGN)
 				walk_assignment(j, s, &w[i], t);
 			else if (!judge_lit(&w[i]))
 				judge_reason(
@@ -708,10 +770,16 @@ static void judge_redirs(struct judge *j, struct judge_seg *s, const struct sh_n
 		const struct sh_redir *r = &n->redirs[i];
 
 		switch (r->op) {
+		case SHR_IN:
+			secrets_read(j, s, &r->word, t);
+			break;
+		case SHR_INOUT:
+			secrets_read(j, s, &r->word, t);
+			judge_write(j, s, &r->word, t);
+			break;
 		case SHR_OUT:
 		case SHR_APPEND:
 		case SHR_CLOBBER:
-		case SHR_INOUT:
 		case SHR_ALL:
 		case SHR_ALL_APPEND:
 			judge_write(j, s, &r->word, t);
@@ -867,6 +935,36 @@ static const struct sh_word *expand_words(struct judge *j, const struct sh_word 
 	return out;
 }
 
+/* Expansions that run code hidden in a variable's value: ${x@P} expands the
+ * value as a prompt (its $(...) run), ${!x} takes the value as a name, whose
+ * subscript is arithmetic (a[$(reboot)]). */
+static void walk_value_code(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
+                            enum target_type t)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *r = w[i].raw;
+		size_t rl = w[i].raw_len;
+
+		if (!(w[i].flags & SHW_COMPUTED))
+			continue;
+		for (size_t k = 0; k + 2 < rl; k++) {
+			bool prompt = r[k] == '@' && r[k + 1] == 'P' && r[k + 2] == '}';
+			bool indirect = r[k] == '$' && r[k + 1] == '{' && r[k + 2] == '!';
+
+			if (prompt || indirect) {
+				judge_reason(
+				    j, s, "value-runs-code",
+				    prompt ? "${...@P} expands a value as a prompt, running the "
+				             "$(...) in it"
+				           : "${!...} uses a value as a name, whose subscript can "
+				             "run a $(...)",
+				    j->p->unknown_program, t);
+				return;
+			}
+		}
+	}
+}
+
 static void walk_simple(struct judge *j, const struct sh_node *n, enum target_type t,
                         const struct judge_stdin *in)
 {
@@ -878,9 +976,15 @@ static void walk_simple(struct judge *j, const struct sh_node *n, enum target_ty
 
 	judge_redirs(j, s, n, t);
 	record_written(j, n);
-	while (i < nw && (w[i].flags & SHW_ASSIGN)) {
-		walk_assignment(j, s, &w[i], t);
+	walk_value_code(j, s, n->words, n->nwords, t);
+	while (i < nw && (w[i].flags & SHW_ASSIGN))
 		i++;
+	/* FOO=1 cmd: FOO is in cmd's environment; FOO=1 alone is a shell variable */
+	for (size_t k = 0; k < i; k++) {
+		if (i < nw)
+			walk_env_assignment(j, s, &w[k], t);
+		else
+			walk_assignment(j, s, &w[k], t);
 	}
 	if (i == nw) {
 		judge_reason(j, s, "assignment-only",
@@ -888,6 +992,35 @@ static void walk_simple(struct judge *j, const struct sh_node *n, enum target_ty
 		return;
 	}
 	walk_argv(j, s, w + i, nw - i, t, &mine, false);
+}
+
+/* [[ X -eq Y ]] evaluates X and Y as arithmetic, and a variable's value is
+ * evaluated again: a value read at run time (a[$(reboot)]) runs code.
+ * [[ -v a[...] ]] evaluates the subscript. */
+static void walk_cond(struct judge *j, const struct sh_node *n, enum target_type t)
+{
+	static const char *const ops[] = {"-eq", "-ne", "-lt", "-le", "-gt", "-ge"};
+	bool arith = false, hazard = false;
+
+	for (size_t i = 0; i < n->nwords; i++)
+		for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+			arith = arith || judge_weq(&n->words[i], ops[k]);
+	for (size_t i = 0; i < n->nwords; i++) {
+		const struct sh_word *w = &n->words[i];
+		bool operand_of_v = i > 0 && judge_weq(&n->words[i - 1], "-v");
+
+		if ((arith || operand_of_v) &&
+		    (!judge_lit(w) || tools_arith_hazard(w->text, w->len, false)))
+			hazard = true;
+	}
+	if (hazard) {
+		struct judge_seg *s = new_seg(j, n->words, n->nwords);
+
+		judge_reason(j, s, "arith-eval",
+		             "[[ ]] evaluates arithmetic on a value known only at run time or a "
+		             "subscript, which can run a $(...) hidden in it",
+		             j->p->unknown_program, t);
+	}
 }
 
 static void walk(struct judge *j, const struct sh_node *n, enum target_type t,
@@ -920,7 +1053,15 @@ static void walk(struct judge *j, const struct sh_node *n, enum target_type t,
 			struct judge_seg *s = new_seg(j, n->words, n->nwords);
 
 			judge_scan_words(j, s, n->words[0].text, n->words[0].len, t);
+			if (tools_arith_hazard(n->words[0].text, n->words[0].len, false))
+				judge_reason(
+				    j, s, "arith-eval",
+				    "arithmetic with a subscript or substitution can run a "
+				    "$(...) hidden in it",
+				    j->p->unknown_program, t);
 		}
+		if (strcmp(n->group_kw, "[[") == 0)
+			walk_cond(j, n, t);
 		if (n->nredirs > 0) {
 			struct judge_seg *s = new_seg(j, NULL, 0);
 

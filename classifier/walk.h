@@ -12,6 +12,10 @@ const char *walk_join_words(struct judge *j, const struct sh_word *w, size_t n, 
                             bool *partial);
 
 /* NAME=value: remembered; at least config_mutation when NAME changes what runs. */
+/* NAME=value put in a program's environment (FOO=1 cmd, env FOO=1, export):
+ * also at least config_mutation unless the policy's environment list has NAME. */
+void walk_env_assignment(struct judge *j, struct judge_seg *s, const struct sh_word *w,
+                         enum target_type t);
 void walk_assignment(struct judge *j, struct judge_seg *s, const struct sh_word *w,
                      enum target_type t);
 

@@ -40,7 +40,10 @@ static void usage(FILE *f)
 	        "lxc) and the reasons: which rule of the policy matched which words.  The\n"
 	        "words after -- are joined with spaces into one shell command.  R (read_only,\n"
 	        "reversible_low, config_mutation, destructive) can raise the class, never\n"
-	        "lower it.\n"
+	        "lower it.  A class below config_mutation is given only when every word of\n"
+	        "every program is accounted for by the policy's grammar for that program;\n"
+	        "the first word that is not is named in a reason (rule `unproven`).  --json\n"
+	        "also says whether some program needs root to observe (needs_root).\n"
 	        "\n"
 	        "--batch reads lines `target_type<TAB>command` from stdin; inside the command\n"
 	        "\\\\ is a backslash, \\n a newline and \\t a tab.  It prints\n"
@@ -189,6 +192,7 @@ static int classify_one(const struct classifier *c, const struct opts *o, const 
 		cJSON_AddStringToObject(root, "target_type", target_type_name(t));
 		verdict_json_add_string(root, "command", o->command);
 		cJSON_AddItemToObject(root, "reasons", verdict_reasons_json(&v));
+		cJSON_AddBoolToObject(root, "needs_root", v.needs_root);
 		cJSON_AddStringToObject(root, "classifier_version", v.classifier_version);
 		if (version >= 0)
 			cJSON_AddNumberToObject(root, "policy_version", (double)version);

@@ -1,7 +1,10 @@
 /* cli.c -- connecting and reporting errors for the subcommands. */
 #include "cli/cli.h"
 
+#include "lib/visible.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct store *cli_connect(const char *db)
@@ -33,11 +36,14 @@ int cli_exit_for_sqlstate(const char *st)
 int cli_fail(const struct store *s, const char *what)
 {
 	const char *st = store_sqlstate(s);
+	/* Messages quote what agents sent (a target, a key): shown, never obeyed. */
+	char *msg = visible_str(store_errmsg(s), 0);
 
 	if (strcmp(st, "42501") == 0)
 		fprintf(stderr, "airlock: %s: %s (your database role is not allowed to do this)\n",
-		        what, store_errmsg(s));
+		        what, msg);
 	else
-		fprintf(stderr, "airlock: %s: %s\n", what, store_errmsg(s));
+		fprintf(stderr, "airlock: %s: %s\n", what, msg);
+	free(msg);
 	return cli_exit_for_sqlstate(st);
 }

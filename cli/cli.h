@@ -23,6 +23,12 @@ struct store *cli_connect(const char *db);
 /* Prints "airlock: <what>: <reason>" for the store's last error and returns
  * the exit code its SQLSTATE means. */
 int cli_fail(const struct store *s, const char *what);
+/* Prints on stderr the session user a write is about to act as, and where
+ * the login came from (db is the --db value or NULL), so an exported
+ * AIRLOCK_DB or PGUSER never acts as someone unnoticed. */
+void cli_acting_as(struct store *s, const char *db);
+/* cli_connect(), then cli_acting_as(): for every command that writes. */
+struct store *cli_connect_write(const char *db);
 /* The exit code a SQLSTATE means. */
 int cli_exit_for_sqlstate(const char *sqlstate);
 

@@ -60,7 +60,7 @@ int cli_migrate(int argc, char **argv)
 		goto out;
 	}
 	rc = CLI_ERROR;
-	s = cli_connect(db);
+	s = cli_connect_write(db);
 	if (s == NULL)
 		goto out;
 	if (store_migrate(s, dir, &applied, print_line, NULL) < 0) {

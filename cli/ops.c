@@ -1,10 +1,11 @@
 /* ops.c -- the queue from the command line: run, show, pending, approve,
- * reject, cancel, history, audit verify.  Every action is one SQL function
+ * reject, cancel, history.  Every action is one SQL function
  * call, so the rules live in the database and hold for every client. */
 #include "cli/cli.h"
 
 #include "lib/buf.h"
 #include "lib/deadline.h"
+#include "lib/visible.h"
 #include "lib/xalloc.h"
 
 #include <cjson/cJSON.h>
@@ -125,6 +126,39 @@ static const char *jstr(const cJSON *o, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* Everything below prints text an agent or a target wrote (commands, words
+ * of reasons, change ids, output, error messages): every such string goes
+ * through visible_text(), so it is shown and never obeyed by the terminal.
+ * --json prints the data exactly instead. */
+
+/* Prints s made visible on one line (newlines and tabs escaped too). */
+static void put_line(const char *s)
+{
+	char *v = visible_str(s, 0);
+
+	fputs(v, stdout);
+	free(v);
+}
+
+/* Prints a JSON value for people: its text form with raw hidden characters escaped. */
+static void put_json(const cJSON *j)
+{
+	char *s = cJSON_PrintUnformatted(j);
+	char *v = visible_str(s, VISIBLE_JSON);
+
+	fputs(v, stdout);
+	free(v);
+	free(s);
+}
+
+/* The note printed under a text that needed escapes. */
+static void note_hidden(const char *indent, const char *what, size_t hidden)
+{
+	printf("%s! %s holds %zu hidden or control character%s, shown as \\x/\\u escapes "
+	       "(\\\\ is one backslash)\n",
+	       indent, what, hidden, hidden == 1 ? "" : "s");
+}
+
 /* One line per reason: the classifier's {segment, text, rule, words, class,
  * target} objects, or plain strings. */
 static void print_reasons(const cJSON *reasons, const char *indent)
@@ -134,7 +168,9 @@ static void print_reasons(const cJSON *reasons, const char *indent)
 	cJSON_ArrayForEach(r, reasons)
 	{
 		if (cJSON_IsString(r)) {
-			printf("%s%s\n", indent, r->valuestring);
+			printf("%s", indent);
+			put_line(r->valuestring);
+			printf("\n");
 			continue;
 		}
 		const char *text = jstr(r, "text"), *rule = jstr(r, "rule"),
@@ -142,15 +178,47 @@ static void print_reasons(const cJSON *reasons, const char *indent)
 		const char *cls = jstr(r, "class"), *target = jstr(r, "target");
 		int seg = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(r, "segment"));
 		if (rule == NULL || cls == NULL) {
-			char *s = cJSON_PrintUnformatted(r);
-			printf("%s%s\n", indent, s);
-			free(s);
+			printf("%s", indent);
+			put_json(r);
+			printf("\n");
 			continue;
 		}
-		printf("%ssegment %d: %s (rule %s%s%s)%s%s => %s\n", indent, seg, text ? text : "",
-		       rule, words && words[0] ? ": " : "", words ? words : "",
-		       target ? " on " : "", target ? target : "", cls);
+		printf("%ssegment %d: ", indent, seg);
+		put_line(text ? text : "");
+		printf(" (rule ");
+		put_line(rule);
+		if (words && words[0]) {
+			printf(": ");
+			put_line(words);
+		}
+		printf(")");
+		if (target) {
+			printf(" on ");
+			put_line(target);
+		}
+		printf(" => ");
+		put_line(cls);
+		printf("\n");
 	}
+}
+
+/* Prints a command's output stream as a block, made visible line by line. */
+static void print_output(const cJSON *e, const char *name)
+{
+	char key[32];
+	const char *text = jstr(e, name);
+	struct visible_info info;
+	char *v;
+
+	snprintf(key, sizeof(key), "%s_truncated", name);
+	v = visible_text(text, strlen(text), VISIBLE_LINES, 0, &info);
+	printf("  %s%s\n", name, cJSON_IsTrue(cJSON_GetObjectItem(e, key)) ? " (truncated)" : "");
+	if (info.hidden > 0)
+		note_hidden("  ", name, info.hidden);
+	fputs(v, stdout);
+	if (v[0] && v[strlen(v) - 1] != '\n')
+		printf("\n");
+	free(v);
 }
 
 /* Prints an execution's JSON (from airlock.get_execution) for people. */
@@ -162,18 +230,28 @@ static void print_execution(const cJSON *e)
 	    "expires_at", "decided_at",    "started_at",     "finished_at",  "rewind_status",
 	    "exit_code",  "signal",        "duration_ms",    "error",
 	};
+	const char *command = jstr(e, "command") ? jstr(e, "command") : "";
+	struct visible_info info;
 	const cJSON *v;
+	char *cv;
 
 	printf("execution %.0f\n", cJSON_GetNumberValue(cJSON_GetObjectItem(e, "id")));
-	printf("  %-15s %s\n", "command", jstr(e, "command") ? jstr(e, "command") : "");
+	cv = visible_text(command, strlen(command), 0, 0, &info);
+	printf("  %-15s %s\n", "command", cv);
+	free(cv);
+	if (info.hidden > 0)
+		note_hidden("  ", "the command", info.hidden);
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		v = cJSON_GetObjectItemCaseSensitive(e, fields[i]);
 		if (v == NULL)
 			continue;
-		if (cJSON_IsString(v))
-			printf("  %-15s %s\n", fields[i], v->valuestring);
-		else if (cJSON_IsNumber(v))
+		if (cJSON_IsString(v)) {
+			printf("  %-15s ", fields[i]);
+			put_line(v->valuestring);
+			printf("\n");
+		} else if (cJSON_IsNumber(v)) {
 			printf("  %-15s %.0f\n", fields[i], v->valuedouble);
+		}
 	}
 	v = cJSON_GetObjectItemCaseSensitive(e, "reasons");
 	if (cJSON_GetArraySize(v) > 0) {
@@ -187,31 +265,63 @@ static void print_execution(const cJSON *e)
 		       (int)cJSON_GetNumberValue(cJSON_GetObjectItem(e, "approvals_required")));
 		cJSON_ArrayForEach(a, v)
 		{
-			printf("    %s %s at %s%s%s\n", jstr(a, "decision"), jstr(a, "by"),
-			       jstr(a, "at"), jstr(a, "reason") ? ": " : "",
-			       jstr(a, "reason") ? jstr(a, "reason") : "");
+			printf("    ");
+			put_line(jstr(a, "decision"));
+			printf(" ");
+			put_line(jstr(a, "by"));
+			printf(" at ");
+			put_line(jstr(a, "at"));
+			if (jstr(a, "reason")) {
+				printf(": ");
+				put_line(jstr(a, "reason"));
+			}
+			printf("\n");
 		}
 	}
 	v = cJSON_GetObjectItemCaseSensitive(e, "rewind_points");
 	if (v && !cJSON_IsNull(v)) {
-		char *s = cJSON_PrintUnformatted(v);
-		printf("  rewind_points   %s\n", s);
-		free(s);
+		printf("  rewind_points   ");
+		put_json(v);
+		printf("\n");
 	}
-	if (jstr(e, "stdout")) {
-		const cJSON *t = cJSON_GetObjectItem(e, "stdout_truncated");
-		printf("  stdout%s\n%s", cJSON_IsTrue(t) ? " (truncated)" : "", jstr(e, "stdout"));
-		if (jstr(e, "stdout")[0] &&
-		    jstr(e, "stdout")[strlen(jstr(e, "stdout")) - 1] != '\n')
-			printf("\n");
-	}
-	if (jstr(e, "stderr") && jstr(e, "stderr")[0]) {
-		const cJSON *t = cJSON_GetObjectItem(e, "stderr_truncated");
-		printf("  stderr%s\n%s", cJSON_IsTrue(t) ? " (truncated)" : "", jstr(e, "stderr"));
-		if (jstr(e, "stderr")[strlen(jstr(e, "stderr")) - 1] != '\n')
-			printf("\n");
-	}
-	printf("  next step: %s\n", jstr(e, "next_step") ? jstr(e, "next_step") : "");
+	if (jstr(e, "stdout"))
+		print_output(e, "stdout");
+	if (jstr(e, "stderr") && jstr(e, "stderr")[0])
+		print_output(e, "stderr");
+	printf("  next step: ");
+	put_line(jstr(e, "next_step") ? jstr(e, "next_step") : "");
+	printf("\n");
+}
+
+/* One row of `airlock pending`: the table line, the command (cut at
+ * PENDING_COMMAND_MAX bytes, saying so), its reasons. */
+#define PENDING_COMMAND_MAX 200
+
+static void print_pending_row(const PGresult *res, int r)
+{
+	char *col[8];
+	static const int idx[8] = {0, 4, 5, 2, 1, 3, 6, 7};
+	const char *command = PQgetvalue(res, r, 8);
+	struct visible_info info;
+	char *cmd;
+
+	for (int i = 0; i < 8; i++)
+		col[i] = visible_str(PQgetvalue(res, r, idx[i]), 0);
+	printf("%-6s %-9s %-9s %-16s %-24s %-16s %-5s %s\n", col[0], col[1], col[2], col[3], col[4],
+	       col[5], col[6], col[7]);
+	cmd = visible_text(command, strlen(command), 0, PENDING_COMMAND_MAX, &info);
+	printf("       $ %s", cmd);
+	if (info.cut > 0)
+		printf(" ... (%zu more bytes: airlock show %s)", info.cut, col[0]);
+	printf("\n");
+	if (info.hidden > 0)
+		note_hidden("       ", "the command", info.hidden);
+	cJSON *reasons = cJSON_Parse(PQgetvalue(res, r, 9));
+	print_reasons(reasons, "       ");
+	cJSON_Delete(reasons);
+	free(cmd);
+	for (int i = 0; i < 8; i++)
+		free(col[i]);
 }
 
 /* Fetches get_execution(id) as text; NULL with the error on s. */
@@ -355,7 +465,7 @@ int cli_run(int argc, char **argv)
 			buf_putc(&cmd, ' ');
 		buf_puts(&cmd, argv[i]);
 	}
-	s = cli_connect(o.db);
+	s = cli_connect_write(o.db);
 	if (s == NULL) {
 		buf_free(&cmd);
 		return CLI_ERROR;
@@ -466,16 +576,8 @@ int cli_pending(int argc, char **argv)
 	} else {
 		printf("%-6s %-9s %-9s %-16s %-24s %-16s %-5s %s\n", "ID", "AGE", "EXPIRES",
 		       "CLASS", "TARGET", "REQUESTER", "VOTES", "REWIND");
-		for (int r = 0; r < PQntuples(res); r++) {
-			printf("%-6s %-9s %-9s %-16s %-24s %-16s %-5s %s\n", PQgetvalue(res, r, 0),
-			       PQgetvalue(res, r, 4), PQgetvalue(res, r, 5), PQgetvalue(res, r, 2),
-			       PQgetvalue(res, r, 1), PQgetvalue(res, r, 3), PQgetvalue(res, r, 6),
-			       PQgetvalue(res, r, 7));
-			printf("       $ %.200s\n", PQgetvalue(res, r, 8));
-			cJSON *reasons = cJSON_Parse(PQgetvalue(res, r, 9));
-			print_reasons(reasons, "       ");
-			cJSON_Delete(reasons);
-		}
+		for (int r = 0; r < PQntuples(res); r++)
+			print_pending_row(res, r);
 	}
 	PQclear(res);
 	store_close(s);
@@ -506,7 +608,7 @@ static int decide(int argc, char **argv, const char *usage, const char *allowed,
 		        argv[0]);
 		return CLI_USAGE;
 	}
-	s = cli_connect(o.db);
+	s = cli_connect_write(o.db);
 	if (s == NULL)
 		return CLI_ERROR;
 	res = store_exec(s, sql, strchr(allowed, 'r') ? 2 : 1, (const char *const[]){id, o.reason});
@@ -547,6 +649,70 @@ int cli_cancel(int argc, char **argv)
 {
 	return decide(argc, argv, "airlock cancel [--json] [--db CONNINFO] ID", "dj",
 	              "SELECT airlock.cancel($1::bigint)", false);
+}
+
+/* A record event (from and to both "record") for people: what the row said,
+ * in a few words; the full record is in --json. */
+static bool print_record(const char *at, const char *actor, const char *detail)
+{
+	cJSON *d = cJSON_Parse(detail);
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(d, "approval");
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(d, "execution");
+	bool done = true;
+
+	if (cJSON_IsObject(a)) {
+		printf("%s  %-16s record: %s by ", at, actor,
+		       jstr(a, "decision") ? jstr(a, "decision") : "?");
+		put_line(jstr(a, "approver") ? jstr(a, "approver") : "?");
+		printf(" for payload %.12s",
+		       jstr(a, "payload_hash") ? jstr(a, "payload_hash") : "?");
+		if (jstr(a, "reason")) {
+			printf(": ");
+			put_line(jstr(a, "reason"));
+		}
+		printf("\n");
+	} else if (cJSON_IsObject(e)) {
+		const cJSON *x = cJSON_GetObjectItemCaseSensitive(e, "exit_code");
+		const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "stdout_bytes");
+		printf("%s  %-16s record: ", at, actor);
+		put_line(jstr(e, "state") ? jstr(e, "state") : "?");
+		if (jstr(e, "class")) {
+			printf(" class ");
+			put_line(jstr(e, "class"));
+		}
+		if (jstr(e, "payload_hash"))
+			printf(" payload %.12s", jstr(e, "payload_hash"));
+		if (cJSON_IsNumber(x))
+			printf(" exit %d", (int)x->valuedouble);
+		if (cJSON_IsNumber(o))
+			printf(" stdout %.0f bytes (sha256 %.12s)", o->valuedouble,
+			       jstr(e, "stdout_sha256") ? jstr(e, "stdout_sha256") : "?");
+		printf(" command sha256 %.12s\n",
+		       jstr(e, "command_sha256") ? jstr(e, "command_sha256") : "?");
+	} else {
+		done = false;
+	}
+	cJSON_Delete(d);
+	return done;
+}
+
+/* One line of `airlock history`. */
+static void print_event(const PGresult *res, int r)
+{
+	char *actor = visible_str(PQgetvalue(res, r, 2), 0);
+	char *from = visible_str(PQgetvalue(res, r, 3), 0);
+	char *to = visible_str(PQgetvalue(res, r, 4), 0);
+	char *detail = visible_str(PQgetvalue(res, r, 5), VISIBLE_JSON);
+
+	if (strcmp(PQgetvalue(res, r, 3), "record") != 0 ||
+	    strcmp(PQgetvalue(res, r, 4), "record") != 0 ||
+	    !print_record(PQgetvalue(res, r, 1), actor, PQgetvalue(res, r, 5)))
+		printf("%s  %-16s %-16s -> %-16s %s\n", PQgetvalue(res, r, 1), actor, from, to,
+		       detail);
+	free(actor);
+	free(from);
+	free(to);
+	free(detail);
 }
 
 int cli_history(int argc, char **argv)
@@ -592,58 +758,9 @@ int cli_history(int argc, char **argv)
 		printf("%s\n", PQgetvalue(res, 0, 6));
 	} else {
 		for (int r = 0; r < PQntuples(res); r++)
-			printf("%s  %-16s %-16s -> %-16s %s\n", PQgetvalue(res, r, 1),
-			       PQgetvalue(res, r, 2), PQgetvalue(res, r, 3), PQgetvalue(res, r, 4),
-			       PQgetvalue(res, r, 5));
+			print_event(res, r);
 	}
 	PQclear(res);
 	store_close(s);
 	return CLI_OK;
-}
-
-int cli_audit(int argc, char **argv)
-{
-	const char *usage = "airlock audit verify [--json] [--db CONNINFO]";
-	struct opts o;
-	struct store *s;
-	PGresult *res;
-	int rc;
-
-	if (parse_opts(argc, argv, "dj", &o) < 0)
-		return CLI_USAGE;
-	if (o.help) {
-		printf(
-		    "usage: %s\nWalks the hash chain of every event; names the first broken link.\n"
-		    "Exit 0 when intact, 3 when broken.\n",
-		    usage);
-		return CLI_OK;
-	}
-	if (optind != argc - 1 || strcmp(argv[optind], "verify") != 0) {
-		fprintf(stderr, "usage: %s\n", usage);
-		return CLI_USAGE;
-	}
-	s = cli_connect(o.db);
-	if (s == NULL)
-		return CLI_ERROR;
-	res = store_exec(s, "SELECT checked, first_broken, detail FROM airlock.audit_verify()", 0,
-	                 NULL);
-	if (res == NULL) {
-		rc = cli_fail(s, "audit verify");
-		store_close(s);
-		return rc;
-	}
-	bool broken = !PQgetisnull(res, 0, 1);
-	if (o.json)
-		printf("{\"checked\":%s,\"intact\":%s,\"first_broken\":%s}\n",
-		       PQgetvalue(res, 0, 0), broken ? "false" : "true",
-		       broken ? PQgetvalue(res, 0, 1) : "null");
-	else if (broken)
-		printf("audit: BROKEN at %s (%s events verified before it)\n",
-		       PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 0));
-	else
-		printf("audit: intact, %s events verified\n", PQgetvalue(res, 0, 0));
-	rc = broken ? CLI_REFUSED : CLI_OK;
-	PQclear(res);
-	store_close(s);
-	return rc;
 }

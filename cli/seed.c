@@ -480,7 +480,7 @@ int cli_seed(int argc, char **argv)
 	if (gate.doc && (gj = seedgate_check(gate.path, gate.doc)) == NULL)
 		goto out;
 	rc = CLI_ERROR;
-	s = cli_connect(db);
+	s = cli_connect_write(db);
 	if (s == NULL)
 		goto out;
 	if (ingest(s, &pol, rules, tj, ij, &gate, gj) < 0) {

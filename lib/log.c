@@ -1,6 +1,8 @@
 /* log.c -- key=value log lines on stderr. */
 #include "lib/log.h"
 
+#include "lib/visible.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,36 +56,35 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 const char *log_quote(const char *s, char *out, size_t outlen)
 {
 	size_t o = 0;
-	int bare = *s != '\0';
+	char *v;
+	int bare;
 
 	if (outlen == 0)
 		return out;
-	for (const char *p = s; *p; p++)
-		if (*p == ' ' || *p == '"' || *p == '=' || *p == '\\' || (unsigned char)*p < 0x20)
+	/* First what a person may see (control, format and other invisible
+	 * characters as escapes, as on every human view), then the line's own
+	 * quoting: a log line can neither be split nor act on a terminal. */
+	v = visible_str(s, 0);
+	bare = *v != '\0';
+	for (const char *p = v; *p; p++)
+		if (*p == ' ' || *p == '"' || *p == '=' || *p == '\\')
 			bare = 0;
 	if (bare) {
-		snprintf(out, outlen, "%s", s);
+		snprintf(out, outlen, "%s", v);
+		free(v);
 		return out;
 	}
 	if (o + 1 < outlen)
 		out[o++] = '"';
-	for (const char *p = s; *p && o + 3 < outlen; p++) {
-		unsigned char c = (unsigned char)*p;
-		if (c == '"' || c == '\\') {
+	for (const char *p = v; *p && o + 3 < outlen; p++) {
+		if (*p == '"' || *p == '\\')
 			out[o++] = '\\';
-			out[o++] = (char)c;
-		} else if (c == '\n') {
-			out[o++] = '\\';
-			out[o++] = 'n';
-		} else if (c < 0x20) {
-			out[o++] = '?';
-		} else {
-			out[o++] = (char)c;
-		}
+		out[o++] = *p;
 	}
 	if (o + 1 < outlen)
 		out[o++] = '"';
 	out[o] = '\0';
+	free(v);
 	return out;
 }
 

@@ -15,8 +15,9 @@ void log_set_level(enum log_level min);
 /* Parses "debug", "info", "warn", "error"; -1 when unknown. */
 int log_level_parse(const char *s);
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Writes s into out as a log value: bare when safe, else double-quoted with
- * \" \\ \n escaped; cut to outlen.  Returns out. */
+/* Writes s into out as a log value: hidden characters rendered as escapes
+ * (lib/visible.h, newlines as \n), then bare when safe, else double-quoted
+ * with \" and \\ escaped; cut to outlen.  Returns out. */
 const char *log_quote(const char *s, char *out, size_t outlen);
 /* Logs at fatal level and exits 1.  For start-up only. */
 void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

@@ -14,6 +14,7 @@ struct mcp_db {
 	PGconn *conn;
 	char login[64];
 	bool listening; /* LISTEN airlock_state is wanted (and redone after a reconnect) */
+	bool refused;   /* the last connect reached the server and refused the login */
 	char sqlstate[6];
 	char *errmsg;
 	char *detail;
@@ -75,16 +76,31 @@ static void on_notice(void *arg, const PGresult *res)
 	log_msg(LOG_INFO, "evt=mcp.db_notice msg=%s", log_quote(msg ? msg : "", q, sizeof(q)));
 }
 
-/* Checks who we are.  airlock-mcp serves agents: any other login is refused,
- * so the server can never act with an operator's rights. */
+/* Checks who we are.  airlock-mcp serves agents, and only with an agent's
+ * rights: a login that could do more than an agent (a superuser, a role with
+ * BYPASSRLS or CREATEROLE, a member of any other airlock role, directly or
+ * through other roles) is refused, so nothing an agent sends through this
+ * server can read or change what another agent's request may not. */
+static const char check_login_sql[] =
+    "SELECT r.rolname, r.rolsuper, r.rolbypassrls, r.rolcreaterole, "
+    " pg_has_role(session_user, 'airlock_agent', 'MEMBER'), "
+    " (SELECT string_agg(g.rolname, ', ' ORDER BY g.rolname) FROM pg_roles g "
+    "  WHERE g.rolname LIKE 'airlock\\_%' AND g.rolname <> 'airlock_agent' "
+    "    AND pg_has_role(session_user, g.oid, 'MEMBER')) "
+    "FROM pg_roles r WHERE r.rolname = session_user";
+
 static int check_login(struct mcp_db *db)
 {
-	PGresult *res = PQexec(db->conn, "SELECT session_user, "
-	                                 "pg_has_role(session_user, 'airlock_agent', 'MEMBER')");
+	PGresult *res = PQexec(db->conn, check_login_sql);
+	const char *more = NULL;
+	char *msg = NULL;
 	int rc = -1;
 
-	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-		set_result_error(db, res);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+		if (PQresultStatus(res) == PGRES_TUPLES_OK)
+			set_error(db, "", "the login's role was not found in pg_roles", NULL, NULL);
+		else
+			set_result_error(db, res);
 		if (strcmp(db->sqlstate, "42704") == 0)
 			set_error(db, db->sqlstate,
 			          "role airlock_agent does not exist: the airlock schema is not "
@@ -93,11 +109,30 @@ static int check_login(struct mcp_db *db)
 		goto out;
 	}
 	snprintf(db->login, sizeof(db->login), "%s", PQgetvalue(res, 0, 0));
-	if (strcmp(PQgetvalue(res, 0, 1), "t") != 0) {
-		char *msg = xasprintf("database login \"%s\" is not a member of airlock_agent; "
-		                      "airlock-mcp serves agent logins only",
-		                      db->login);
+	if (strcmp(PQgetvalue(res, 0, 1), "t") == 0)
+		more = "is a superuser";
+	else if (strcmp(PQgetvalue(res, 0, 2), "t") == 0)
+		more = "has BYPASSRLS";
+	else if (strcmp(PQgetvalue(res, 0, 3), "t") == 0)
+		more = "has CREATEROLE";
+	if (more != NULL) {
+		msg = xasprintf("database login \"%s\" %s: airlock-mcp serves agent logins only, "
+		                "and only with an agent's rights; use a login that is a member of "
+		                "airlock_agent and nothing more",
+		                db->login, more);
+	} else if (strcmp(PQgetvalue(res, 0, 4), "t") != 0) {
+		msg = xasprintf("database login \"%s\" is not a member of airlock_agent; "
+		                "airlock-mcp serves agent logins only",
+		                db->login);
+	} else if (!PQgetisnull(res, 0, 5)) {
+		msg = xasprintf("database login \"%s\" is also a member of %s: airlock-mcp serves "
+		                "agent logins only, and only with an agent's rights; use a login "
+		                "that is a member of airlock_agent and nothing more",
+		                db->login, PQgetvalue(res, 0, 5));
+	}
+	if (msg != NULL) {
 		set_error(db, "42501", msg, NULL, NULL);
+		db->refused = true;
 		free(msg);
 		goto out;
 	}
@@ -129,6 +164,7 @@ int mcp_db_connect(struct mcp_db *db)
 		log_msg(LOG_INFO, "evt=mcp.db_reconnect");
 	PQfinish(db->conn);
 	db->login[0] = '\0';
+	db->refused = false;
 	db->conn = PQconnectdbParams(keys, vals, 1);
 	if (PQstatus(db->conn) != CONNECTION_OK) {
 		set_error(db, "", PQerrorMessage(db->conn), NULL, NULL);
@@ -165,9 +201,23 @@ PGresult *mcp_db_query(struct mcp_db *db, const char *sql, int n, const char *co
 {
 	PGresult *res;
 	ExecStatusType st;
+	bool was_connected = db->conn != NULL && db->login[0] != '\0';
+	char q[512];
 
 	if (mcp_db_connect(db) < 0)
 		return NULL;
+	/* Rights can be granted while a session lasts: who the login is gets
+	 * checked again before every statement, not only when it connected. */
+	if (was_connected && check_login(db) < 0) {
+		if (db->refused) {
+			log_msg(LOG_WARN, "evt=mcp.db_login_refused reason=%s",
+			        log_quote(db->errmsg, q, sizeof(q)));
+			PQfinish(db->conn);
+			db->conn = NULL;
+			db->login[0] = '\0';
+		}
+		return NULL;
+	}
 	res = PQexecParams(db->conn, sql, n, NULL, params, NULL, NULL, 0);
 	st = PQresultStatus(res);
 	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
@@ -209,6 +259,11 @@ const char *mcp_db_detail(const struct mcp_db *db)
 const char *mcp_db_hint(const struct mcp_db *db)
 {
 	return db->hint;
+}
+
+bool mcp_db_login_refused(const struct mcp_db *db)
+{
+	return db->refused;
 }
 
 const char *mcp_db_login(const struct mcp_db *db)

@@ -18,13 +18,20 @@ struct mcp_db;
 struct mcp_db *mcp_db_new(const char *conninfo);
 void mcp_db_free(struct mcp_db *db); /* NULL is a no-op */
 
-/* Connects (or reconnects) if needed and checks that the login is a member of
- * airlock_agent.  0 on success, -1 with the reason in mcp_db_errmsg(). */
+/* Connects (or reconnects) if needed and checks that the login is an agent
+ * and no more: a member of airlock_agent; not a superuser, not BYPASSRLS or
+ * CREATEROLE, not a member of any other airlock_* role.  0 on success, -1
+ * with the reason in mcp_db_errmsg(). */
 int mcp_db_connect(struct mcp_db *db);
+/* Whether the last failed connect reached the server and refused the login
+ * for who it is (then mcp_db_sqlstate() is 42501), rather than failing to
+ * connect at all. */
+bool mcp_db_login_refused(const struct mcp_db *db);
 
 /* Runs sql with n text parameters (a NULL value is SQL NULL), connecting
- * first if needed.  Returns the result (tuples or command ok; the caller
- * PQclear()s it) or NULL with the reason on the handle. */
+ * first if needed and checking the login again (as mcp_db_connect() does:
+ * rights granted since it connected make it refused).  Returns the result (tuples or command ok;
+ * the caller PQclear()s it) or NULL with the reason on the handle. */
 PGresult *mcp_db_query(struct mcp_db *db, const char *sql, int n, const char *const *params);
 
 /* The same for a statement without effects (a read): when the connection

@@ -179,7 +179,8 @@ void mcp_entity_list_checks(struct mcp_db *db, const cJSON *args, struct mcp_cal
 		answer_rows(call, rows, "checks", "checks", fields);
 }
 
-/* The origin's rule for each verdict (shared/origin/000). */
+/* The rule for each verdict: a read-only tool runs; a mutating one gets a
+ * rewind point first; an unknown one is a question for the human. */
 static const char *verdict_rule(const char *verdict)
 {
 	if (strcmp(verdict, "read_only") == 0)

@@ -48,21 +48,77 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 	return len;
 }
 
-/* Checks the raw bytes before cJSON sees them. */
-static const char *raw_check(const char *text, size_t len)
+/* Length of the JSON number at s[0..n) (RFC 8259: -? (0 | [1-9][0-9]*)
+ * (.[0-9]+)? ([eE][+-]?[0-9]+)?), or 0 when the characters a number could
+ * hold there do not make one.  cJSON hands anything strtod() takes to it, so
+ * 01, -01, 1., .5 after a minus, or 1.e5 would pass it and then be echoed as
+ * ids that are not JSON at all. */
+static size_t json_number_len(const char *s, size_t n)
+{
+	size_t i = 0, run = strspn(s, "0123456789+-.eE");
+
+	if (run > n)
+		run = n;
+	if (i < run && s[i] == '-')
+		i++;
+	if (i < run && s[i] == '0')
+		i++;
+	else if (i < run && s[i] >= '1' && s[i] <= '9')
+		while (i < run && s[i] >= '0' && s[i] <= '9')
+			i++;
+	else
+		return 0;
+	if (i < run && s[i] == '.') {
+		size_t d = ++i;
+		while (i < run && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == d)
+			return 0;
+	}
+	if (i < run && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < run && (s[i] == '+' || s[i] == '-'))
+			i++;
+		size_t d = i;
+		while (i < run && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == d)
+			return 0;
+	}
+	return i == run ? i : 0;
+}
+
+/* Checks the raw bytes before cJSON sees them: valid UTF-8, no NUL, no
+ * \u0000, and every number outside strings a JSON number as written. */
+static const char *raw_check(const char *text, size_t len, char *why, size_t whylen)
 {
 	const unsigned char *s = (const unsigned char *)text;
+	bool in_string = false;
 
 	for (size_t i = 0; i < len;) {
 		size_t k;
 		if (s[i] == '\0')
 			return "a NUL byte in the message";
-		if (s[i] == '\\' && i + 1 < len) {
-			/* Escapes occur only inside strings; "\\" is skipped whole so
-			 * that "\\u0000" (a backslash, then text) is not mistaken. */
+		if (in_string && s[i] == '\\' && i + 1 < len) {
 			if (s[i + 1] == 'u' && i + 5 < len && memcmp(s + i + 2, "0000", 4) == 0)
 				return "\\u0000 in a string (NUL characters are not accepted)";
 			i += 2;
+			continue;
+		}
+		if (s[i] == '"') {
+			in_string = !in_string;
+			i++;
+			continue;
+		}
+		if (!in_string && (s[i] == '-' || (s[i] >= '0' && s[i] <= '9'))) {
+			k = json_number_len(text + i, len - i);
+			if (k == 0) {
+				size_t run = strspn(text + i, "0123456789+-.eE");
+				snprintf(why, whylen, "%.*s near byte %zu is not a JSON number",
+				         (int)(run > 40 ? 40 : run), text + i, i);
+				return why;
+			}
+			i += k;
 			continue;
 		}
 		k = utf8_seq(s + i, len - i);
@@ -75,7 +131,8 @@ static const char *raw_check(const char *text, size_t len)
 
 cJSON *mcp_json_parse(const char *text, size_t len, char *err, size_t errlen)
 {
-	const char *why = raw_check(text, len);
+	char numwhy[96];
+	const char *why = raw_check(text, len, numwhy, sizeof(numwhy));
 	const char *end = NULL;
 	cJSON *item;
 
@@ -224,19 +281,65 @@ static bool raw_id_token(const char *raw, size_t n, size_t *v0, size_t *v1)
 	}
 }
 
-static bool is_integer_literal(const char *s, size_t n)
+/* Whether the JSON number literal s[0..n) denotes an integer, decided on its
+ * decimal digits, not on a double: 1e5, 1.0 and 12.50e1 do; 1.5 and 1e-1 do
+ * not.  The exponent saturates, so no literal overflows the arithmetic. */
+static bool literal_is_integer(const char *s, size_t n)
 {
-	size_t i = (n > 0 && s[0] == '-') ? 1 : 0;
+	size_t i = 0, int0, int1, frac0 = 0, frac1 = 0;
+	long long exp = 0;
+	bool neg = false;
 
-	if (i == n)
-		return false;
-	for (; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
+	if (i < n && s[i] == '-')
+		i++;
+	int0 = i;
+	while (i < n && s[i] >= '0' && s[i] <= '9')
+		i++;
+	int1 = i;
+	if (i < n && s[i] == '.') {
+		frac0 = ++i;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+		frac1 = i;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			neg = s[i++] == '-';
+		for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			if (exp < 1000000000LL)
+				exp = exp * 10 + (s[i] - '0');
+	}
+	if (neg)
+		exp = -exp;
+	/* The digits are int||frac and the value digits * 10^(exp - len(frac)):
+	 * an integer when every significant digit sits left of the point. */
+	long long point = exp - (long long)(frac1 - frac0);
+	size_t last = frac1 > frac0 ? frac1 : int1; /* one past the last digit */
+	bool any = false;
+	for (size_t j = int0; j < int1; j++)
+		any |= s[j] != '0';
+	for (size_t j = frac0; j < frac1; j++)
+		any |= s[j] != '0';
+	if (!any)
+		return true; /* zero */
+	while (last > int0) {
+		char c = s[last - 1];
+		if (c == '.') {
+			last--;
+			continue;
+		}
+		if (c != '0')
+			break;
+		point++;
+		last--;
+	}
+	return point >= 0;
 }
 
-/* The id for replies, or NULL when it is not a string or an integer. */
+/* The id for replies, or NULL when it is not a string or an integer.  A
+ * numeric id is echoed as the client wrote it, byte for byte (the message
+ * passed raw_check, so the literal is a valid JSON number). */
 static cJSON *copy_id(const cJSON *id, const char *raw, size_t rawlen)
 {
 	size_t v0, v1;
@@ -247,15 +350,16 @@ static cJSON *copy_id(const cJSON *id, const char *raw, size_t rawlen)
 		return cJSON_CreateString(id->valuestring);
 	if (!cJSON_IsNumber(id))
 		return NULL;
-	if (raw != NULL && raw_id_token(raw, rawlen, &v0, &v1) &&
-	    is_integer_literal(raw + v0, v1 - v0)) {
+	if (raw != NULL && raw_id_token(raw, rawlen, &v0, &v1)) {
+		if (json_number_len(raw + v0, v1 - v0) != v1 - v0 ||
+		    !literal_is_integer(raw + v0, v1 - v0))
+			return NULL;
 		char *lit = xstrndup(raw + v0, v1 - v0);
 		cJSON *r = cJSON_CreateRaw(lit);
 		free(lit);
 		return r;
 	}
-	/* 1.0 or 1e2 are integers written oddly: echo them canonically, but only
-	 * where a double still holds them exactly. */
+	/* No source text to echo: only an integer a double holds exactly. */
 	d = id->valuedouble;
 	if (!isfinite(d) || d != floor(d) || fabs(d) > MAX_SAFE_ID)
 		return NULL;

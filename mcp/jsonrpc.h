@@ -1,6 +1,6 @@
 /* jsonrpc.h -- JSON-RPC 2.0 as MCP uses it: strict parsing, exact ids, replies.
  *
- * cJSON alone is too lenient for a protocol door (research/mcp.md): it accepts
+ * cJSON alone is too lenient for a protocol door: it accepts
  * trailing garbage, invalid UTF-8, "\u0000" that silently cuts a string, and
  * duplicate keys, and it prints large integers as doubles.  This module puts
  * the strictness around it and keeps numeric ids as the literal text the

@@ -3,12 +3,16 @@
  *   airlock-mcp [--db CONNINFO] [--log-level debug|info|warn|error]
  *
  * Connects to PostgreSQL as the agent's own login (--db, else $AIRLOCK_DB,
- * else the PG* environment; passwords belong in PGPASSWORD or ~/.pgpass, not
- * in argv) and serves newline-delimited JSON-RPC 2.0.  stdout carries protocol
- * only; logs go to stderr.  Exits 0 at end of input. */
+ * else the PG* environment; passwords belong in PGPASSWORD or ~/.pgpass, and
+ * a --db that holds one is refused: argv is visible to every local user) and
+ * serves newline-delimited JSON-RPC 2.0.  stdout carries protocol only; logs
+ * go to stderr.  Exits 0 at end of input, 2 on a usage error, 3 when the
+ * database refuses the login at start-up for who it is (not an agent, or
+ * more than one). */
 #include "mcp/db.h"
 #include "mcp/server.h"
 
+#include "lib/conninfo.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
 
@@ -30,8 +34,12 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: airlock-mcp [--db CONNINFO] [--log-level debug|info|warn|error]\n"
-	           "  Serves MCP over stdio for an agent login (member of airlock_agent).\n"
-	           "  Database: --db, else $AIRLOCK_DB, else the PG* environment.\n");
+	           "  Serves MCP over stdio for an agent login: a member of airlock_agent and\n"
+	           "  of no other airlock role, not a superuser, without BYPASSRLS or CREATEROLE.\n"
+	           "  Database: --db, else $AIRLOCK_DB, else the PG* environment.  A password\n"
+	           "  belongs in PGPASSWORD or ~/.pgpass; a --db holding one is refused.\n"
+	           "  Exit: 0 at end of input; 1 on an I/O failure; 2 usage; 3 the login was\n"
+	           "  refused at start-up (the reason is on stderr).\n");
 }
 
 int main(int argc, char **argv)
@@ -46,6 +54,12 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
 			conninfo = argv[++i];
+			if (conninfo_has_password(conninfo)) {
+				fprintf(stderr,
+				        "airlock-mcp: --db must not contain a password (it would "
+				        "show in the process list); use PGPASSWORD or ~/.pgpass\n");
+				return 2;
+			}
 		} else if (strcmp(argv[i], "--log-level") == 0 && i + 1 < argc &&
 		           log_level_parse(argv[i + 1]) >= 0) {
 			log_set_level((enum log_level)log_level_parse(argv[++i]));
@@ -65,9 +79,15 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN); /* a gone client shows up as EPIPE */
 
 	db = mcp_db_new(conninfo);
-	/* Connect now to report problems early; the server keeps serving the
-	 * protocol either way, and each tool call retries and says why it failed. */
-	mcp_db_connect(db);
+	/* Connect now to report problems early.  A login refused for who it is
+	 * ends the server: it must never serve with the wrong rights.  A database
+	 * that cannot be reached does not: the server keeps serving the protocol,
+	 * and each tool call retries and says why it failed. */
+	if (mcp_db_connect(db) < 0 && mcp_db_login_refused(db)) {
+		fprintf(stderr, "airlock-mcp: refused: %s\n", mcp_db_errmsg(db));
+		mcp_db_free(db);
+		return 3;
+	}
 	srv = mcp_server_new(db, STDIN_FILENO, STDOUT_FILENO);
 	mcp_server_set_stop_flag(srv, &stop_requested);
 	log_msg(LOG_INFO, "evt=mcp.start version=%s", MCP_SERVER_VERSION);

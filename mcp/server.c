@@ -492,13 +492,16 @@ static void progress_send(struct mcp_server *s, struct progress *p, int64_t id, 
                           int64_t left_ms)
 {
 	cJSON *n, *params;
-	char msg[160];
+	char msg[160], st[sizeof(p->state)];
 
 	if (p->token == NULL)
 		return;
-	snprintf(p->state, sizeof(p->state), "%s", state);
+	/* state may be p->state itself (the heartbeat repeats the last state):
+	 * copy through st, since snprintf from a buffer into itself is undefined. */
+	snprintf(st, sizeof(st), "%s", state);
+	memcpy(p->state, st, sizeof(st));
 	snprintf(msg, sizeof(msg), "execution %lld: %s; waiting up to %lld s more", (long long)id,
-	         state, (long long)(left_ms + 999) / 1000);
+	         st, (long long)(left_ms + 999) / 1000);
 	n = cJSON_CreateObject();
 	cJSON_AddStringToObject(n, "jsonrpc", "2.0");
 	cJSON_AddStringToObject(n, "method", "notifications/progress");
@@ -508,8 +511,7 @@ static void progress_send(struct mcp_server *s, struct progress *p, int64_t id, 
 	cJSON_AddStringToObject(params, "message", msg);
 	send_reply(s, n);
 	p->next_ms = now_ms() + PROGRESS_EVERY_MS;
-	log_msg(LOG_INFO, "exec=%lld evt=mcp.progress state=%s n=%d", (long long)id, state,
-	        p->count);
+	log_msg(LOG_INFO, "exec=%lld evt=mcp.progress state=%s n=%d", (long long)id, st, p->count);
 }
 
 /* Waits, without polling the database, until call's execution settles, the

@@ -55,8 +55,10 @@ static const char *const risks[] = {"read_only", "reversible_low", "config_mutat
 static const struct param run_params[] = {
     {"target", PT_STRING, true, 1, 200, NULL,
      "Where to run: an entity slug such as vm:web01, lxc:nfs-export or proxmox-host:hubris."},
-    {"command", PT_STRING, true, 1, 65536, NULL,
-     "The shell command, run with /bin/sh -c on the target."},
+    {"command", PT_STRING, true, 1, 32640, NULL,
+     "The shell command, run with /bin/sh -c on the target. At most 32,640 bytes once quoted "
+     "for the remote shell (each single quote counts 4): a longer one is refused; put it in a "
+     "script on the target instead."},
     {"action", PT_STRING, true, 1, 500, NULL,
      "A plain description of the change, for the operator and the rewind point's tag."},
     {"declared_risk", PT_STRING, false, 0, 0, risks,

@@ -49,9 +49,10 @@ $$;
 CREATE FUNCTION airlock._max_retry_delay() RETURNS interval
 LANGUAGE sql IMMUTABLE AS $$ SELECT interval '60 seconds' $$;
 
--- As before, but a delay is capped at _max_retry_delay(), and a reason equal
--- to the one recorded by the row's previous event is not recorded again (a
--- row waiting out the same condition does not fill its history).
+-- As before (the wake-up carries no payload: notifications are visible to
+-- every login), but a delay is capped at _max_retry_delay(), and a reason
+-- equal to the one recorded by the row's previous event is not recorded again
+-- (a row waiting out the same condition does not fill its history).
 CREATE OR REPLACE FUNCTION airlock.worker_release(exec_id bigint, worker text, delay_ms integer, reason text)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
 DECLARE
@@ -72,7 +73,7 @@ BEGIN
 		END IF;
 	END IF;
 	PERFORM pg_advisory_unlock(exec_id);
-	PERFORM pg_notify('airlock_work', exec_id::text);
+	PERFORM pg_notify('airlock_work', '');
 END
 $$;
 
@@ -117,7 +118,7 @@ BEGIN
 				'deadline', deadline));
 		END IF;
 		PERFORM pg_advisory_unlock(exec_id);
-		PERFORM pg_notify('airlock_work', exec_id::text);
+		PERFORM pg_notify('airlock_work', '');
 		RETURN e.state;
 	END IF;
 	SELECT min(v.at) INTO first_failure FROM airlock.execution_events v

@@ -81,8 +81,14 @@ static void set_result_error(struct store *s, const PGresult *res)
 
 struct store *store_open(const char *conninfo, const char *app, char *err, size_t errlen)
 {
-	const char *keys[4];
-	const char *vals[4];
+	return store_open_with(conninfo, app, NULL, err, errlen);
+}
+
+struct store *store_open_with(const char *conninfo, const char *app, const char *options, char *err,
+                              size_t errlen)
+{
+	const char *keys[5];
+	const char *vals[5];
 	struct store *s;
 	int n = 0;
 
@@ -96,6 +102,11 @@ struct store *store_open(const char *conninfo, const char *app, char *err, size_
 	if (conninfo && conninfo[0]) {
 		keys[n] = "dbname";
 		vals[n++] = conninfo;
+	}
+	/* After the conninfo: the caller's session settings win. */
+	if (options) {
+		keys[n] = "options";
+		vals[n++] = options;
 	}
 	keys[n] = NULL;
 	vals[n] = NULL;

@@ -12,6 +12,11 @@ struct store; /* opaque */
  * else $AIRLOCK_DB, else the PG* environment.  application_name is `app`.
  * NULL on failure with the reason in err.  Free with store_close(). */
 struct store *store_open(const char *conninfo, const char *app, char *err, size_t errlen);
+/* Like store_open, with server options for every session of the connection
+ * ("-c statement_timeout=30s ..."): they hold again after a PQreset, and
+ * override an `options` of the conninfo. */
+struct store *store_open_with(const char *conninfo, const char *app, const char *options, char *err,
+                              size_t errlen);
 void store_close(struct store *s); /* NULL is a no-op */
 
 /* The reason of the last failure ("" if none), and its SQLSTATE ("" if the

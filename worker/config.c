@@ -1,6 +1,8 @@
 /* config.c -- read airlockd's YAML config into a struct config, whole or not at all. */
 #include "worker/config.h"
 
+#include "lib/anchor.h"
+#include "lib/conninfo.h"
 #include "lib/log.h"
 #include "lib/readfile.h"
 #include "lib/xalloc.h"
@@ -46,6 +48,11 @@ static const struct field fields[] = {
     {"durability", "allow_fsync_off", F_BOOL, OFF(durability_allow_fsync_off), 0, 0},
     {"durability", "failover", F_BOOL, OFF(durability_failover), 0, 0},
     {"probes", "interval_s", F_INT, OFF(probe_interval_s), 1, 86400},
+    {"audit", "signing_key", F_STR, OFF(audit_signing_key), 0, 0},
+    {"audit", "anchor_file", F_STR, OFF(audit_anchor_file), 0, 0},
+    {"audit", "every_events", F_INT, OFF(audit_every_events), 1, 1000000},
+    {"audit", "every_seconds", F_INT, OFF(audit_every_seconds), 1, 86400},
+    {"audit", "syslog", F_BOOL, OFF(audit_syslog), 0, 0},
     {"guard", "reversible_low_without_rewind", F_ONOFF, OFF(reversible_low_without_rewind), 0, 0},
     {"zerto", "url", F_STR, OFF(zerto_url), 0, 0},
     {"zerto", "token_url", F_STR, OFF(zerto_token_url), 0, 0},
@@ -235,6 +242,26 @@ static void set_defaults(struct config *c)
 	c->zerto_connect_timeout_ms = 5000;
 	c->zerto_request_timeout_ms = 30000;
 	c->zerto_time_scale = 1.0;
+	c->audit_every_events = 100;
+	c->audit_every_seconds = 60;
+}
+
+/* The audit section: both files named, and the key one the daemon can sign with. */
+static int check_audit(const struct config *c, const char *path, const struct yt_node *a, char *err,
+                       size_t errlen)
+{
+	char why[300];
+	struct anchor_key *k;
+
+	if (c->audit_signing_key == NULL || c->audit_anchor_file == NULL)
+		return failf(err, errlen, path, a,
+		             "audit: signing_key and anchor_file are both required%s", "", NULL);
+	k = anchor_key_load_private(c->audit_signing_key, why, sizeof(why));
+	if (k == NULL)
+		return failf(err, errlen, path, yt_get(a, "signing_key"), "audit signing_key: %s",
+		             why, NULL);
+	anchor_key_free(k);
+	return 0;
 }
 
 /* Checks that hold between fields. */
@@ -244,7 +271,7 @@ static int cross_check(struct config *c, const char *path, const struct yt_node 
 	const char *dbs[] = {c->database, c->scheduler_database};
 	const char *dbkeys[] = {"database", "scheduler_database"};
 	for (int i = 0; i < 2; i++)
-		if (dbs[i] && strstr(dbs[i], "password"))
+		if (dbs[i] && conninfo_has_password(dbs[i]))
 			return failf(err, errlen, path, yt_get(root, dbkeys[i]),
 			             "%s must not contain a password: use PGPASSFILE or PGPASSWORD "
 			             "in the daemon's environment%s",
@@ -287,6 +314,8 @@ static int cross_check(struct config *c, const char *path, const struct yt_node 
 		return failf(err, errlen, path, yt_get(root, "zerto"),
 		             "zerto: url is required when the section is present%s", "", NULL);
 	}
+	if (yt_get(root, "audit"))
+		return check_audit(c, path, yt_get(root, "audit"), err, errlen);
 	return 0;
 }
 
@@ -379,7 +408,9 @@ void config_free(struct config *c)
 	                 &c->zerto_username,
 	                 &c->zerto_secret_file,
 	                 &c->zerto_secret_env,
-	                 &c->zerto_ca_file};
+	                 &c->zerto_ca_file,
+	                 &c->audit_signing_key,
+	                 &c->audit_anchor_file};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		free(*strs[i]);
 	for (int i = 0; i < c->nwebhooks; i++) {

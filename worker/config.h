@@ -58,6 +58,12 @@ struct config {
 	int zerto_connect_timeout_ms;
 	int zerto_request_timeout_ms;
 	double zerto_time_scale; /* tests only: the simulator's virtual clock speed */
+	/* audit anchors: NULL signing key = the daemon does not anchor */
+	char *audit_signing_key; /* Ed25519 private key (PEM, mode 0600) */
+	char *audit_anchor_file; /* signed anchors are appended here */
+	int audit_every_events;  /* anchor after this many new events ... */
+	int audit_every_seconds; /* ... or this long after the last anchor */
+	bool audit_syslog;       /* also send each anchor to syslog */
 	struct config_webhook webhooks[CONFIG_MAX_WEBHOOKS];
 	int nwebhooks;
 };

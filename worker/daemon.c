@@ -6,6 +6,7 @@
 #include "lib/xalloc.h"
 #include "store/queue.h"
 #include "store/schema.h"
+#include "worker/anchorer.h"
 #include "worker/durability.h"
 #include "worker/pipeline.h"
 #include "worker/probe.h"
@@ -19,6 +20,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Every session of the daemon, also after a reconnect (PQreset): no statement
+ * waits forever, and a commit is durable before it returns (the commit that
+ * marks a row running must survive a crash of the database). */
+#define DAEMON_SESSION_OPTIONS "-c statement_timeout=30s -c synchronous_commit=on"
 
 struct wthread {
 	struct daemon *d;
@@ -35,7 +41,8 @@ struct daemon {
 	struct targets *targets;
 	struct notifier *notifier;
 	struct slots *node_slots;
-	struct prober *prober; /* NULL: no scheduler_database configured */
+	struct prober *prober;     /* NULL: no scheduler_database configured */
+	struct anchorer *anchorer; /* NULL: no audit section configured */
 	struct durability *durability;
 	struct pipeline_env env;
 
@@ -83,10 +90,10 @@ static struct store *connect_retry(struct daemon *d, const char *who)
 	int delay_ms = 200;
 
 	while (!d->stopping) {
-		struct store *s = store_open(d->cfg->database, "airlockd", err, sizeof(err));
+		struct store *s = store_open_with(d->cfg->database, "airlockd",
+		                                  DAEMON_SESSION_OPTIONS, err, sizeof(err));
 		if (s) {
-			PQclear(store_exec(s, "SET statement_timeout = '30s'", 0, NULL));
-			/* The commit marking a row running must survive a crash. */
+			/* remote_apply when a synchronous standby is configured. */
 			PQclear(store_exec(s, durability_session_sql(d->durability), 0, NULL));
 			return s;
 		}
@@ -168,6 +175,11 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 	d->targets = targets_new(cfg, err, errlen);
 	if (d->targets == NULL)
 		goto fail;
+	if (cfg->audit_signing_key) {
+		d->anchorer = anchorer_new(cfg, err, errlen);
+		if (d->anchorer == NULL)
+			goto fail;
+	}
 	d->policies = policyset_new();
 	d->notifier = notifier_new(cfg);
 	d->node_slots = slots_new(cfg->per_node);
@@ -190,6 +202,7 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 fail:
 	guard_free(d->guard);
 	targets_free(d->targets);
+	anchorer_free(d->anchorer);
 	free(d);
 	return NULL;
 }
@@ -201,7 +214,8 @@ static int listen_connect(struct daemon *d)
 	char err[1024];
 
 	store_close(d->listen);
-	d->listen = store_open(d->cfg->database, "airlockd-listen", err, sizeof(err));
+	d->listen = store_open_with(d->cfg->database, "airlockd-listen", DAEMON_SESSION_OPTIONS,
+	                            err, sizeof(err));
 	if (d->listen == NULL) {
 		log_msg(LOG_WARN, "evt=db.connect_failed error=\"%s\"", err);
 		return -1;
@@ -360,7 +374,8 @@ static bool schema_refused(struct daemon *d)
 int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload,
                int grace_s)
 {
-	int64_t next_reap = 0, next_expire = 0, next_connect = 0, next_watchdog = 0;
+	int64_t next_reap = 0, next_expire = 0, next_connect = 0, next_anchor = 0;
+	int64_t next_watchdog = 0;
 	int64_t next_durability = deadline_now_ms() + DURABILITY_RECHECK_S * 1000;
 	int connect_delay = 200;
 
@@ -430,6 +445,10 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 			clock_check(d);
 			next_expire = now + d->cfg->expire_interval_ms;
 		}
+		if (d->anchorer && now >= next_anchor) {
+			anchorer_tick(d->anchorer, d->listen, false);
+			next_anchor = now + 1000;
+		}
 		if (now >= next_durability) {
 			durability_refresh(d->durability, d->listen);
 			next_durability = now + DURABILITY_RECHECK_S * 1000;
@@ -450,6 +469,9 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 	prober_free(d->prober);
 	d->prober = NULL;
 	stop_threads(d, grace_s);
+	/* The file covers everything this daemon did before it stopped. */
+	if (d->listen != NULL && PQstatus(store_conn(d->listen)) == CONNECTION_OK)
+		anchorer_tick(d->anchorer, d->listen, true);
 	log_msg(LOG_INFO, "evt=stopped worker=%s", d->cfg->worker_id);
 	return 0;
 }
@@ -465,6 +487,7 @@ void daemon_free(struct daemon *d)
 	targets_free(d->targets);
 	guard_free(d->guard);
 	policyset_free(d->policies);
+	anchorer_free(d->anchorer);
 	durability_free(d->durability);
 	pthread_cond_destroy(&d->wake);
 	pthread_mutex_destroy(&d->mu);

@@ -1,6 +1,8 @@
 /* main.c -- airlockd: the daemon that moves rows from received to final. */
+#include "lib/conninfo.h"
 #include "lib/log.h"
 #include "lib/paths.h"
+#include "lib/redact.h"
 #include "lib/xalloc.h"
 #include "worker/config.h"
 #include "worker/daemon.h"
@@ -58,6 +60,16 @@ int main(int argc, char **argv)
 	int check = 0, grace = 30, c;
 	char err[1024];
 
+	/* First of all: the handlers only set flags, and a SIGHUP or SIGTERM that
+	 * arrives while the daemon is still starting must not end it. */
+	struct sigaction sa = {0};
+	sa.sa_handler = on_stop;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
 	if (path == NULL)
 		path = paths_daemon_config();
 	while ((c = getopt_long(argc, argv, "c:nh", opts, NULL)) != -1) {
@@ -95,7 +107,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "airlockd: invalid configuration: %s\n", err);
 		return 1;
 	}
-	if (db && strstr(db, "password")) {
+	if (db && conninfo_has_password(db)) {
 		fprintf(stderr, "airlockd: --db must not contain a password (it would show in the "
 		                "process list); use PGPASSFILE or PGPASSWORD\n");
 		config_free(cfg);
@@ -105,10 +117,12 @@ int main(int argc, char **argv)
 		free(cfg->database);
 		cfg->database = xstrdup(db);
 	}
+	/* URLs go to the terminal and the log without what may be secret. */
+	char *zurl = cfg->zerto_url ? redact_url(cfg->zerto_url) : xstrdup("not configured");
 	if (check) {
 		printf("airlockd: %s is valid (worker_id %s, %d workers, zerto %s, %d webhooks)\n",
-		       path, cfg->worker_id, cfg->workers,
-		       cfg->zerto_url ? cfg->zerto_url : "not configured", cfg->nwebhooks);
+		       path, cfg->worker_id, cfg->workers, zurl, cfg->nwebhooks);
+		free(zurl);
 		config_free(cfg);
 		return 0;
 	}
@@ -116,15 +130,9 @@ int main(int argc, char **argv)
 		log_msg(LOG_WARN,
 		        "evt=zerto.tls_verification_off url=%s note=\"verify_tls: false in "
 		        "the config; the ZVM's certificate is NOT checked\"",
-		        cfg->zerto_url);
+		        zurl);
+	free(zurl);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	struct sigaction sa = {0};
-	sa.sa_handler = on_stop;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = on_hup;
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 
 	struct daemon *d = daemon_new(cfg, err, sizeof(err));
 	if (d == NULL)

@@ -3,6 +3,8 @@
 
 #include "lib/deadline.h"
 #include "lib/log.h"
+#include "lib/redact.h"
+#include "lib/visible.h"
 #include "lib/xalloc.h"
 
 #include <curl/curl.h>
@@ -17,6 +19,8 @@
 
 struct item {
 	char *url;
+	char *logurl; /* what the log may show of url (redact_url) */
+	int hook;     /* its position in the config's webhooks list, from 1 */
 	char *body;
 	int timeout_ms;
 	struct item *next;
@@ -34,6 +38,14 @@ struct notifier {
 	pthread_t thread;
 	bool started;
 };
+
+static void free_item(struct item *it)
+{
+	free(it->url);
+	free(it->logurl);
+	free(it->body);
+	free(it);
+}
 
 static size_t discard(void *p, size_t size, size_t n, void *arg)
 {
@@ -108,12 +120,13 @@ static void *run(void *arg)
 			char err[256] = "";
 			long status = 0;
 			if (post(it, &status, err, sizeof(err)) == 0) {
-				log_msg(LOG_INFO, "evt=webhook.sent url=%s status=%ld", it->url,
-				        status);
+				log_msg(LOG_INFO, "evt=webhook.sent hook=%d url=%s status=%ld",
+				        it->hook, it->logurl, status);
 				break;
 			}
-			log_msg(LOG_WARN, "evt=webhook.failed url=%s attempt=%d error=\"%s\"",
-			        it->url, attempt, err);
+			log_msg(LOG_WARN,
+			        "evt=webhook.failed hook=%d url=%s attempt=%d error=\"%s\"",
+			        it->hook, it->logurl, attempt, err);
 			if (attempt == NOTIFY_ATTEMPTS)
 				break;
 			/* Back off 1, 2, 4 s, but not past a stop's grace. */
@@ -126,9 +139,7 @@ static void *run(void *arg)
 			pthread_cond_timedwait(&n->cv, &n->mu, n->stopping ? &n->deadline : &until);
 			pthread_mutex_unlock(&n->mu);
 		}
-		free(it->url);
-		free(it->body);
-		free(it);
+		free_item(it);
 		pthread_mutex_lock(&n->mu);
 	}
 	pthread_mutex_unlock(&n->mu);
@@ -153,6 +164,24 @@ struct notifier *notifier_new(const struct config *cfg)
 	return n;
 }
 
+/* The message's "text" (and the flattened "reasons") is what a chat service
+ * shows a person: the command and the words in it came from an agent, so
+ * their hidden characters are made visible.  The other fields ("command",
+ * "target", ...) keep the exact data for programs. */
+static void visible_human_text(cJSON *msg)
+{
+	static const char *const human[] = {"text", "reasons"};
+
+	for (size_t i = 0; i < sizeof(human) / sizeof(human[0]); i++) {
+		cJSON *f = cJSON_GetObjectItemCaseSensitive(msg, human[i]);
+		if (!cJSON_IsString(f))
+			continue;
+		char *v = visible_str(f->valuestring, 0);
+		cJSON_ReplaceItemInObjectCaseSensitive(msg, human[i], cJSON_CreateString(v));
+		free(v);
+	}
+}
+
 void notifier_post(struct notifier *n, const char *requester, cJSON *msg)
 {
 	char *body = NULL;
@@ -161,6 +190,7 @@ void notifier_post(struct notifier *n, const char *requester, cJSON *msg)
 		cJSON_Delete(msg);
 		return;
 	}
+	visible_human_text(msg);
 	body = cJSON_PrintUnformatted(msg);
 	cJSON_Delete(msg);
 	pthread_mutex_lock(&n->mu);
@@ -174,13 +204,14 @@ void notifier_post(struct notifier *n, const char *requester, cJSON *msg)
 			if (n->head == NULL)
 				n->tail = NULL;
 			n->queued--;
-			log_msg(LOG_WARN, "evt=webhook.dropped url=%s why=queue_full", old->url);
-			free(old->url);
-			free(old->body);
-			free(old);
+			log_msg(LOG_WARN, "evt=webhook.dropped hook=%d url=%s why=queue_full",
+			        old->hook, old->logurl);
+			free_item(old);
 		}
 		struct item *it = xcalloc(1, sizeof(*it));
 		it->url = xstrdup(h->url);
+		it->logurl = redact_url(h->url);
+		it->hook = i + 1;
 		it->body = xstrdup(body);
 		it->timeout_ms = h->timeout_ms;
 		if (n->tail)
@@ -210,9 +241,7 @@ void notifier_free(struct notifier *n, int grace_ms)
 	while (n->head) {
 		struct item *it = n->head;
 		n->head = it->next;
-		free(it->url);
-		free(it->body);
-		free(it);
+		free_item(it);
 	}
 	for (int i = 0; i < n->nhooks; i++) {
 		free(n->hooks[i].url);

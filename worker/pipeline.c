@@ -3,6 +3,7 @@
 
 #include "classifier/classifier.h"
 #include "lib/log.h"
+#include "lib/visible.h"
 #include "lib/xalloc.h"
 
 #include <cjson/cJSON.h>
@@ -85,7 +86,8 @@ static void notify_pending(const struct pipeline_env *env, const struct queue_it
                            const struct classification *c, const char *rewind_status, bool voided)
 {
 	cJSON *m = cJSON_CreateObject();
-	char text[1024];
+	struct visible_info vi;
+	char text[2048], more[64] = "";
 
 	cJSON_AddStringToObject(m, "event", voided ? "approval_void" : "pending_approval");
 	cJSON_AddNumberToObject(m, "execution_id", (double)it->id);
@@ -96,12 +98,17 @@ static void notify_pending(const struct pipeline_env *env, const struct queue_it
 	cJSON_AddStringToObject(m, "requested_by", it->requested_by);
 	if (rewind_status)
 		cJSON_AddStringToObject(m, "rewind_status", rewind_status);
+	/* The human line shows at most 300 bytes of the command, and says so. */
+	char *cmd = visible_text(it->command, strlen(it->command), 0, 300, &vi);
+	if (vi.cut)
+		snprintf(more, sizeof(more), " [%zu more bytes]", vi.cut);
 	snprintf(text, sizeof(text),
-	         "airlock: %s wants to run on %s (%s): %.300s -- review with "
+	         "airlock: %s wants to run on %s (%s): %s%s -- review with "
 	         "`airlock show %lld`, then `airlock approve %lld` or `airlock reject %lld "
 	         "--reason ...`",
-	         it->requested_by, it->target, c->cls, it->command, (long long)it->id,
+	         it->requested_by, it->target, c->cls, cmd, more, (long long)it->id,
 	         (long long)it->id, (long long)it->id);
+	free(cmd);
 	cJSON_AddStringToObject(m, "text", text);
 	notifier_post(env->notifier, it->requested_by, m);
 }

@@ -23,7 +23,7 @@
 #define ZERTO_POLL_MAX_S      10.0
 #define ZERTO_TASK_POLL_MAX_S 2.0
 
-/* Task states (research/zerto.md 2.5). */
+/* Task states, as the ZVM numbers them in a task's Status.State. */
 enum zerto_task_state {
 	ZERTO_TASK_FIRST_UNUSED = 0,
 	ZERTO_TASK_IN_PROGRESS = 1,

@@ -27,14 +27,19 @@ PG_OPTS="-p $PGPORT -k $AIRLOCK_PGTMP -c listen_addresses=127.0.0.1 -c fsync=off
 pgctl() { runuser -u postgres -- "$(pg_config --bindir)/pg_ctl" -D "$AIRLOCK_PGTMP/data" "$@"; }
 started_at() { q "SELECT pg_postmaster_start_time()" 2>/dev/null; }
 
-# crash_pg: PostgreSQL dies without a shutdown checkpoint and comes back.
+# crash_pg LEVEL: PostgreSQL dies without a shutdown checkpoint and comes back
+# with the server's synchronous_commit at LEVEL (airlockd accepts them all:
+# its own sessions set theirs).
 crash_pg() {
 	local before
 	before=$(started_at)
 	pgctl stop -m immediate >/dev/null 2>&1
-	pgctl start -w -l "$AIRLOCK_PGTMP/crash.log" -o "$PG_OPTS" >/dev/null 2>&1 || return 1
-	[ -n "$before" ] && [ "$(started_at)" != "$before" ]
+	pgctl start -w -l "$AIRLOCK_PGTMP/crash.log" \
+		-o "${PG_OPTS/synchronous_commit=off/synchronous_commit=$1}" >/dev/null 2>&1 || return 1
+	[ -n "$before" ] && [ "$(started_at)" != "$before" ] &&
+		[ "$(q 'SHOW synchronous_commit')" = "$1" ]
 }
+LEVELS=(off local remote_write on)
 
 # enqueue PREFIX COUNT: COUNT mutations on the container, each appending
 # PREFIX-i to the marks file.
@@ -85,6 +90,8 @@ all_final() {
 }
 
 setup_db || exit 1
+# These drains are one agent's bursts, well past the gate's flood limits.
+q "UPDATE airlock.gate_limits SET requests_per_minute = 100000, pending_per_agent = 100000" >/dev/null
 
 # ---- a database that cannot keep the promise: mutations held, observations run
 ALLOW_FSYNC_OFF=false write_config d1 >/dev/null
@@ -114,17 +121,21 @@ D2=$DPID
 enqueue crash "$N"
 for r in $(seq 1 "$ROUNDS"); do
 	sleep 1.$((RANDOM % 9))
-	check "fault: PostgreSQL crashed and restarted (round $r)" crash_pg
-	if [ "$r" = 2 ]; then
-		kill -9 $D2
-		wait $D2 2>/dev/null
-		check "fault: a daemon killed with -9" bash -c "! kill -0 $D2 2>/dev/null"
-		start_daemon d2 || exit 1
-		D2=$DPID
+	level=${LEVELS[$(((r - 1) % ${#LEVELS[@]}))]}
+	check "fault: PostgreSQL crashed, back with synchronous_commit = $level (round $r)" crash_pg "$level"
+	# A kill -9 of a random daemon in the second round, and at random after it.
+	if [ "$r" = 2 ] || { [ "$r" -gt 2 ] && [ $((RANDOM % 2)) = 0 ]; }; then
+		if [ $((RANDOM % 2)) = 0 ]; then victim=d1 vpid=$D1; else victim=d2 vpid=$D2; fi
+		kill -9 $vpid
+		wait $vpid 2>/dev/null
+		check "fault: daemon $victim killed with -9 (round $r)" bash -c "! kill -0 $vpid 2>/dev/null"
+		start_daemon $victim || exit 1
+		if [ $victim = d1 ]; then D1=$DPID; else D2=$DPID; fi
 	fi
 done
 check "every crash-drain row reaches a final state" all_final crash 300
 check_out "the crash drain: lost 0, twice 0, stuck 0" 'lost=0 twice=0 stuck=0' account crash
+echo "# crash: $(account crash)"
 check "the daemons survived" kill -0 $D1 $D2
 
 # ---- a result write refused by a read-only database is retried until it lands
@@ -144,10 +155,10 @@ check "claims resume on their own" wait_for 30 "SELECT state = 'succeeded' FROM 
 # ---- a table lock held past the statement timeout while a result is written
 id=$(as_agent $A run --target $CT -- 'sleep 2; echo locked-1 >> /tmp/faults.log')
 wait_for 30 "SELECT state = 'running' FROM airlock.executions WHERE id = $id"
-psql -XAtq -c "BEGIN; LOCK TABLE airlock.executions IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(34); COMMIT" >/dev/null 2>&1 &
+psql -XAtq -c "BEGIN; LOCK TABLE airlock.executions IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(40); COMMIT" >/dev/null 2>&1 &
 LOCKER=$!
 check "fault: the executions table is locked" wait_for 10 "SELECT count(*) > 0 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'executions' AND l.mode = 'AccessExclusiveLock' AND l.granted"
-check "the result write times out" wait_logs 45 'evt=finish_failed sqlstate=57014'
+check "the result write times out" wait_logs 50 'evt=finish_failed sqlstate=57014'
 wait $LOCKER
 check "after the lock the known result lands" wait_for 60 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
 check_eq "it ran once" 1 "$(grep -cx 'locked-1' "$MARKS")"
@@ -162,6 +173,7 @@ check "the node's sshd is back" $AIRLOCK_RIG_CTL node start
 check "every outage row reaches a final state" all_final outage 180
 check_eq "none was refused for a blip" 0 "$(q "SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo outage-%' AND state = 'refused'")"
 check_out "the outage drain: lost 0, twice 0, stuck 0" 'lost=0 twice=0 stuck=0' account outage
+echo "# outage: $(account outage)"
 check_eq "waiting for the busy target was not an attempt" 0 "$(q "SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo outage-%' AND attempts > 5")"
 
 # ---- a node down past the request's deadline: refused, naming the outage
@@ -186,6 +198,7 @@ D1=$DPID
 check "they run at once" all_final clock 30
 check "and airlockd says why" wait_log 5 'evt=clock.stepped_back rows=5' d1
 check_out "the clock rows: lost 0, twice 0, stuck 0" 'lost=0 twice=0 stuck=0' account clock
+echo "# clock: $(account clock)"
 
 kill -TERM $D1
 wait $D1 2>/dev/null

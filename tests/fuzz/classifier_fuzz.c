@@ -3,8 +3,12 @@
  *
  * Byte 0 picks the mode: 0-2 classify the rest as a command for that target
  * type with the seed policy (read once from seeds/policy.yaml, so run from
- * the repository root); 3 parses the rest as a policy.  Every verdict must
- * exist and, for unparseable input, be at least config_mutation. */
+ * the repository root); 3 parses the rest as a policy; 4 builds a program
+ * grammar from the first line of the rest (its option tokens; bytes 1-2 pick
+ * the abbreviation rule and style) and classifies the other lines as that
+ * program's arguments, so the grammar parser and the prover see hostile
+ * tokens and words.  Every verdict must exist and, for unparseable input, be
+ * at least config_mutation. */
 #include "classifier/classifier.h"
 
 #include "classifier/arena.h"
@@ -49,6 +53,55 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* Mode 4: a grammar whose option tokens come from the input, and a command
+ * for it.  Tokens are made YAML-safe (printable, no quotes); the words of the
+ * command are taken as they are. */
+static int fuzz_grammar(const char *in, size_t len)
+{
+	static const char *const abbrev[] = {"none", "unique", "first"};
+	const char *nl = memchr(in, '\n', len);
+	size_t tl = nl ? (size_t)(nl - in) : len, cl = nl ? len - tl - 1 : 0;
+	char *yaml, *cmd, err[256];
+	size_t yl = 0, cap = 2 * tl + 1024;
+	struct policy *p;
+
+	if (len < 2 || tl > 4096)
+		return 0;
+	yaml = malloc(cap);
+	cmd = malloc(cl + 3);
+	yl += (size_t)snprintf(yaml + yl, cap - yl,
+	                       "defaults: {unknown_program: config_mutation}\n"
+	                       "rules:\n  - {id: r, programs: [p], class: read_only}\n"
+	                       "grammars:\n  p:\n    abbrev: %s\n    style: %s\n"
+	                       "    sub_abbrev: prefix\n    numeric: true\n"
+	                       "    separators: [\";\", \"--x\"]\n    options: '",
+	                       abbrev[(unsigned char)in[0] % 3], in[1] & 1 ? "dash" : "gnu");
+	for (size_t i = 2; i < tl; i++)
+		yaml[yl++] =
+		    (in[i] >= 0x20 && in[i] < 0x7f && in[i] != '\'' && in[i] != '\\') ? in[i] : ' ';
+	yl += (size_t)snprintf(yaml + yl, cap - yl,
+	                       "'\n    subcommands: {show: any, \"set|st\": 2, sub: {operands: 1, "
+	                       "options: -q --quiet=}}\n    operands: 3\n");
+	p = policy_parse(yaml, yl, "fuzz-grammar", err, sizeof(err));
+	if (p != NULL) {
+		struct classifier *c = classifier_new(p, err, sizeof(err));
+		struct verdict v = VERDICT_INIT;
+
+		memcpy(cmd, "p ", 2);
+		if (cl > 0)
+			memcpy(cmd + 2, nl + 1, cl);
+		if (classifier_classify(c, TARGET_VM, cmd, cl + 2, RISK_READ_ONLY, &v) != 0)
+			abort();
+		free(verdict_reasons_text(&v));
+		verdict_free(&v);
+		classifier_free(c);
+		policy_free(p);
+	}
+	free(cmd);
+	free(yaml);
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *cmd = (const char *)data + 1;
@@ -57,7 +110,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	mode = data[0] % 4;
+	mode = data[0] % 5;
+	if (mode == 4)
+		return fuzz_grammar(cmd, len);
 	if (mode == 3) {
 		char err[256];
 		struct policy *p = policy_parse(cmd, len, "fuzz", err, sizeof(err));

@@ -162,7 +162,7 @@ def gen_envelope(c):
     elif r == 3:
         del msg["method"]
     elif r == 4:
-        msg["id"], want_id = c.rng.choice([None, True, False, 1.5, -0.5, [], {}, [1], 1e300]), None
+        msg["id"], want_id = c.rng.choice([None, True, False, 1.5, -0.5, [], {}, [1], 1e-300]), None
     elif r == 5:
         msg["params"] = c.rng.choice(["x", 1, True])
     elif r == 6:

@@ -65,5 +65,6 @@ for k in 'Type=notify' 'NoNewPrivileges=yes' 'ProtectSystem=strict' 'ProtectHome
 	'PrivateTmp=yes' 'LoadCredential=' 'WatchdogSec=' 'ExecReload=/bin/kill -HUP $MAINPID'; do
 	check "the unit sets $k" grep -qF -- "$k" "$unitdir/airlockd.service"
 done
-check_eq "the unit allows writing nowhere (no ReadWritePaths)" 0 \
+check_eq "the unit makes nothing writable but its state directory (no ReadWritePaths)" 0 \
 	"$(grep -c '^ReadWritePaths=' "$unitdir/airlockd.service")"
+check "the state directory is /var/lib/airlock" grep -qx 'StateDirectory=airlock' "$unitdir/airlockd.service"

@@ -1,7 +1,7 @@
 """pverig -- shared code of the rig's qm/pct shims and rigctl.
 
-Everything here mirrors a Proxmox VE behaviour described in
-/work/shared/research/proxmox.md (section numbers in comments):
+Everything here mirrors a Proxmox VE behaviour (docs/transport.md, "The
+rig", says which):
 
   * the state tree under $PVE_SHIM_ROOT/pve, laid out like a PVE node
     (qemu-server/<vmid>.conf, lxc/<ctid>.conf, run/qemu-server/<vmid>.qga, ...);

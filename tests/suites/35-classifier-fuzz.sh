@@ -25,6 +25,13 @@ for path in sys.argv[2:]:
         with open(os.path.join(out, "c%05d" % n), "wb") as f:
             f.write(bytes([targets.get(target, 0)]) + cmd.encode("utf-8", "surrogateescape"))
         n += 1
+grammar_seeds = [b"\x04\x01\x00-a -b -n= --lines= --color=? --all --list-units\n-ab -n5 --li 3 x",
+                 b"\x04\x02\x01-brief -details -name= -exec=;\nsh -br x -exec ls ; -name y",
+                 b"\x04\x00\x00--out= -o= --x=b\nsub -q --quiet=1 -- -o\nset 1 2 3",
+                 b"\x04\x01\x00-x\n$(echo --out) ; st x --x 1"]
+for i, g in enumerate(grammar_seeds):
+    with open(os.path.join(out, "g%d" % i), "wb") as f:
+        f.write(g)
 with open(os.path.join(out, "policy"), "wb") as f:
     f.write(b"\x03defaults: {}\nrules:\n  - {id: a, programs: [ls], class: read_only}\n")
 PY

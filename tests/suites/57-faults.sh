@@ -1,7 +1,11 @@
 #!/bin/bash
 # Exactly once under faults (short run): PostgreSQL crash-restarts with the
 # server's synchronous_commit off, kill -9, a read-only database, a table
-# lock past the statement timeout, an sshd outage, a deadline, a clock step.
-# `make chaos` runs the same scenarios longer.
+# lock past the statement timeout, an sshd outage, a deadline, a clock step;
+# then the database's disk filling up (its cluster on a small tmpfs).
+# `make chaos` runs the first part longer.
 cd "$(dirname "$0")/../.."
-exec scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/faults/run.sh
+rc=0
+scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/faults/run.sh || rc=1
+scripts/pgtmp --quiet --tmpfs 200m -- tests/rig/rigctl run -- tests/faults/diskfull.sh || rc=1
+exit $rc

@@ -43,11 +43,73 @@ check "a login that does not exist gets isError results, not silence" bash -c \
 	'printf "%s\n" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}" \
 		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"list_checks\"}}" |
 	 build/bin/airlock-mcp --db "user=postgres_impostor" 2>/dev/null | tail -1 | grep -q "isError\":true"'
-check_out "a login that is not an agent is refused" 'not a member of airlock_agent' bash -c \
-	'psql -qc "CREATE ROLE bystander LOGIN" && printf "%s\n" \
-	 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}" \
-	 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"list_checks\"}}" |
-	 build/bin/airlock-mcp --db "user=bystander" 2>/dev/null'
+# ---- who may be served: an agent login and nothing more.  Every other login is refused
+# at start-up with the reason on stderr, exit 3, and not one tool call is answered.
+INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}'
+CALL='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_executions","arguments":{}}}'
+refused_login() { # LOGIN REASON-REGEX
+	local out rc
+	out=$(printf '%s\n' "$INIT" "$CALL" | build/bin/airlock-mcp --db "user=$1" 2>"$tmp/refused.err")
+	rc=$?
+	[ "$rc" = 3 ] || { echo "exit $rc, wanted 3; stdout: $out"; cat "$tmp/refused.err"; return 1; }
+	[ -z "$out" ] || { echo "it answered: $out"; return 1; }
+	grep -qE "^airlock-mcp: refused: database login \"$1\" $2" "$tmp/refused.err" ||
+		{ echo "stderr:"; cat "$tmp/refused.err"; return 1; }
+}
+psql -q <<'SQL'
+CREATE ROLE bystander LOGIN;
+CREATE ROLE agent_su LOGIN SUPERUSER IN ROLE airlock_agent;
+CREATE ROLE agent_rls LOGIN BYPASSRLS IN ROLE airlock_agent;
+CREATE ROLE agent_cr LOGIN CREATEROLE IN ROLE airlock_agent;
+CREATE ROLE agent_op LOGIN IN ROLE airlock_agent, airlock_operator;
+CREATE ROLE agent_wk LOGIN IN ROLE airlock_agent, airlock_worker;
+CREATE ROLE agent_sc LOGIN IN ROLE airlock_agent, airlock_scheduler;
+CREATE ROLE agent_ow LOGIN IN ROLE airlock_agent, airlock_owner;
+CREATE ROLE ops_group NOLOGIN IN ROLE airlock_operator;
+CREATE ROLE agent_nested LOGIN IN ROLE airlock_agent, ops_group;
+CREATE ROLE agent_group NOLOGIN IN ROLE airlock_agent;
+CREATE ROLE agent_via_group LOGIN IN ROLE agent_group;
+SQL
+check "a login that is not an agent is refused" refused_login bystander 'is not a member of airlock_agent'
+check "a superuser is refused, agent or not" refused_login agent_su 'is a superuser'
+check "postgres itself is refused" refused_login postgres 'is a superuser'
+check "an agent with BYPASSRLS is refused" refused_login agent_rls 'has BYPASSRLS'
+check "an agent with CREATEROLE is refused" refused_login agent_cr 'has CREATEROLE'
+check "an agent that is also an operator is refused" refused_login agent_op 'is also a member of airlock_operator'
+check "an agent that is also the worker is refused" refused_login agent_wk 'is also a member of airlock_worker'
+check "an agent that is also the scheduler is refused" refused_login agent_sc 'is also a member of airlock_scheduler'
+check "an agent that is also the owner is refused" refused_login agent_ow 'is also a member of airlock_owner'
+check "operator rights through another role are refused" refused_login agent_nested 'is also a member of airlock_operator'
+check_out "an agent through a group role is served" '"id":2,"result"' bash -c \
+	"printf '%s\n' '$INIT' '$CALL' | build/bin/airlock-mcp --db user=agent_via_group 2>/dev/null"
+# Rights granted while the server runs: the next call is refused, and nothing is read.
+late_grant() {
+	psql -qc "CREATE ROLE late_op LOGIN IN ROLE airlock_agent" || return 1
+	python3 - "$INIT" "$CALL" <<'PY'
+import json, subprocess, sys
+p = subprocess.Popen(["build/bin/airlock-mcp", "--db", "user=late_op"], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+def ask(line):
+    p.stdin.write(line.encode() + b"\n"); p.stdin.flush()
+    return json.loads(p.stdout.readline())
+ask(sys.argv[1])
+first = ask(sys.argv[2])
+assert first["result"].get("isError") is not True, first
+subprocess.run(["psql", "-qc", "GRANT airlock_operator TO late_op"], check=True)
+second = ask(sys.argv[2].replace('"id":2', '"id":3'))
+text = second["result"]["content"][0]["text"]
+assert second["result"].get("isError") is True and "is also a member of airlock_operator" in text, second
+p.stdin.close()
+assert p.wait(timeout=10) == 0
+PY
+}
+check "an agent granted operator rights while served is refused at its next call" late_grant
+check_rc "a password in --db is refused (key=value)" 2 build/bin/airlock-mcp --db "user=hermes password=s3cret"
+check_rc "a password in --db is refused (URI)" 2 build/bin/airlock-mcp --db "postgresql://hermes:s3cret@localhost/airlock"
+check_out "... and says why" 'must not contain a password' build/bin/airlock-mcp --db "user=hermes password=s3cret"
+
+# ---- numeric ids: invalid JSON numbers are parse errors, integers echo byte for byte
+check "ids: 3,000 generated numeric ids answered as the docs promise" tests/mcp/ids.py -- "${MCP[@]}"
 
 # ---- SIGTERM: a clean exit, also in the middle of a wait (which is answered first)
 sigterm_test() {
@@ -98,7 +160,7 @@ check_eq "hostile: one statement reached the database (the corpus's one valid ca
 	1 "$(( $(calls) - calls_before ))"
 
 # ---- the same under AddressSanitizer and UndefinedBehaviorSanitizer
-[ -f build/libairlock-asan.a ] || make -s build/libairlock-asan.a >/dev/null
+make -s build/libairlock-asan.a >/dev/null || exit 1 # up to date with the sources, never stale
 PKGS="libpq libcurl libcjson openssl libssh2 yaml-0.1"
 if cc -std=c11 -D_GNU_SOURCE -g -O1 -I. $(pkg-config --cflags $PKGS) \
 	-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
@@ -109,6 +171,7 @@ else
 	failt "asan: build airlock-mcp with ASan+UBSan" "$(cat "$tmp/asan-build.log")"
 fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+check "asan: numeric ids" tests/mcp/ids.py --count 1000 --seed 9 -- "$tmp/airlock-mcp-asan" --db "user=hermes"
 check "asan: hostile lines" env HOSTILE_STDERR="$tmp/hostile-asan.stderr" \
 	tests/mcp/hostile.py --lines 10000 --seed 11 -- "$tmp/airlock-mcp-asan" --db "user=hermes"
 check "asan: protocol transcript" env DRIVE_STDERR="$tmp/protocol-asan.stderr" tests/mcp/drive.py tests/mcp/transcripts/protocol.txt -- \

@@ -33,6 +33,18 @@ static void test_parse_is_strict(void **state)
 	    "{'a':1}",
 	    "",
 	    "NaN",
+	    /* numbers strtod() takes and JSON does not, as ids and anywhere else */
+	    "{\"id\":01}",
+	    "{\"id\":-01}",
+	    "{\"id\":1.}",
+	    "{\"id\":00}",
+	    "{\"id\":-.5}",
+	    "{\"id\":1.e5}",
+	    "{\"id\":-}",
+	    "{\"id\":1e}",
+	    "{\"id\":1e+}",
+	    "{\"id\":7,\"params\":{\"x\":[1,02]}}",
+	    "[1,2.]",
 	};
 	cJSON *j;
 	(void)state;
@@ -102,7 +114,23 @@ static void test_ids_round_trip(void **state)
 	expect("{\"jsonrpc\":\"2.0\",\"id\":-18446744073709551617,\"method\":\"ping\"}",
 	       MCP_MSG_REQUEST, "-18446744073709551617");
 	expect("{\"method\":\"ping\", \"id\" : 0 ,\"jsonrpc\":\"2.0\"}", MCP_MSG_REQUEST, "0");
-	expect("{\"jsonrpc\":\"2.0\",\"id\":1e2,\"method\":\"ping\"}", MCP_MSG_REQUEST, "100");
+	/* Integers written with an exponent or a fraction of zeros: echoed as written. */
+	expect("{\"jsonrpc\":\"2.0\",\"id\":1e2,\"method\":\"ping\"}", MCP_MSG_REQUEST, "1e2");
+	expect("{\"jsonrpc\":\"2.0\",\"id\":1e5,\"method\":\"ping\"}", MCP_MSG_REQUEST, "1e5");
+	expect("{\"jsonrpc\":\"2.0\",\"id\":1E+2,\"method\":\"ping\"}", MCP_MSG_REQUEST, "1E+2");
+	expect("{\"jsonrpc\":\"2.0\",\"id\":1.0,\"method\":\"ping\"}", MCP_MSG_REQUEST, "1.0");
+	expect("{\"jsonrpc\":\"2.0\",\"id\":12.50e1,\"method\":\"ping\"}", MCP_MSG_REQUEST,
+	       "12.50e1");
+	expect("{\"jsonrpc\":\"2.0\",\"id\":100e-2,\"method\":\"ping\"}", MCP_MSG_REQUEST,
+	       "100e-2");
+	expect("{\"jsonrpc\":\"2.0\",\"id\":-0,\"method\":\"ping\"}", MCP_MSG_REQUEST, "-0");
+	expect("{\"jsonrpc\":\"2.0\",\"id\":0.000e9,\"method\":\"ping\"}", MCP_MSG_REQUEST,
+	       "0.000e9");
+	expect("{\"jsonrpc\":\"2.0\",\"id\":1e300,\"method\":\"ping\"}", MCP_MSG_REQUEST, "1e300");
+	/* Fractions are no ids. */
+	expect("{\"jsonrpc\":\"2.0\",\"id\":1e-1,\"method\":\"ping\"}", MCP_MSG_INVALID, "null");
+	expect("{\"jsonrpc\":\"2.0\",\"id\":10.01e1,\"method\":\"ping\"}", MCP_MSG_INVALID, "null");
+	expect("{\"jsonrpc\":\"2.0\",\"id\":1.5e0,\"method\":\"ping\"}", MCP_MSG_INVALID, "null");
 	expect("{\"jsonrpc\":\"2.0\",\"id\":\"x\\\"\\u00e9\",\"method\":\"ping\"}", MCP_MSG_REQUEST,
 	       "\"x\\\"\xc3\xa9\"");
 	expect("{\"jsonrpc\":\"2.0\",\"params\":{\"id\":5},\"id\":7,\"method\":\"ping\"}",
@@ -111,7 +139,6 @@ static void test_ids_round_trip(void **state)
 	expect("{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", MCP_MSG_INVALID, "null");
 	expect("{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}", MCP_MSG_INVALID, "null");
 	expect("{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"ping\"}", MCP_MSG_INVALID, "null");
-	expect("{\"jsonrpc\":\"2.0\",\"id\":1e300,\"method\":\"ping\"}", MCP_MSG_INVALID, "null");
 	expect("{\"jsonrpc\":\"1.0\",\"id\":4,\"method\":\"ping\"}", MCP_MSG_INVALID, "4");
 	expect("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":7}", MCP_MSG_INVALID, "4");
 	expect("{\"jsonrpc\":\"2.0\",\"id\":4,\"Method\":\"ping\"}", MCP_MSG_INVALID, "4");

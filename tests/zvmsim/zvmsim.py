@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """zvmsim -- a Zerto ZVM Appliance (10.x) simulator for airlock's tests.
 
-Speaks the REST API of research/zerto.md section 5 over HTTPS: a Keycloak token
+Speaks the part of the ZVM REST API airlock uses over HTTPS: a Keycloak token
 endpoint, /v1 VMs, VPGs, checkpoints, tasks, peer sites and server time, with
 PascalCase wire names, lowercase link objects and POSTs that answer with a
 quoted task-id string.  Journal time runs on a virtual clock
@@ -60,7 +60,7 @@ NO_CHECKPOINT_SUBSTATUS = {1, 2, 3, 4, 6, 11, 12, 13, 23, 25, 26}
 RESYNC_SUBSTATUS = {1, 3, 11, 13}    # these purge the journal when entered
 
 # Per protected-platform defaults: checkpoint cadence and insert -> listed delay
-# (research/zerto.md 4.2), in virtual seconds.
+# (as measured on real appliances), in virtual seconds.
 PLATFORMS = {
     "vsphere": {"cadence_s": 5.0, "visibility_s": 4.0, "entity": 0},
     "azure": {"cadence_s": 60.0, "visibility_s": 35.0, "entity": 5},
@@ -204,7 +204,7 @@ class Sim:
         self.rng = random.Random(args.seed)
         self.clock = Clock(args.scale)
         self.token_lifetime = args.token_lifetime
-        self.busy_until = "task"          # or "visible" (research 4.3)
+        self.busy_until = "task"          # or "visible": a VPG busy until the tag is listed
         self.task_s = 1.5                 # virtual seconds an insert task runs
         self.client_id = args.client_id
         self.client_secret = args.client_secret

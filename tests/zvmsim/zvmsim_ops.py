@@ -1,5 +1,5 @@
 """zvmsim_ops -- the simulator's whole-VM and file-level operations and the
-legacy session login (research/zerto.md 1.2, 2.6-2.8, 4.7): failover test,
+legacy session login of Windows ZVMs: failover test,
 clone, points in time, journal FLR (mount, browse, download, unmount) and
 the Windows-ZVM x-zerto-session mode.  Mixed into zvmsim's request handler;
 every method runs with the simulator lock held.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""zvmsim_selftest -- the simulator keeps the contract of research/zerto.md 5.
+"""zvmsim_selftest -- the simulator keeps its contract with airlock's tests.
 
 Run under `zvmsimctl run [--legacy] -- python3 zvmsim_selftest.py`; it reads
 ZVMSIM_* from the environment.  The C integration tests cover what the guard

@@ -1,0 +1,245 @@
+/* anchorer.c -- sign the chain's head now and then; append it to the anchor file. */
+#include "worker/anchorer.h"
+
+#include "lib/anchor.h"
+#include "lib/deadline.h"
+#include "lib/log.h"
+#include "lib/syslogline.h"
+#include "lib/xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct anchorer {
+	struct anchor_key *key;
+	char *path;
+	int every_events;
+	int64_t every_ms;
+	bool syslog;
+	/* The last anchor written (or found in the file): 0 = none yet. */
+	long long last_id;
+	char last_hash[65];
+	int64_t last_ms;
+	/* What was already reported, so a finding is logged once, not every tick. */
+	long long reported_id;
+	/* The file ends in a line cut short (a crash mid-write): end it first. */
+	bool needs_newline;
+};
+
+/* Finds the last valid anchor of this key among the file's last lines (the
+ * file only grows, so its tail is all a restart needs).  Lines that do not
+ * verify (another key, a write cut short by a crash) are skipped and counted. */
+#define TAIL_BYTES 16384
+
+static int read_last(struct anchorer *a, char *err, size_t errlen)
+{
+	int fd = open(a->path, O_RDONLY);
+	char *text = NULL;
+	off_t size, from;
+	ssize_t got;
+	int bad = 0;
+
+	if (fd < 0 || (size = lseek(fd, 0, SEEK_END)) < 0) {
+		snprintf(err, errlen, "audit anchor_file %s: %s", a->path, strerror(errno));
+		goto fail;
+	}
+	from = size > TAIL_BYTES ? size - TAIL_BYTES : 0;
+	text = xmalloc(TAIL_BYTES + 1);
+	got = pread(fd, text, TAIL_BYTES, from);
+	if (got < 0) {
+		snprintf(err, errlen, "audit anchor_file %s: %s", a->path, strerror(errno));
+		goto fail;
+	}
+	text[got] = '\0';
+	a->needs_newline = got > 0 && text[got - 1] != '\n';
+	close(fd);
+	/* Reading from the middle: the first, partial line is not a line. */
+	char *line = text;
+	if (from > 0 && (line = strchr(text, '\n')) != NULL)
+		line++;
+	for (char *next; line != NULL && *line; line = next) {
+		struct anchor an;
+		char why[160];
+		next = strchr(line, '\n');
+		if (next != NULL)
+			*next++ = '\0';
+		if (line[0] == '\0')
+			continue;
+		if (anchor_verify(a->key, line, &an, why, sizeof(why)) < 0) {
+			bad++;
+			continue;
+		}
+		a->last_id = an.event_id;
+		memcpy(a->last_hash, an.hash, sizeof(a->last_hash));
+	}
+	free(text);
+	if (bad > 0)
+		log_msg(
+		    LOG_WARN,
+		    "evt=audit.anchor_file_lines_skipped file=%s lines=%d note=\"lines not signed "
+		    "by this daemon's key (another key, an interrupted write, or an edit)\"",
+		    a->path, bad);
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	return -1;
+}
+
+struct anchorer *anchorer_new(const struct config *cfg, char *err, size_t errlen)
+{
+	struct anchorer *a = xcalloc(1, sizeof(*a));
+	int fd;
+
+	a->key = anchor_key_load_private(cfg->audit_signing_key, err, errlen);
+	if (a->key == NULL)
+		goto fail;
+	a->path = xstrdup(cfg->audit_anchor_file);
+	a->every_events = cfg->audit_every_events;
+	a->every_ms = (int64_t)cfg->audit_every_seconds * 1000;
+	a->syslog = cfg->audit_syslog;
+	fd = open(a->path, O_WRONLY | O_APPEND | O_CREAT, 0640);
+	if (fd < 0) {
+		snprintf(err, errlen, "audit anchor_file %s: %s", a->path, strerror(errno));
+		goto fail;
+	}
+	close(fd);
+	if (read_last(a, err, errlen) < 0)
+		goto fail;
+	a->last_ms = deadline_now_ms();
+	if (a->syslog)
+		syslogline_open("airlockd");
+	log_msg(LOG_INFO,
+	        "evt=audit.anchoring file=%s key=%s last_event=%lld every_events=%d "
+	        "every_s=%d",
+	        a->path, anchor_key_id(a->key), a->last_id, a->every_events,
+	        cfg->audit_every_seconds);
+	return a;
+fail:
+	anchorer_free(a);
+	return NULL;
+}
+
+void anchorer_free(struct anchorer *a)
+{
+	if (a == NULL)
+		return;
+	if (a->syslog)
+		syslogline_close();
+	anchor_key_free(a->key);
+	free(a->path);
+	free(a);
+}
+
+/* Appends the line and makes it durable; -1 with errno's reason logged. */
+static int append(struct anchorer *a, const char *line)
+{
+	int fd = open(a->path, O_WRONLY | O_APPEND | O_CREAT, 0640);
+	size_t n = strlen(line);
+	ssize_t w;
+
+	if (fd < 0) {
+		log_msg(LOG_ERROR, "evt=audit.anchor_failed file=%s error=\"%s\"", a->path,
+		        strerror(errno));
+		return -1;
+	}
+	if (a->needs_newline) {
+		if (write(fd, "\n", 1) != 1) {
+			log_msg(LOG_ERROR, "evt=audit.anchor_failed file=%s error=\"%s\"", a->path,
+			        strerror(errno));
+			close(fd);
+			return -1;
+		}
+		a->needs_newline = false;
+	}
+	w = write(fd, line, n);
+	if (w != (ssize_t)n || fsync(fd) != 0) {
+		log_msg(LOG_ERROR, "evt=audit.anchor_failed file=%s error=\"%s\"", a->path,
+		        w < 0 || w == (ssize_t)n ? strerror(errno) : "short write");
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Is the event anchored last still there, with the hash that was signed? */
+static void check_continuity(struct anchorer *a, struct store *db, long long head)
+{
+	char id[32];
+	PGresult *res;
+
+	if (a->last_id == 0 || a->reported_id == a->last_id)
+		return;
+	if (head < a->last_id) {
+		log_msg(LOG_ERROR,
+		        "evt=audit.truncated anchored_event=%lld newest_event=%lld note=\"events "
+		        "the daemon anchored are gone from the database\"",
+		        a->last_id, head);
+		a->reported_id = a->last_id;
+		return;
+	}
+	snprintf(id, sizeof(id), "%lld", a->last_id);
+	res = store_exec(db, "SELECT hash FROM airlock.execution_events WHERE id = $1::bigint", 1,
+	                 (const char *const[]){id});
+	if (res == NULL)
+		return; /* the next tick tries again */
+	if (PQntuples(res) == 0 || strcmp(PQgetvalue(res, 0, 0), a->last_hash) != 0) {
+		log_msg(
+		    LOG_ERROR,
+		    "evt=audit.rewritten anchored_event=%lld note=\"the event's hash is not the "
+		    "one the daemon signed: the chain up to it was rewritten\"",
+		    a->last_id);
+		a->reported_id = a->last_id;
+	}
+	PQclear(res);
+}
+
+void anchorer_tick(struct anchorer *a, struct store *db, bool force)
+{
+	PGresult *res;
+	long long head;
+	char err[256], *line;
+	int64_t now = deadline_now_ms();
+
+	if (a == NULL || db == NULL)
+		return;
+	res = store_exec(
+	    db, "SELECT id, hash FROM airlock.execution_events ORDER BY id DESC LIMIT 1", 0, NULL);
+	if (res == NULL) {
+		log_msg(LOG_WARN, "evt=audit.head_failed error=\"%s\"", store_errmsg(db));
+		return;
+	}
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		return;
+	}
+	head = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	check_continuity(a, db, head);
+	if (head == a->last_id || (!force && head - a->last_id < a->every_events &&
+	                           (head < a->last_id || now - a->last_ms < a->every_ms))) {
+		PQclear(res);
+		return;
+	}
+	line = anchor_sign(a->key, head, PQgetvalue(res, 0, 1), time(NULL), err, sizeof(err));
+	if (line == NULL) {
+		log_msg(LOG_ERROR, "evt=audit.anchor_failed error=\"%s\"", err);
+	} else if (append(a, line) == 0) {
+		a->last_id = head;
+		snprintf(a->last_hash, sizeof(a->last_hash), "%s", PQgetvalue(res, 0, 1));
+		a->last_ms = now;
+		if (a->syslog) {
+			line[strlen(line) - 1] = '\0'; /* the newline */
+			syslogline_send(line);
+		}
+		log_msg(LOG_DEBUG, "evt=audit.anchored event=%lld", head);
+	}
+	free(line);
+	PQclear(res);
+}
