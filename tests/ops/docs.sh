@@ -12,9 +12,15 @@ cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 W=$(mktemp -d /tmp/airlock-docs.XXXXXX)
-DPID=""
+# The guide runs in a subshell: the daemon it starts is known by this file.
 cleanup() {
-	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	local pid
+	pid=$(cat "$W/airlockd.pid" 2>/dev/null)
+	if [ -n "$pid" ]; then
+		kill "$pid" 2>/dev/null
+		for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$pid" 2>/dev/null
+	fi
 	rm -rf "$W"
 }
 trap cleanup EXIT
@@ -88,6 +94,7 @@ after_ssh_key() {
 after_check() {
 	airlockd -c "$AIRLOCK_ETC/airlockd.yaml" >"$W/airlockd.log" 2>&1 &
 	DPID=$!
+	echo "$DPID" >"$W/airlockd.pid"
 	for _ in $(seq 1 300); do
 		grep -q 'evt=started' "$W/airlockd.log" && return 0
 		kill -0 "$DPID" || break
