@@ -5,6 +5,10 @@
 #   make demo     install deps, build, run the incident replay (scripts/demo)
 #   make bench    benchmarks (tests/bench/run)
 #   make chaos    the fault suite, long: more rows and crash rounds (minutes)
+#   make install  binaries, man pages, migrations, seeds, config, systemd unit
+#                 (PREFIX=/usr/local, DESTDIR for staging; see "Installation")
+#   make package  the Debian package (dpkg-buildpackage -us -uc -b), into build/
+#   make package-test  build, install and run it in a fresh Debian 12 root
 #   make clean
 #
 # Every module directory's .c files except main.c go into one static archive;
@@ -25,6 +29,20 @@ SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 ASAN_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) -I. $(PKG_CFLAGS) $(SAN)
 
 B         := build
+
+# Installation.  SHAREDIR and SYSCONFDIR are compiled into the binaries
+# (build/gen/buildinfo.h), so an installed airlock finds its migrations and
+# seeds without --dir; a binary run from build/bin/ in a checkout uses the
+# checkout instead (lib/paths.h).
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+SBINDIR    ?= $(PREFIX)/sbin
+DATADIR    ?= $(PREFIX)/share
+SHAREDIR   ?= $(DATADIR)/airlock
+MANDIR     ?= $(DATADIR)/man
+SYSCONFDIR ?= /etc
+UNITDIR    ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
+GEN        := $(B)/gen/buildinfo.h
 MODDIRS   := lib classifier store transport zerto worker mcp hook cli
 SRC       := $(wildcard $(addsuffix /*.c,$(MODDIRS)))
 LIBSRC    := $(filter-out %/main.c,$(SRC))
@@ -42,7 +60,8 @@ UNITBINS  := $(UNITSRC:tests/unit/%.c=$(B)/unit/%)
 FUZZSRC   := $(wildcard tests/fuzz/*_fuzz.c)
 FUZZBINS  := $(FUZZSRC:tests/fuzz/%.c=$(B)/fuzz/%)
 
-.PHONY: all test demo bench chaos clean unit fuzz format check-format deps
+.PHONY: all test demo bench chaos clean unit fuzz format check-format deps install package \
+        package-test FORCE
 .DEFAULT_GOAL := all
 
 all: $(BINS)
@@ -57,6 +76,18 @@ $(B)/obj/%.o: %.c
 $(B)/asan/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) -MMD -MP -c $< -o $@
+
+# Rewritten only when its content changes: the paths above or the set of
+# migrations/*.sql.  The modules that include it are listed here; -MMD tracks
+# them after the first build.
+$(GEN): FORCE
+	@mkdir -p $(dir $@)
+	@scripts/buildinfo '$(SHAREDIR)' '$(SYSCONFDIR)' migrations >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+FORCE:
+
+GEN_USERS := lib/paths store/schema
+$(foreach m,$(GEN_USERS),$(eval $(B)/obj/$(m).o $(B)/asan/$(m).o: $(GEN)))
 
 $(B)/libairlock.a: $(LIBOBJ)
 	@mkdir -p $(dir $@)
@@ -96,7 +127,7 @@ $(B)/bench/%: tests/integration/%.c $(INTEGHDR) $(B)/libairlock.a
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -I. $(PKG_CFLAGS) \
                -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
 FUZZ_DEFAULT_SRC := $(wildcard lib/*.c classifier/*.c) transport/qmjson.c
-$(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_DEFAULT_SRC)
+$(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_DEFAULT_SRC) $(GEN)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_DEFAULT_SRC) $(LDLIBS)
 
@@ -132,6 +163,43 @@ chaos: deps
 	$(MAKE) all
 	FAULTS_N=$${FAULTS_N:-400} FAULTS_ROUNDS=$${FAULTS_ROUNDS:-8} \
 		scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/faults/run.sh
+
+# Installation: DESTDIR stages (debian/rules uses it).  An existing
+# $(SYSCONFDIR)/airlock/airlockd.yaml is never overwritten.
+MAN1 := man/airlock.1 man/airlock-mcp.1
+MAN8 := man/airlockd.8
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SHAREDIR)/migrations $(DESTDIR)$(SHAREDIR)/seeds \
+		$(DESTDIR)$(SYSCONFDIR)/airlock $(DESTDIR)$(UNITDIR)
+	install -m 0755 $(B)/bin/airlock $(B)/bin/airlock-mcp $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(B)/bin/airlockd $(DESTDIR)$(SBINDIR)/
+	install -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 migrations/[0-9][0-9][0-9][0-9]_*.sql $(DESTDIR)$(SHAREDIR)/migrations/
+	install -m 0644 seeds/*.yaml $(DESTDIR)$(SHAREDIR)/seeds/
+	install -m 0644 docs/airlockd.example.yaml $(DESTDIR)$(SHAREDIR)/airlockd.example.yaml
+	install -m 0644 dist/airlockd.yaml $(DESTDIR)$(SHAREDIR)/airlockd.yaml
+	[ -e $(DESTDIR)$(SYSCONFDIR)/airlock/airlockd.yaml ] || \
+		install -m 0644 dist/airlockd.yaml $(DESTDIR)$(SYSCONFDIR)/airlock/airlockd.yaml
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		dist/airlockd.service >$(DESTDIR)$(UNITDIR)/airlockd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/airlockd.service
+
+# The Debian package, built the Debian way (dpkg-buildpackage -us -uc -b) in
+# a copy of the tree under $(B)/pkg/, so that its by-products land in
+# $(B)/pkg/ and not beside the checkout: $(B)/pkg/airlock_*.deb.
+package:
+	rm -rf $(B)/pkg && mkdir -p $(B)/pkg/airlock
+	tar --exclude=./build --exclude=./.git --exclude=node_modules -cf - . | \
+		tar -C $(B)/pkg/airlock -xf -
+	cd $(B)/pkg/airlock && dpkg-buildpackage -us -uc -b
+	@ls $(B)/pkg/airlock_*.deb
+
+# The package from nothing, in a copy of a fresh Debian 12 root (root, the
+# network for apt, minutes): tests/ops/package-test.sh.
+package-test:
+	tests/rig/rigctl run -- tests/ops/package-test.sh
 
 clean:
 	rm -rf $(B)

@@ -1,6 +1,8 @@
 /* main.c -- `airlock`: the operator's and agent's command line. */
 #include "cli/classify.h"
 #include "cli/cli.h"
+#include "cli/doctor.h"
+#include "cli/user.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +27,8 @@ static const struct command commands[] = {
     {"audit", cli_audit, "audit verify: check the event hash chain"},
     {"policy", cli_policy, "policy show: the classifier and gate policies in force"},
     {"hook", cli_hook, "the agent host's PreToolUse gate (Claude Code); --install, --check"},
+    {"doctor", cli_doctor, "check the installation, database, nodes, guests, ZVM, webhooks"},
+    {"user", cli_user, "user add NAME --operator|--agent: a login in one airlock role"},
 };
 
 static void usage(FILE *f)

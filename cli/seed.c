@@ -7,6 +7,7 @@
 #include "cli/seedgate.h"
 #include "classifier/classes.h"
 #include "classifier/policy.h"
+#include "lib/paths.h"
 #include "lib/readfile.h"
 #include "lib/xalloc.h"
 #include "lib/yamltree.h"
@@ -425,6 +426,7 @@ int cli_seed(int argc, char **argv)
 	struct seed_file pol = {0}, tools = {0}, inv = {0}, gate = {0};
 	cJSON *rules = NULL, *tj = NULL, *ij = NULL, *gj = NULL;
 	char gate_path[4096];
+	char *dir = NULL;
 	const char *db = NULL;
 	struct store *s = NULL;
 	int c, rc = CLI_USAGE;
@@ -435,7 +437,7 @@ int cli_seed(int argc, char **argv)
 			db = optarg;
 		} else if (c == 'h') {
 			printf(
-			    "usage: airlock seed [--db CONNINFO] DIR\n"
+			    "usage: airlock seed [--db CONNINFO] [DIR]\n"
 			    "Ingests DIR/policy.yaml (classifier rules), DIR/tools.yaml (tool "
 			    "catalog),\n"
 			    "DIR/inventory.yaml (entities, relationships) and, when present,\n"
@@ -444,17 +446,27 @@ int cli_seed(int argc, char **argv)
 			    "target or agent, flood limits) in one transaction.\n"
 			    "Files are checked first; an error names file, line and column and\n"
 			    "nothing is ingested.  A second run changes nothing; a changed policy\n"
-			    "becomes a new version and running workers reload it.\n");
+			    "becomes a new version and running workers reload it.\n"
+			    "DIR defaults to $AIRLOCK_SEEDS, else the seeds this airlock ships\n"
+			    "(SHARE/seeds; their inventory.yaml is an example: seed your own).\n");
 			return CLI_OK;
 		} else {
 			return CLI_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "usage: airlock seed [--db CONNINFO] DIR\n");
+	if (optind < argc - 1) {
+		fprintf(stderr, "usage: airlock seed [--db CONNINFO] [DIR]\n");
 		return CLI_USAGE;
 	}
-	const char *dir = argv[optind];
+	const char *env = getenv("AIRLOCK_SEEDS");
+	if (optind == argc - 1)
+		dir = xstrdup(argv[optind]);
+	else if (env && env[0])
+		dir = xstrdup(env);
+	else
+		dir = paths_share_sub("seeds");
+	if (optind == argc)
+		fprintf(stderr, "seed: from %s\n", dir);
 	if (load(dir, "policy.yaml", &pol) < 0 || load(dir, "tools.yaml", &tools) < 0 ||
 	    load(dir, "inventory.yaml", &inv) < 0)
 		goto out;
@@ -487,5 +499,6 @@ out:
 	unload(&pol);
 	unload(&tools);
 	unload(&inv);
+	free(dir);
 	return rc;
 }

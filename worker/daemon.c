@@ -5,10 +5,12 @@
 #include "lib/log.h"
 #include "lib/xalloc.h"
 #include "store/queue.h"
+#include "store/schema.h"
 #include "worker/anchorer.h"
 #include "worker/durability.h"
 #include "worker/pipeline.h"
 #include "worker/probe.h"
+#include "worker/sdnotify.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -357,10 +359,23 @@ static void stop_threads(struct daemon *d, int grace_s)
 	}
 }
 
+/* A binary that ran on a schema it does not know could write what the
+ * schema no longer means: refuse at start, saying what to run. */
+static bool schema_refused(struct daemon *d)
+{
+	char err[1200], q[1300];
+
+	if (store_schema_require(d->listen, "airlockd", err, sizeof(err)) == 0)
+		return false;
+	log_msg(LOG_ERROR, "evt=schema.refused error=%s", log_quote(err, q, sizeof(q)));
+	return true;
+}
+
 int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload,
                int grace_s)
 {
 	int64_t next_reap = 0, next_expire = 0, next_connect = 0, next_anchor = 0;
+	int64_t next_watchdog = 0;
 	int64_t next_durability = deadline_now_ms() + DURABILITY_RECHECK_S * 1000;
 	int connect_delay = 200;
 
@@ -372,6 +387,8 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 	}
 	if (*stop)
 		return 0;
+	if (schema_refused(d))
+		return 1;
 	durability_refresh(d->durability, d->listen);
 	reap(d);
 	expire(d);
@@ -391,9 +408,12 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 		                        d->cfg->probe_interval_s, d->notifier);
 	log_msg(LOG_INFO, "evt=started worker=%s workers=%d per_node=%d policy=%lld",
 	        d->cfg->worker_id, d->nthreads, d->cfg->per_node, policyset_version(d->policies));
+	if (sdnotify_send("READY=1\nSTATUS=claiming") < 0)
+		log_msg(LOG_WARN, "evt=sdnotify.failed msg=READY errno=%d", errno);
 
 	while (!*stop) {
 		int64_t now = deadline_now_ms();
+		sdnotify_watchdog(&next_watchdog);
 		if (*reload) {
 			*reload = 0;
 			reload_config(d);
@@ -446,6 +466,7 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 		else if (pfd.revents & (POLLERR | POLLHUP))
 			PQconsumeInput(store_conn(d->listen));
 	}
+	sdnotify_send("STOPPING=1\nSTATUS=stopping: running commands get the grace period");
 	prober_free(d->prober);
 	d->prober = NULL;
 	stop_threads(d, grace_s);

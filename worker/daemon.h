@@ -22,7 +22,10 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen);
 /* Runs until *stop becomes non-zero; *reload asks for the config to be read
  * again (the old one stays if the new one is invalid).  On stop: no new
  * claims, in-flight executions get grace_s to finish, then are cancelled and
- * recorded.  Returns 0. */
+ * recorded.  Returns 0; 1 when the database's schema is older or newer than
+ * this airlockd understands (logged as evt=schema.refused, nothing claimed).
+ * Under systemd it sends READY=1 once claiming, STOPPING=1 on stop, and the
+ * watchdog's pings (worker/sdnotify.h). */
 int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload,
                int grace_s);
 void daemon_free(struct daemon *d); /* NULL is a no-op */

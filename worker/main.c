@@ -1,6 +1,7 @@
 /* main.c -- airlockd: the daemon that moves rows from received to final. */
 #include "lib/conninfo.h"
 #include "lib/log.h"
+#include "lib/paths.h"
 #include "lib/redact.h"
 #include "lib/xalloc.h"
 #include "worker/config.h"
@@ -33,7 +34,7 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: airlockd [-c CONFIG] [-n] [--grace SECONDS] [--db CONNINFO]\n"
 	        "  -c, --config FILE  the configuration (default $AIRLOCK_CONFIG, else\n"
-	        "                     /etc/airlock/airlockd.yaml); see docs/airlockd.example.yaml\n"
+	        "                     %s); every key: airlockd(8)\n"
 	        "  -n, --check        validate the configuration and exit (0 valid, 1 not)\n"
 	        "      --grace S      on SIGTERM/SIGINT, let running commands finish for S\n"
 	        "                     seconds (default 30), then cancel and record them\n"
@@ -41,7 +42,10 @@ static void usage(FILE *f)
 	        "                     config; else AIRLOCK_DB, else the PG* environment)\n"
 	        "Signals: SIGHUP re-reads the config (the old one stays if the new one is\n"
 	        "invalid); SIGTERM/SIGINT stop claiming and shut down cleanly.\n"
-	        "The database password comes from PGPASSFILE or PGPASSWORD, never the config.\n");
+	        "The database password comes from PGPASSFILE or PGPASSWORD, never the config.\n"
+	        "Under systemd (Type=notify) it reports READY=1, STOPPING=1 and the watchdog.\n"
+	        "At start it refuses a database schema older or newer than it understands.\n",
+	        paths_daemon_config());
 }
 
 int main(int argc, char **argv)
@@ -67,7 +71,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	if (path == NULL)
-		path = "/etc/airlock/airlockd.yaml";
+		path = paths_daemon_config();
 	while ((c = getopt_long(argc, argv, "c:nh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -133,8 +137,8 @@ int main(int argc, char **argv)
 	struct daemon *d = daemon_new(cfg, err, sizeof(err));
 	if (d == NULL)
 		fatal("evt=start_failed error=\"%s\"", err);
-	daemon_run(d, &stop_requested, &reload_requested, grace);
+	int rc = daemon_run(d, &stop_requested, &reload_requested, grace);
 	daemon_free(d);
 	curl_global_cleanup();
-	return 0;
+	return rc == 0 ? 0 : 1;
 }

@@ -1,0 +1,470 @@
+/* doctor_estate.c -- `airlock doctor`'s checks of what airlockd talks to:
+ * the nodes and their guests over SSH, the ZVM, the webhooks. */
+#include "cli/doctor.h"
+
+#include "classifier/classes.h"
+#include "lib/xalloc.h"
+#include "transport/transport.h"
+#include "zerto/client.h"
+#include "zerto/protection.h"
+
+#include <curl/curl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Columns of the estate query. */
+enum { E_SLUG, E_TYPE, E_NODE, E_VMID, E_ADDR, E_PORT, E_USER, E_PIN, E_ZVM, E_AGENT, E_CT };
+
+static PGresult *estate(struct store *db)
+{
+	return store_exec(db,
+	                  "SELECT e.slug, e.type, e.node, e.vmid, e.address, coalesce(e.port, 22),"
+	                  " coalesce(e.ssh_user, 'root'), e.host_key_fingerprint,"
+	                  " e.zerto_vm_identifier, e.attributes ->> 'qemu_guest_agent',"
+	                  " e.attributes ->> 'container_status'"
+	                  " FROM airlock.entities e"
+	                  " ORDER BY e.type <> 'proxmox-host', e.slug",
+	                  0, NULL);
+}
+
+static const char *val(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
+}
+
+/* The name an entity is known by in logs: the slug without its type. */
+static const char *short_name(const char *slug)
+{
+	const char *c = strchr(slug, ':');
+
+	return c ? c + 1 : slug;
+}
+
+static void node_failed(struct doctor_report *r, const char *slug, const struct transport_node *n,
+                        const struct transport_result *res, const struct config *cfg)
+{
+	char fix[1024];
+
+	switch (res->error) {
+	case TRANSPORT_ERR_HOSTKEY:
+		snprintf(fix, sizeof(fix),
+		         "compare `ssh-keyscan -p %d %s | ssh-keygen -lf -` with the key the node "
+		         "shows on its console (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub); "
+		         "when they match, put the keyscan line in %s (or pin "
+		         "host_key_fingerprint in the inventory)",
+		         n->port, n->address, cfg->ssh_known_hosts);
+		break;
+	case TRANSPORT_ERR_AUTH:
+		snprintf(fix, sizeof(fix),
+		         "add %s.pub to ~%s/.ssh/authorized_keys on the node, restricted with "
+		         "from=\"<this host's address>\" (docs/deploy.md)",
+		         cfg->ssh_private_key, n->user);
+		break;
+	case TRANSPORT_ERR_CONNECT:
+		snprintf(fix, sizeof(fix),
+		         "check address and port of %s in the inventory, that sshd runs on the "
+		         "node, and the network path from this host to %s:%d",
+		         slug, n->address, n->port);
+		break;
+	default:
+		snprintf(fix, sizeof(fix), "see the node's sshd log (journalctl -u ssh)");
+		break;
+	}
+	doctor_add(r, "node", slug, DOCTOR_FAIL, fix, "%s@%s:%d: %s (%s)", n->user, n->address,
+	           n->port, res->errmsg, transport_error_name(res->error));
+}
+
+/* Logs in, checks the host key, finds qm and pct.  Returns whether the node
+ * can be asked about its guests. */
+static bool check_node(struct doctor_ctx *c, struct transport *t, const PGresult *e, int row)
+{
+	const char *slug = val(e, row, E_SLUG);
+	struct transport_node n = {
+	    .name = short_name(slug),
+	    .address = val(e, row, E_ADDR),
+	    .port = atoi(val(e, row, E_PORT)),
+	    .user = val(e, row, E_USER),
+	    .host_key_sha256 = val(e, row, E_PIN),
+	};
+	struct transport_limits lim = {.timeout_ms = c->timeout_ms};
+	struct transport_result res;
+	bool ok = false;
+
+	transport_exec(t, &n, TARGET_PROXMOX_HOST, 0,
+	               "command -v qm >/dev/null && command -v pct >/dev/null && echo pve", &lim,
+	               &res);
+	if (res.status == TRANSPORT_EXITED && res.exit_code == 0 && strstr(res.out, "pve")) {
+		doctor_add(c->r, "node", slug, DOCTOR_OK, NULL,
+		           "%s@%s:%d reachable, host key matches %s, qm and pct present", n.user,
+		           n.address, n.port,
+		           n.host_key_sha256 ? "the pinned fingerprint" : "known_hosts");
+		ok = true;
+	} else if (res.status == TRANSPORT_EXITED) {
+		doctor_add(c->r, "node", slug, DOCTOR_FAIL,
+		           "point the entity at a Proxmox VE node (qm and pct must be on root's "
+		           "PATH)",
+		           "%s@%s:%d reachable, but qm or pct is missing (exit %d)", n.user,
+		           n.address, n.port, res.exit_code);
+		ok = true; /* reachable: its guests' checks will say more */
+	} else if (res.status == TRANSPORT_FAILED || res.status == TRANSPORT_UNKNOWN) {
+		node_failed(c->r, slug, &n, &res, c->cfg);
+	} else {
+		doctor_add(c->r, "node", slug, DOCTOR_FAIL, "see the node's sshd log",
+		           "%s@%s:%d: the check command did not finish (%s)", n.user, n.address,
+		           n.port, transport_status_name(res.status));
+	}
+	transport_result_free(&res);
+	return ok;
+}
+
+static void guest_result(struct doctor_report *r, const PGresult *e, int row,
+                         const struct transport_probe *p)
+{
+	const char *slug = val(e, row, E_SLUG), *vmid = val(e, row, E_VMID);
+	bool vm = strcmp(val(e, row, E_TYPE), "vm") == 0;
+	const char *recorded = vm ? val(e, row, E_AGENT) : val(e, row, E_CT);
+	const char *seen = vm ? transport_agent_attr(p->state)
+	                      : (p->state == TRANSPORT_PROBE_OK            ? "running"
+	                         : p->state == TRANSPORT_PROBE_NOT_RUNNING ? "stopped"
+	                                                                   : NULL);
+	char note[160] = "", fix[512];
+
+	if (seen && recorded && strcmp(seen, recorded) != 0)
+		snprintf(note, sizeof(note), " (the database still says %s; the probes correct it)",
+		         recorded);
+	switch (p->state) {
+	case TRANSPORT_PROBE_OK:
+		doctor_add(r, "guest", slug, DOCTOR_OK, NULL, "%s%s",
+		           vm ? "guest agent running, guest-exec enabled" : "container running",
+		           note);
+		return;
+	case TRANSPORT_PROBE_NOT_RUNNING:
+		if (vm)
+			snprintf(fix, sizeof(fix),
+			         "start the QEMU guest agent inside the VM (systemctl start "
+			         "qemu-guest-agent); until then runs on %s are refused",
+			         slug);
+		else
+			snprintf(fix, sizeof(fix),
+			         "pct start %s on the node if it should run; until then runs on %s "
+			         "are refused",
+			         vmid, slug);
+		doctor_add(r, "guest", slug, DOCTOR_WARN, fix, "%s%s",
+		           vm ? "guest agent not answering" : "container stopped", note);
+		return;
+	case TRANSPORT_PROBE_NOT_CONFIGURED:
+		snprintf(fix, sizeof(fix),
+		         "qm set %s --agent enabled=1 on the node, install qemu-guest-agent in the "
+		         "guest, then stop and start the VM",
+		         vmid);
+		doctor_add(r, "guest", slug, DOCTOR_WARN, fix, "no guest agent configured%s", note);
+		return;
+	case TRANSPORT_PROBE_EXEC_DISABLED:
+		doctor_add(r, "guest", slug, DOCTOR_WARN,
+		           "allow guest-exec in the guest agent's configuration (it is blocked "
+		           "by --block-rpcs or --allow-rpcs)",
+		           "the guest agent answers but guest-exec is disabled%s", note);
+		return;
+	case TRANSPORT_PROBE_VM_STOPPED:
+		snprintf(fix, sizeof(fix), "qm start %s on the node if it should run", vmid);
+		doctor_add(r, "guest", slug, DOCTOR_WARN, fix, "the VM is not running%s", note);
+		return;
+	case TRANSPORT_PROBE_NO_SUCH_GUEST:
+		snprintf(fix, sizeof(fix),
+		         "correct vmid or node of %s in inventory.yaml and airlock seed it (a "
+		         "migrated guest lives on another node)",
+		         slug);
+		doctor_add(r, "guest", slug, DOCTOR_FAIL, fix, "the node has no %s %s: %s",
+		           vm ? "VM" : "container", vmid, p->detail);
+		return;
+	case TRANSPORT_PROBE_UNREACHABLE:
+		doctor_add(r, "guest", slug, DOCTOR_SKIP, NULL,
+		           "skipped: its node could not be asked (%s)", p->detail);
+		return;
+	case TRANSPORT_PROBE_ERROR:
+		doctor_add(r, "guest", slug, DOCTOR_FAIL, "see the node's qm/pct output",
+		           "an answer doctor does not understand: %s", p->detail);
+		return;
+	}
+}
+
+/* Probes the guests in rows [from, to) that live on node `host`. */
+static void check_guests(struct doctor_ctx *c, struct transport *t, const PGresult *e, int hrow,
+                         bool reachable)
+{
+	const char *host = val(e, hrow, E_SLUG);
+	struct transport_node n = {
+	    .name = short_name(host),
+	    .address = val(e, hrow, E_ADDR),
+	    .port = atoi(val(e, hrow, E_PORT)),
+	    .user = val(e, hrow, E_USER),
+	    .host_key_sha256 = val(e, hrow, E_PIN),
+	};
+	int rows = PQntuples(e), n_guests = 0;
+	struct transport_probe *pr = xcalloc((size_t)rows, sizeof(*pr));
+	int *row_of = xcalloc((size_t)rows, sizeof(*row_of));
+
+	for (int i = 0; i < rows; i++) {
+		const char *node = val(e, i, E_NODE);
+		if (node == NULL || strcmp(node, host) != 0)
+			continue;
+		if (!reachable) {
+			doctor_add(c->r, "guest", val(e, i, E_SLUG), DOCTOR_SKIP, NULL,
+			           "skipped: its node %s is not reachable", host);
+			continue;
+		}
+		pr[n_guests].kind = strcmp(val(e, i, E_TYPE), "vm") == 0 ? TRANSPORT_PROBE_AGENT
+		                                                         : TRANSPORT_PROBE_CT;
+		pr[n_guests].vmid = atoi(val(e, i, E_VMID));
+		row_of[n_guests++] = i;
+	}
+	if (n_guests > 0) {
+		transport_probe(t, &n, pr, (size_t)n_guests, c->timeout_ms);
+		for (int k = 0; k < n_guests; k++)
+			guest_result(c->r, e, row_of[k], &pr[k]);
+	}
+	free(pr);
+	free(row_of);
+}
+
+void doctor_nodes(struct doctor_ctx *c)
+{
+	struct transport_config tc = {0};
+	struct transport *t = NULL;
+	PGresult *e = NULL;
+	char err[512];
+
+	if (c->cfg == NULL || c->db == NULL) {
+		doctor_add(c->r, "node", "all nodes", DOCTOR_SKIP, NULL, "skipped: %s",
+		           c->cfg == NULL ? "no valid configuration (the SSH key and "
+		                            "known_hosts come from it)"
+		                          : "the database (the inventory) is not usable");
+		return;
+	}
+	e = estate(c->db);
+	if (e == NULL) {
+		doctor_add(c->r, "node", "all nodes", DOCTOR_FAIL,
+		           "run doctor as the database administrator",
+		           "cannot read the inventory: %s", store_errmsg(c->db));
+		return;
+	}
+	tc.private_key = c->cfg->ssh_private_key;
+	tc.known_hosts = c->cfg->ssh_known_hosts;
+	tc.connect_timeout_ms = c->cfg->ssh_connect_timeout_ms;
+	tc.keepalive_s = c->cfg->ssh_keepalive_s;
+	tc.qm_timeout_s = c->cfg->qm_timeout_s;
+	t = transport_new(&tc, err, sizeof(err));
+	if (t == NULL) {
+		doctor_add(c->r, "node", "all nodes", DOCTOR_FAIL,
+		           "check ssh.private_key and ssh.known_hosts in the configuration", "%s",
+		           err);
+		goto out;
+	}
+	for (int i = 0; i < PQntuples(e); i++) {
+		if (strcmp(val(e, i, E_TYPE), "proxmox-host") != 0)
+			continue;
+		bool reachable = check_node(c, t, e, i);
+		check_guests(c, t, e, i, reachable);
+	}
+out:
+	transport_free(t);
+	PQclear(e);
+}
+
+/* ------------------------------------------------------------------- zerto */
+
+static bool tls_problem(const struct zerto_err *ze)
+{
+	return ze->kind == ZERTO_ERR_UNREACHABLE &&
+	       (strstr(ze->msg, "SSL") || strstr(ze->msg, "certificate") || strstr(ze->msg, "TLS"));
+}
+
+static void check_protection(struct doctor_ctx *c, struct zerto_client *z, const PGresult *e)
+{
+	for (int i = 0; i < PQntuples(e); i++) {
+		const char *slug = val(e, i, E_SLUG), *zid = val(e, i, E_ZVM);
+		struct zerto_protection p;
+		char fix[512];
+
+		if (strcmp(val(e, i, E_TYPE), "vm") != 0)
+			continue;
+		zerto_protection(z, zid, short_name(slug), &p);
+		switch (p.state) {
+		case ZERTO_PROT_PROTECTED:
+			if (p.ntaggable < p.nvpgs)
+				doctor_add(
+				    c->r, "zerto", slug, DOCTOR_WARN,
+				    "check those VPGs' state in the ZVM (a VPG that is not "
+				    "meeting its SLA or is being changed cannot take a checkpoint)",
+				    "in %d VPG(s), %d of which can take a checkpoint now: %s",
+				    p.nvpgs, p.ntaggable, p.summary);
+			else
+				doctor_add(c->r, "zerto", slug, DOCTOR_OK, NULL, "%s", p.summary);
+			break;
+		case ZERTO_PROT_NOT_PROTECTED:
+			if (zid) {
+				snprintf(fix, sizeof(fix),
+				         "the inventory maps %s to Zerto VM %s: correct "
+				         "zerto_vm_identifier, or protect the VM in a VPG",
+				         slug, zid);
+				doctor_add(c->r, "zerto", slug, DOCTOR_FAIL, fix, "%s", p.summary);
+			} else {
+				doctor_add(
+				    c->r, "zerto", slug, DOCTOR_WARN,
+				    "protect it in a VPG if its changes should be rewindable "
+				    "(until then a mutating change needs an approval given "
+				    "knowing there is no rewind point)",
+				    "%s", p.summary);
+			}
+			break;
+		case ZERTO_PROT_AMBIGUOUS:
+			snprintf(fix, sizeof(fix),
+			         "set zerto_vm_identifier for %s in inventory.yaml (the VM's "
+			         "identifier in Zerto) and airlock seed it",
+			         slug);
+			doctor_add(c->r, "zerto", slug, DOCTOR_FAIL, fix, "%s", p.summary);
+			break;
+		case ZERTO_PROT_UNREACHABLE:
+			doctor_add(c->r, "zerto", slug, DOCTOR_FAIL, "see the zerto login check",
+			           "%s", p.summary);
+			break;
+		}
+	}
+}
+
+void doctor_zerto(struct doctor_ctx *c)
+{
+	const struct config *cfg = c->cfg;
+	struct zerto_client *z = NULL;
+	struct zerto_err ze = {0};
+	cJSON *site = NULL;
+	PGresult *e = NULL;
+	char err[512];
+
+	if (cfg == NULL) {
+		doctor_add(c->r, "zerto", "ZVM", DOCTOR_SKIP, NULL,
+		           "skipped: no valid configuration");
+		return;
+	}
+	if (cfg->zerto_url == NULL) {
+		doctor_add(c->r, "zerto", "ZVM", DOCTOR_WARN,
+		           "add a zerto: section to the configuration for rewind points",
+		           "not configured: no change gets a rewind point");
+		return;
+	}
+	struct zerto_config zc = {
+	    .base_url = cfg->zerto_url,
+	    .token_url = cfg->zerto_token_url,
+	    .realm = cfg->zerto_realm,
+	    .grant =
+	        cfg->zerto_password_grant ? ZERTO_GRANT_PASSWORD : ZERTO_GRANT_CLIENT_CREDENTIALS,
+	    .client_id = cfg->zerto_client_id,
+	    .username = cfg->zerto_username,
+	    .secret_file = cfg->zerto_secret_file,
+	    .secret_env = cfg->zerto_secret_env,
+	    .ca_file = cfg->zerto_ca_file,
+	    .insecure_skip_verify = !cfg->zerto_verify_tls,
+	    .connect_timeout_ms = cfg->zerto_connect_timeout_ms,
+	    .request_timeout_ms = c->timeout_ms < cfg->zerto_request_timeout_ms
+	                              ? c->timeout_ms
+	                              : cfg->zerto_request_timeout_ms,
+	    .time_scale = cfg->zerto_time_scale,
+	};
+	z = zerto_client_new(&zc, err, sizeof(err));
+	if (z == NULL) {
+		doctor_add(c->r, "zerto", cfg->zerto_url, DOCTOR_FAIL,
+		           "check the zerto section (secret_file readable by root, secret_env set "
+		           "in the environment)",
+		           "%s", err);
+		return;
+	}
+	if (zerto_client_get(z, "/v1/localsite", &site, &ze) < 0) {
+		const char *fix =
+		    tls_problem(&ze)
+		        ? "ca_file must hold the CA that signed the ZVM's certificate, "
+		          "and url must use the name in that certificate"
+		    : ze.kind == ZERTO_ERR_AUTH
+		        ? "check client_id and the secret (and username for the password grant) "
+		          "against the Keycloak client of the ZVM"
+		        : "check url, DNS and the network path to the ZVM (port 443)";
+		doctor_add(c->r, "zerto", tls_problem(&ze) ? "tls" : "login", DOCTOR_FAIL, fix,
+		           "%s: %s", cfg->zerto_url, ze.msg);
+		goto out;
+	}
+	doctor_add(c->r, "zerto", "login", DOCTOR_OK, NULL, "logged in to %s", cfg->zerto_url);
+	if (cfg->zerto_verify_tls)
+		doctor_add(c->r, "zerto", "tls", DOCTOR_OK, NULL, "certificate verified against %s",
+		           cfg->zerto_ca_file ? cfg->zerto_ca_file : "the system's CA store");
+	else
+		doctor_add(c->r, "zerto", "tls", DOCTOR_WARN,
+		           "set verify_tls: true and ca_file to the CA that signed the ZVM's "
+		           "certificate",
+		           "verification is off: anyone on the path can pose as the ZVM");
+	if (c->db == NULL) {
+		doctor_add(c->r, "zerto", "VMs", DOCTOR_SKIP, NULL,
+		           "skipped: the database (the inventory) is not usable");
+		goto out;
+	}
+	e = estate(c->db);
+	if (e == NULL) {
+		doctor_add(c->r, "zerto", "VMs", DOCTOR_FAIL, NULL, "cannot read the inventory: %s",
+		           store_errmsg(c->db));
+		goto out;
+	}
+	check_protection(c, z, e);
+out:
+	PQclear(e);
+	cJSON_Delete(site);
+	zerto_client_free(z);
+}
+
+/* ---------------------------------------------------------------- webhooks */
+
+void doctor_webhooks(struct doctor_ctx *c)
+{
+	if (c->cfg == NULL) {
+		doctor_add(c->r, "webhook", "all webhooks", DOCTOR_SKIP, NULL,
+		           "skipped: no valid configuration");
+		return;
+	}
+	for (int i = 0; i < c->cfg->nwebhooks; i++) {
+		const struct config_webhook *w = &c->cfg->webhooks[i];
+		CURL *h = curl_easy_init();
+		char cerr[CURL_ERROR_SIZE] = "";
+		long timeout = w->timeout_ms < c->timeout_ms ? w->timeout_ms : c->timeout_ms;
+		CURLcode rc;
+
+		if (h == NULL) {
+			doctor_add(c->r, "webhook", w->url, DOCTOR_FAIL, NULL,
+			           "curl_easy_init failed");
+			continue;
+		}
+		/* A connection (and TLS handshake) only: a POST would notify people. */
+		curl_easy_setopt(h, CURLOPT_URL, w->url);
+		curl_easy_setopt(h, CURLOPT_CONNECT_ONLY, 1L);
+		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout);
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout);
+		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+		curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+		rc = curl_easy_perform(h);
+		if (rc == CURLE_OK)
+			doctor_add(c->r, "webhook", w->url, DOCTOR_OK, NULL, "reachable%s%s",
+			           strncmp(w->url, "https:", 6) == 0 ? " (TLS verified)" : "",
+			           w->operator_name ? ", skipped for its operator's own requests"
+			                            : "");
+		else
+			doctor_add(c->r, "webhook", w->url, DOCTOR_FAIL,
+			           "check the URL and the network path from this host (approval "
+			           "notifications go nowhere until it answers)",
+			           "%s", cerr[0] ? cerr : curl_easy_strerror(rc));
+		curl_easy_cleanup(h);
+	}
+	if (c->cfg->nwebhooks == 0)
+		doctor_add(c->r, "webhook", "webhooks", DOCTOR_WARN,
+		           "add webhooks: to the configuration so operators hear of held requests",
+		           "none configured: operators learn of held requests only from airlock "
+		           "pending");
+}
