@@ -134,6 +134,17 @@ copy_db t_outcome
 PGDATABASE=t_outcome q "SET session_replication_role = replica; UPDATE airlock.executions SET exit_code = 0, stdout = 'all fine'::bytea WHERE id = $big"
 check_out "edited outcome: detected" "execution $big differs from its record" verify_in t_outcome --anchors "$ANCHORS" --pubkey "$KEY.pub"
 
+# ---- how it was confined, its kind, and its gate: covered by the records too
+for edit in "confinement = CASE WHEN confinement = 'root' THEN 'user' ELSE 'root' END" "kind = 'guard'" "gate_version = 424242" \
+	"approval_valid_until = now() + interval '1 year'" "approved_probe = '{\"forged\": true}'"; do
+	copy_db t_cover
+	PGDATABASE=t_cover q "SET session_replication_role = replica; UPDATE airlock.executions SET $edit WHERE id = $big"
+	check_out "edited ${edit%% *}: detected by the anchored check" "execution $big differs from its record" \
+		verify_in t_cover --anchors "$ANCHORS" --pubkey "$KEY.pub"
+	check_out "edited ${edit%% *}: and by the database's" "differs|disagrees" verify_in t_cover
+	PGDATABASE=postgres q "DROP DATABASE t_cover" >/dev/null
+done
+
 # ---- anchor file and key problems
 cp "$ANCHORS" "$WORK/forged.log"
 python3 - "$WORK/forged.log" <<'PY'
