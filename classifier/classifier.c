@@ -2,6 +2,9 @@
  * one classification into a caller's verdict (walk.c does the reading). */
 #include "classifier/classifier.h"
 
+#include "lib/utf8.h"
+#include "lib/visible.h"
+
 #include "classifier/arena.h"
 #include "classifier/judge.h"
 #include "classifier/walk.h"
@@ -35,46 +38,35 @@ void classifier_free(struct classifier *c)
 	free(c);
 }
 
-/* Control characters (other than tab and newline), bidi controls and other
- * invisible code points make what an approver reads differ from what runs.
- * Names up to four of them in out; returns how many were found. */
+/* Control characters (other than tab and newline), bidi controls, other
+ * invisible code points and bytes that are not UTF-8 make what an approver
+ * reads differ from what runs: the same characters every human view shows as
+ * escapes (lib/visible.h).  Names up to four of them in out; returns how many
+ * were found. */
 static size_t invisible_chars(const char *s, size_t len, char *out, size_t outlen)
 {
 	size_t found = 0, o = 0;
 
 	out[0] = '\0';
 	for (size_t i = 0; i < len;) {
-		const unsigned char *u = (const unsigned char *)s + i;
-		unsigned cp = 0;
-		size_t step = 1;
-		bool bad = false;
+		unsigned long cp;
+		size_t step = utf8_decode((const unsigned char *)s + i, len - i, &cp);
+		bool bad;
 
-		if (u[0] < 0x20 && u[0] != '\t' && u[0] != '\n') {
-			cp = u[0], bad = true;
-		} else if (u[0] == 0x7f) {
-			cp = u[0], bad = true;
-		} else if (u[0] == 0xc2 && i + 1 < len && u[1] >= 0x80 && u[1] <= 0xa0) {
-			cp = u[1], step = 2; /* C1 controls and U+00A0 */
-			bad = cp != 0xa0;
-		} else if (u[0] == 0xc2 && i + 1 < len && u[1] == 0xad) {
-			cp = 0xad, step = 2, bad = true; /* soft hyphen */
-		} else if (u[0] == 0xe2 && i + 2 < len && u[1] == 0x80) {
-			cp = 0x2000 | ((unsigned)(u[2] & 0x3f)), step = 3;
-			bad = (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e);
-		} else if (u[0] == 0xe2 && i + 2 < len && u[1] == 0x81) {
-			cp = 0x2040 | ((unsigned)(u[2] & 0x3f)), step = 3;
-			bad = (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x206f);
-		} else if (u[0] == 0xef && i + 2 < len && u[1] == 0xbb && u[2] == 0xbf) {
-			cp = 0xfeff, step = 3, bad = true;
-		} else if (u[0] == 0xe1 && i + 2 < len && u[1] == 0xa0 && u[2] == 0x8e) {
-			cp = 0x180e, step = 3, bad = true;
+		if (step == 0) { /* not UTF-8: shown as the byte */
+			cp = (unsigned char)s[i];
+			step = 1;
+			bad = true;
+		} else {
+			bad = cp != '\t' && cp != '\n' && visible_escapes(cp);
 		}
 		if (bad) {
 			found++;
-			if (found <= 4 && o + 12 < outlen)
-				o += (size_t)snprintf(out + o, outlen - o, "%s%s%0*x",
-				                      o ? ", " : "", cp < 0x80 ? "\\x" : "\\u",
-				                      cp < 0x80 ? 2 : 4, cp);
+			if (found <= 4 && o + 14 < outlen)
+				o += (size_t)snprintf(out + o, outlen - o, "%s%s%0*lx",
+				                      o ? ", " : "",
+				                      cp < 0x80 || step == 1 ? "\\x" : "\\u",
+				                      cp < 0x80 || step == 1 ? 2 : 4, cp);
 		}
 		i += step;
 	}

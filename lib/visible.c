@@ -2,6 +2,7 @@
 #include "lib/visible.h"
 
 #include "lib/buf.h"
+#include "lib/utf8.h"
 #include "lib/xalloc.h"
 
 #include <stdio.h>
@@ -62,45 +63,6 @@ bool visible_escapes(unsigned long cp)
 	return false;
 }
 
-/* Decodes the UTF-8 sequence at s (n bytes left).  Returns its length and
- * sets *cp, or 0 when the bytes there are not valid UTF-8 (overlong,
- * surrogate, past U+10FFFF, cut short). */
-static size_t utf8_decode(const unsigned char *s, size_t n, unsigned long *cp)
-{
-	unsigned char c = s[0];
-	size_t len;
-	unsigned long v;
-
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		v = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		v = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		v = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		v = (v << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && v < 0x800) || (len == 4 && v < 0x10000) || v > 0x10ffff ||
-	    (v >= 0xd800 && v <= 0xdfff))
-		return 0;
-	*cp = v;
-	return len;
-}
-
 /* The rendering of the character (or invalid byte) at s[i]: its escape in
  * esc (returns true) or itself (returns false).  *step gets its length. */
 static bool render_one(const unsigned char *s, size_t n, size_t i, unsigned flags, char *esc,
@@ -130,7 +92,7 @@ static bool render_one(const unsigned char *s, size_t n, size_t i, unsigned flag
 	else if (cp <= 0xffff)
 		snprintf(esc, esclen, "\\u%04lx", cp);
 	else
-		snprintf(esc, esclen, "\\U%08lx", cp);
+		snprintf(esc, esclen, "\\U%08x", (unsigned)cp); /* cp <= 0x10ffff */
 	return true;
 }
 

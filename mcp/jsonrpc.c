@@ -2,6 +2,7 @@
 #include "mcp/jsonrpc.h"
 
 #include "lib/log.h"
+#include "lib/utf8.h"
 #include "lib/xalloc.h"
 
 #include <math.h>
@@ -13,39 +14,12 @@
 /* 2^53 - 1: the largest integer a double (and a JavaScript client) holds exactly. */
 #define MAX_SAFE_ID 9007199254740991.0
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid:
- * overlong forms, surrogates and code points past U+10FFFF are invalid. */
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
 static size_t utf8_seq(const unsigned char *s, size_t n)
 {
-	unsigned char c = s[0];
-	size_t len;
-	unsigned int cp;
+	unsigned long cp;
 
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
+	return utf8_decode(s, n, &cp);
 }
 
 /* Length of the JSON number at s[0..n) (RFC 8259: -? (0 | [1-9][0-9]*)

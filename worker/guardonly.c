@@ -22,21 +22,6 @@ bool guardonly_is(struct store *db, const struct queue_item *it)
 	return guard;
 }
 
-/* After AL005 the row is no longer this worker's (the hook cancelled it
- * when its budget ran out): let go of its liveness lock. */
-static void let_go_if_gone(struct store *db, const struct queue_item *it)
-{
-	char id[24];
-
-	if (strcmp(store_sqlstate(db), "AL005") != 0)
-		return;
-	snprintf(id, sizeof(id), "%lld", (long long)it->id);
-	log_msg(LOG_INFO, "exec=%lld evt=gone why=\"no longer held by this worker (cancelled?)\"",
-	        (long long)it->id);
-	PQclear(
-	    store_exec(db, "SELECT pg_advisory_unlock($1::bigint)", 1, (const char *const[]){id}));
-}
-
 static void refuse(const struct pipeline_env *env, struct store *db, const struct queue_item *it,
                    const char *reason, const char *detail)
 {
@@ -47,7 +32,7 @@ static void refuse(const struct pipeline_env *env, struct store *db, const struc
 	if (queue_refuse(db, it->id, env->worker_id, reason, detail) < 0) {
 		log_msg(LOG_ERROR, "exec=%lld evt=refuse_failed error=%s", (long long)it->id,
 		        log_quote(store_errmsg(db), q, sizeof(q)));
-		let_go_if_gone(db, it);
+		pipeline_let_go_if_gone(db, it); /* the hook cancelled it when its budget ran out */
 	}
 }
 

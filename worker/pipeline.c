@@ -141,9 +141,7 @@ static void target_unlock(struct store *db, const char *target)
 	                   (const char *const[]){target}));
 }
 
-/* After AL005 the row is no longer this worker's (cancelled while it was
- * checked or guarded): nothing ran, so let go of its liveness lock. */
-static void let_go_if_gone(struct store *db, const struct queue_item *it)
+void pipeline_let_go_if_gone(struct store *db, const struct queue_item *it)
 {
 	char id[24];
 
@@ -162,7 +160,7 @@ static void release(struct store *db, const char *worker, const struct queue_ite
 {
 	if (queue_release(db, it->id, worker, delay_ms, reason) < 0) {
 		log_db_error(it, "release_failed", db);
-		let_go_if_gone(db, it);
+		pipeline_let_go_if_gone(db, it);
 	}
 }
 
@@ -175,7 +173,7 @@ static void refuse(struct store *db, const char *worker, const struct queue_item
 	        log_quote(reason, q, sizeof(q)));
 	if (queue_refuse(db, it->id, worker, reason, detail) < 0) {
 		log_db_error(it, "refuse_failed", db);
-		let_go_if_gone(db, it);
+		pipeline_let_go_if_gone(db, it);
 	}
 }
 
@@ -325,7 +323,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		char state[24] = "";
 		if (queue_unreachable(db, it->id, env->worker_id, delay, reason, state) < 0) {
 			log_db_error(it, "unreachable_failed", db);
-			let_go_if_gone(db, it);
+			pipeline_let_go_if_gone(db, it);
 		} else if (strcmp(state, "refused") == 0) {
 			char q[600];
 			log_msg(LOG_INFO, "exec=%lld evt=refused reason=%s", (long long)it->id,
@@ -346,7 +344,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 	    queue_start(db, it->id, env->worker_id, rewind_json, guard_json) < 0) {
 		log_db_error(it, "start_failed", db);
 		if (strcmp(store_sqlstate(db), "AL005") == 0) {
-			let_go_if_gone(db, it);
+			pipeline_let_go_if_gone(db, it);
 		} else if (!connection_lost(db)) {
 			char why[1200];
 			snprintf(why, sizeof(why), "refused at start: %s. Nothing ran.",
@@ -397,7 +395,7 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		                     c.snap.version, CLASSIFIER_VERSION, rewind, possible,
 		                     state) < 0) {
 			log_db_error(it, "classify_failed", db);
-			let_go_if_gone(db, it);
+			pipeline_let_go_if_gone(db, it);
 			goto out;
 		}
 		log_msg(LOG_INFO, "exec=%lld evt=classified class=%s state=%s policy=%lld",
@@ -411,7 +409,7 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		if (queue_revalidate(db, it->id, env->worker_id, c.cls, c.reasons_json,
 		                     c.snap.version, CLASSIFIER_VERSION, state) < 0) {
 			log_db_error(it, "revalidate_failed", db);
-			let_go_if_gone(db, it);
+			pipeline_let_go_if_gone(db, it);
 			goto out;
 		}
 		if (strcmp(state, "pending_approval") == 0) {

@@ -30,6 +30,11 @@ struct pipeline_env {
 	atomic_int *cancel;            /* grace is over: cancel commands in flight */
 };
 
+/* After a call failed with AL005 the row is no longer this worker's
+ * (cancelled while it was checked or guarded): nothing ran, so its liveness
+ * lock is let go.  Does nothing after any other failure. */
+void pipeline_let_go_if_gone(struct store *db, const struct queue_item *it);
+
 /* Processes one claimed row.  Every outcome is written to the row; a known
  * result is retried, whatever the database's error, until the write lands or
  * the grace of a stopping daemon is over (then logged with the result, and the
