@@ -301,11 +301,15 @@ static void reload_config(struct daemon *d)
 	}
 	d->cfg->reap_interval_ms = n->reap_interval_ms;
 	d->cfg->expire_interval_ms = n->expire_interval_ms;
-	log_set_level(n->log_level);
+	/* Said at the more talkative of the two levels, so that a reload that
+	 * quiets the log still shows in it. */
+	log_set_level(n->log_level < d->cfg->log_level ? n->log_level : d->cfg->log_level);
 	log_msg(LOG_INFO,
 	        "evt=config.reloaded path=%s note=\"log_level, reap_interval_ms and "
 	        "expire_interval_ms apply now; the rest on restart\"",
 	        d->cfg->path);
+	log_set_level(n->log_level);
+	d->cfg->log_level = n->log_level;
 	config_free(n);
 }
 

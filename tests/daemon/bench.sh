@@ -9,9 +9,14 @@ WAKE_N=${BENCH_WAKE_N:-100}
 
 setup_db >/dev/null || exit 1
 q "ALTER ROLE airlockd SET synchronous_commit = on" >/dev/null
-WORKERS=${BENCH_WORKERS:-8} PER_NODE=${BENCH_WORKERS:-8} LOG_LEVEL=warn write_config b1 >/dev/null
-start_daemon b1
+# Started at info (its start line is how start_daemon knows it is up), then
+# quieted to warn with a SIGHUP, which applies the log level at once.
+WORKERS=${BENCH_WORKERS:-8} PER_NODE=${BENCH_WORKERS:-8} write_config b1 >/dev/null
+start_daemon b1 || { echo "daemon did not start"; exit 1; }
 pid=$DPID
+sed -i 's/^log_level: .*/log_level: warn/' "$WORK/b1.yaml"
+kill -HUP $pid
+wait_log 10 'evt=config.reloaded' b1 || { echo "daemon did not reload its config"; exit 1; }
 wait_for 10 "SELECT count(*) > 0 FROM pg_stat_activity WHERE usename = 'airlockd'" || { echo "daemon did not start"; exit 1; }
 sleep 1
 rss() { awk '/^VmRSS/ {print $2}' /proc/$1/status; }
@@ -29,7 +34,7 @@ for i in $(seq 1 "$WAKE_N"); do
 done
 q "SELECT command, extract(epoch FROM created_at) FROM airlock.executions WHERE command LIKE 'echo wake-%'" >"$WORK/created"
 python3 - "$WORK/created" "$AIRLOCK_RIG_LOG" <<'PY'
-import sys, datetime, statistics
+import re, sys, datetime, statistics
 created = {}
 for line in open(sys.argv[1]):
     cmd, t = line.rstrip("\n").split("|")
@@ -37,10 +42,11 @@ for line in open(sys.argv[1]):
 lat = []
 for line in open(sys.argv[2]):
     ts, where, cmd = line.rstrip("\n").split("\t", 2)
-    # The node's login shell receives [VAR=... ]/bin/sh -c '<command>'.
-    i = cmd.find("/bin/sh -c '")
-    if where == "node" and i >= 0 and cmd[i + 12:-1] in created:
-        cmd = cmd[i + 12:-1]
+    # The node's login shell receives the command quoted last, after
+    # /bin/sh -c or after the read-only jail's script and its tier.
+    m = re.search(r"'(echo wake-[0-9]+)'$", cmd)
+    if where == "node" and m and m.group(1) in created:
+        cmd = m.group(1)
         t = datetime.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
         lat.append((t - created[cmd]) * 1000)
 lat.sort()
