@@ -5,6 +5,7 @@
 #include "classifier/classes.h"
 #include "lib/xalloc.h"
 #include "transport/transport.h"
+#include "worker/guard.h"
 #include "zerto/client.h"
 #include "zerto/protection.h"
 
@@ -354,24 +355,10 @@ void doctor_zerto(struct doctor_ctx *c)
 		           "not configured: no change gets a rewind point");
 		return;
 	}
-	struct zerto_config zc = {
-	    .base_url = cfg->zerto_url,
-	    .token_url = cfg->zerto_token_url,
-	    .realm = cfg->zerto_realm,
-	    .grant =
-	        cfg->zerto_password_grant ? ZERTO_GRANT_PASSWORD : ZERTO_GRANT_CLIENT_CREDENTIALS,
-	    .client_id = cfg->zerto_client_id,
-	    .username = cfg->zerto_username,
-	    .secret_file = cfg->zerto_secret_file,
-	    .secret_env = cfg->zerto_secret_env,
-	    .ca_file = cfg->zerto_ca_file,
-	    .insecure_skip_verify = !cfg->zerto_verify_tls,
-	    .connect_timeout_ms = cfg->zerto_connect_timeout_ms,
-	    .request_timeout_ms = c->timeout_ms < cfg->zerto_request_timeout_ms
-	                              ? c->timeout_ms
-	                              : cfg->zerto_request_timeout_ms,
-	    .time_scale = cfg->zerto_time_scale,
-	};
+	struct zerto_config zc;
+	guard_zerto_config(cfg, &zc); /* as airlockd builds it, within doctor's own bound */
+	if (c->timeout_ms < zc.request_timeout_ms)
+		zc.request_timeout_ms = c->timeout_ms;
 	z = zerto_client_new(&zc, err, sizeof(err));
 	if (z == NULL) {
 		doctor_add(c->r, "zerto", cfg->zerto_url, DOCTOR_FAIL,

@@ -76,28 +76,34 @@ static void record(void *ctx, const char *name, const cJSON *detail)
 	cJSON_Delete(d);
 }
 
+void guard_zerto_config(const struct config *cfg, struct zerto_config *zc)
+{
+	*zc = (struct zerto_config){
+	    .base_url = cfg->zerto_url,
+	    .token_url = cfg->zerto_token_url,
+	    .realm = cfg->zerto_realm,
+	    .grant =
+	        cfg->zerto_password_grant ? ZERTO_GRANT_PASSWORD : ZERTO_GRANT_CLIENT_CREDENTIALS,
+	    .client_id = cfg->zerto_client_id,
+	    .username = cfg->zerto_username,
+	    .secret_file = cfg->zerto_secret_file,
+	    .secret_env = cfg->zerto_secret_env,
+	    .ca_file = cfg->zerto_ca_file,
+	    .insecure_skip_verify = !cfg->zerto_verify_tls,
+	    .connect_timeout_ms = cfg->zerto_connect_timeout_ms,
+	    .request_timeout_ms = cfg->zerto_request_timeout_ms,
+	    .time_scale = cfg->zerto_time_scale,
+	};
+}
+
 struct guard *guard_new(const struct config *cfg, char *err, size_t errlen)
 {
 	struct guard *g = xcalloc(1, sizeof(*g));
 
 	g->reversible_low_without_rewind = cfg->reversible_low_without_rewind;
 	if (cfg->zerto_url) {
-		struct zerto_config zc = {
-		    .base_url = cfg->zerto_url,
-		    .token_url = cfg->zerto_token_url,
-		    .realm = cfg->zerto_realm,
-		    .grant = cfg->zerto_password_grant ? ZERTO_GRANT_PASSWORD
-		                                       : ZERTO_GRANT_CLIENT_CREDENTIALS,
-		    .client_id = cfg->zerto_client_id,
-		    .username = cfg->zerto_username,
-		    .secret_file = cfg->zerto_secret_file,
-		    .secret_env = cfg->zerto_secret_env,
-		    .ca_file = cfg->zerto_ca_file,
-		    .insecure_skip_verify = !cfg->zerto_verify_tls,
-		    .connect_timeout_ms = cfg->zerto_connect_timeout_ms,
-		    .request_timeout_ms = cfg->zerto_request_timeout_ms,
-		    .time_scale = cfg->zerto_time_scale,
-		};
+		struct zerto_config zc;
+		guard_zerto_config(cfg, &zc);
 		g->zerto = zerto_client_new(&zc, err, errlen);
 		if (g->zerto == NULL) {
 			free(g);

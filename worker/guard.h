@@ -13,10 +13,15 @@
 
 #include "store/queue.h"
 #include "worker/config.h"
+#include "zerto/client.h"
 
 #include <stddef.h>
 
 struct guard;
+
+/* The config's zerto section as the ZVM client takes it (strings borrowed
+ * from cfg): one place for airlockd's guard and `airlock doctor`. */
+void guard_zerto_config(const struct config *cfg, struct zerto_config *zc);
 
 /* NULL with the reason in err when the Zerto settings are unusable. */
 struct guard *guard_new(const struct config *cfg, char *err, size_t errlen);
