@@ -1,6 +1,6 @@
 # airlock -- one non-recursive Makefile.
 #
-#   make          all binaries (build/bin/airlock, airlockd, airlock-mcp)
+#   make          all binaries (build/bin/airlock, airlockd, airlock-mcp, airlock-web)
 #   make test     install deps, build, run everything CI runs (tests/run)
 #   make demo     install deps, build, run the incident replay (scripts/demo)
 #   make bench    benchmarks (tests/bench/run)
@@ -54,6 +54,16 @@ BIN_airlockd     := worker/main.c
 BIN_airlock-mcp  := mcp/main.c
 BINS      := $(foreach b,airlock airlockd airlock-mcp,$(if $(wildcard $(BIN_$(b))),$(B)/bin/$(b)))
 
+# The operator's console (web/): its modules go into their own archive, so
+# that only airlock-web links libmicrohttpd; the unit tests link its ASan twin.
+WEB_PKGS  := libmicrohttpd
+WEB_CFLAGS := $(shell pkg-config --cflags $(WEB_PKGS) 2>/dev/null)
+WEB_LIBS  := $(shell pkg-config --libs $(WEB_PKGS) 2>/dev/null)
+WEBSRC    := $(filter-out web/main.c,$(wildcard web/*.c))
+WEBOBJ    := $(WEBSRC:%.c=$(B)/obj/%.o)
+WEBASAN   := $(WEBSRC:%.c=$(B)/asan/%.o)
+BINS      += $(B)/bin/airlock-web
+
 UNITSRC   := $(wildcard tests/unit/*_test.c)
 UNITBINS  := $(UNITSRC:tests/unit/%.c=$(B)/unit/%)
 
@@ -71,11 +81,11 @@ deps:
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(EXTRA_WEB) -MMD -MP -c $< -o $@
 
 $(B)/asan/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(ASAN_CFLAGS) $(EXTRA_WEB) -MMD -MP -c $< -o $@
 
 # Rewritten only when its content changes: the paths above or the set of
 # migrations/*.sql.  The modules that include it are listed here; -MMD tracks
@@ -97,6 +107,20 @@ $(B)/libairlock-asan.a: $(ASANOBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+$(WEBOBJ) $(WEBASAN): EXTRA_WEB := $(WEB_CFLAGS)
+$(B)/libairlock-web.a: $(WEBOBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/libairlock-web-asan.a: $(WEBASAN)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/bin/airlock-web: web/main.c $(B)/libairlock-web.a $(B)/libairlock.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WEB_CFLAGS) -o $@ web/main.c $(B)/libairlock-web.a $(B)/libairlock.a \
+		$(WEB_LIBS) $(LDLIBS)
+
 $(B)/bin/%: $(B)/libairlock.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(BIN_$*) $(B)/libairlock.a $(LDLIBS)
@@ -104,9 +128,10 @@ $(B)/bin/%: $(B)/libairlock.a
 # The binaries also depend on their main.c.
 $(foreach b,airlock airlockd airlock-mcp,$(eval $(B)/bin/$(b): $(BIN_$(b))))
 
-$(B)/unit/%: tests/unit/%.c $(B)/libairlock-asan.a
+$(B)/unit/%: tests/unit/%.c $(B)/libairlock-web-asan.a $(B)/libairlock-asan.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_CFLAGS) -o $@ $< $(B)/libairlock-asan.a $(LDLIBS) -lcmocka
+	$(CC) $(ASAN_CFLAGS) -o $@ $< $(B)/libairlock-web-asan.a $(B)/libairlock-asan.a $(LDLIBS) \
+		-lcmocka
 
 unit: $(UNITBINS)
 
@@ -138,7 +163,7 @@ $(B)/bench/%_bench: tests/bench/%_bench.c $(B)/libairlock.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libairlock.a $(LDLIBS)
 
-FORMAT_FILES = $(wildcard $(addsuffix /*.[ch],$(MODDIRS)) tests/unit/*.c tests/fuzz/*.c tests/bench/*.c \
+FORMAT_FILES = $(wildcard $(addsuffix /*.[ch],$(MODDIRS) web) tests/unit/*.c tests/fuzz/*.c tests/bench/*.c \
                  tests/integration/zerto*.[ch])
 
 format:
@@ -204,4 +229,4 @@ package-test:
 clean:
 	rm -rf $(B)
 
--include $(LIBOBJ:.o=.d) $(ASANOBJ:.o=.d)
+-include $(LIBOBJ:.o=.d) $(ASANOBJ:.o=.d) $(WEBOBJ:.o=.d) $(WEBASAN:.o=.d)
