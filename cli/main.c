@@ -2,6 +2,7 @@
 #include "cli/classify.h"
 #include "cli/cli.h"
 #include "cli/doctor.h"
+#include "cli/totp.h"
 #include "cli/user.h"
 
 #include <stdio.h>
@@ -29,6 +30,7 @@ static const struct command commands[] = {
     {"hook", cli_hook, "the agent host's PreToolUse gate (Claude Code); --install, --check"},
     {"doctor", cli_doctor, "check the installation, database, nodes, guests, ZVM, webhooks"},
     {"user", cli_user, "user add NAME --operator|--agent: a login in one airlock role"},
+    {"operator", cli_operator, "operator totp enroll [LOGIN]: a second factor for the console"},
 };
 
 static void usage(FILE *f)

@@ -125,7 +125,7 @@ BEGIN
 	END IF;
 	INSERT INTO airlock.operator_totp (login, secret, enrolled_by)
 	VALUES (totp_enroll.login, totp_enroll.secret, session_user)
-	ON CONFLICT (login) DO UPDATE SET secret = EXCLUDED.secret, enrolled_by = EXCLUDED.enrolled_by,
+	ON CONFLICT ON CONSTRAINT operator_totp_pkey DO UPDATE SET secret = EXCLUDED.secret, enrolled_by = EXCLUDED.enrolled_by,
 		enrolled_at = now(), last_step = 0;
 END
 $$;
@@ -207,8 +207,11 @@ GRANT EXECUTE ON FUNCTION
 	airlock.web_totp_secret(text),
 	airlock.web_totp_use(text, bigint)
 TO airlock_web;
+-- Any login may ask to sign in: the function refuses every one that may not
+-- decide approvals, with the database's own reason, and records only those
+-- it accepts.
+GRANT EXECUTE ON FUNCTION airlock.web_signed_in(text) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION
-	airlock.web_signed_in(text),
 	airlock.web_signed_out(text),
 	airlock.web_decided(bigint, text, text),
 	airlock.totp_enroll(text, bytea),

@@ -485,7 +485,7 @@ int page_request_state(struct buf *out, struct store *db, long long id)
 	ev = store_exec(db,
 	                "SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS \"UTC\"'),"
 	                " actor, from_state, to_state, detail::text FROM airlock.history"
-	                " WHERE execution_id = $1::bigint ORDER BY event_id",
+	                " WHERE execution_id = $1::bigint AND to_state <> 'record' ORDER BY event_id",
 	                1, (const char *const[]){ids});
 	if (ev == NULL)
 		goto out;

@@ -57,7 +57,7 @@ static void security_headers(const struct web *w, struct MHD_Response *r)
 	                        "frame-ancestors 'none'; base-uri 'none'");
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, "X-Frame-Options", "DENY");
-	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(r, "Referrer-Policy", "same-origin");
 	MHD_add_response_header(r, "Cache-Control", "no-store");
 	if (w->tls)
 		MHD_add_response_header(r, "Strict-Transport-Security", "max-age=31536000");
