@@ -482,11 +482,12 @@ int page_request_state(struct buf *out, struct store *db, long long id)
 	output_block(out, "stdout", col(r, 0, 6), col(r, 0, 8));
 	if (col(r, 0, 7) && strcmp(col(r, 0, 7), "\\x") != 0)
 		output_block(out, "stderr", col(r, 0, 7), col(r, 0, 9));
-	ev = store_exec(db,
-	                "SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS \"UTC\"'),"
-	                " actor, from_state, to_state, detail::text FROM airlock.history"
-	                " WHERE execution_id = $1::bigint AND to_state <> 'record' ORDER BY event_id",
-	                1, (const char *const[]){ids});
+	ev = store_exec(
+	    db,
+	    "SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS \"UTC\"'),"
+	    " actor, from_state, to_state, detail::text FROM airlock.history"
+	    " WHERE execution_id = $1::bigint AND to_state <> 'record' ORDER BY event_id",
+	    1, (const char *const[]){ids});
 	if (ev == NULL)
 		goto out;
 	buf_puts(out, "<h2>Events</h2><ol class=\"events\">");
