@@ -3,6 +3,8 @@
 #   make          all binaries (build/bin/airlock, airlockd, airlock-mcp, airlock-web)
 #   make test     install deps, build, run everything CI runs (tests/run)
 #   make demo     install deps, build, run the incident replay (scripts/demo)
+#   make console  the demo estate with the operators' console (airlock-web), for
+#                 a person to click through (scripts/console); Ctrl-C stops it
 #   make bench    benchmarks (tests/bench/run)
 #   make chaos    the fault suite, long: more rows and crash rounds (minutes)
 #   make install  binaries, man pages, migrations, seeds, config, systemd unit
@@ -70,7 +72,7 @@ UNITBINS  := $(UNITSRC:tests/unit/%.c=$(B)/unit/%)
 FUZZSRC   := $(wildcard tests/fuzz/*_fuzz.c)
 FUZZBINS  := $(FUZZSRC:tests/fuzz/%.c=$(B)/fuzz/%)
 
-.PHONY: all test demo bench chaos clean unit fuzz format check-format deps install package \
+.PHONY: all test demo console bench chaos clean unit fuzz format check-format deps install package \
         package-test FORCE
 .DEFAULT_GOAL := all
 
@@ -180,6 +182,10 @@ demo: deps
 	$(MAKE) all
 	scripts/demo
 
+console: deps
+	$(MAKE) all
+	scripts/console
+
 bench: deps
 	$(MAKE) all
 	tests/bench/run
@@ -191,13 +197,13 @@ chaos: deps
 
 # Installation: DESTDIR stages (debian/rules uses it).  An existing
 # $(SYSCONFDIR)/airlock/airlockd.yaml is never overwritten.
-MAN1 := man/airlock.1 man/airlock-mcp.1
+MAN1 := man/airlock.1 man/airlock-mcp.1 man/airlock-web.1
 MAN8 := man/airlockd.8
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SHAREDIR)/migrations $(DESTDIR)$(SHAREDIR)/seeds \
 		$(DESTDIR)$(SYSCONFDIR)/airlock $(DESTDIR)$(UNITDIR)
-	install -m 0755 $(B)/bin/airlock $(B)/bin/airlock-mcp $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(B)/bin/airlock $(B)/bin/airlock-mcp $(B)/bin/airlock-web $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(B)/bin/airlockd $(DESTDIR)$(SBINDIR)/
 	install -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
@@ -210,6 +216,12 @@ install: all
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		dist/airlockd.service >$(DESTDIR)$(UNITDIR)/airlockd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/airlockd.service
+	install -m 0644 dist/airlock-web.yaml $(DESTDIR)$(SHAREDIR)/airlock-web.yaml
+	[ -e $(DESTDIR)$(SYSCONFDIR)/airlock/airlock-web.yaml ] || \
+		install -m 0644 dist/airlock-web.yaml $(DESTDIR)$(SYSCONFDIR)/airlock/airlock-web.yaml
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		dist/airlock-web.service >$(DESTDIR)$(UNITDIR)/airlock-web.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/airlock-web.service
 
 # The Debian package, built the Debian way (dpkg-buildpackage -us -uc -b) in
 # a copy of the tree under $(B)/pkg/, so that its by-products land in

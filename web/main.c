@@ -5,19 +5,11 @@
 #include "web/server.h"
 
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_stop(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 static char *default_config(void)
 {
@@ -60,10 +52,16 @@ int main(int argc, char **argv)
 	char err[1024];
 	int check = 0, c, rc = 1;
 
-	struct sigaction sa = {0};
-	sa.sa_handler = on_stop;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	sigset_t stop;
+	int sig;
+
+	/* SIGTERM and SIGINT are blocked in every thread (the server's threads
+	 * inherit the mask) and taken by sigwait() in this one, so a stop is
+	 * never delivered to a thread that would ignore it. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (path == NULL)
 		path = dflt;
@@ -110,9 +108,9 @@ int main(int argc, char **argv)
 	}
 	log_msg(LOG_INFO, "evt=web.started listen=%s:%d tls=%s", cfg.listen_host, cfg.listen_port,
 	        cfg.tls_cert ? "on" : "off");
-	while (!stop_requested)
-		pause();
-	log_msg(LOG_INFO, "evt=web.stopping");
+	while (sigwait(&stop, &sig) != 0)
+		;
+	log_msg(LOG_INFO, "evt=web.stopping signal=%d", sig);
 	web_server_stop(srv);
 	rc = 0;
 out:

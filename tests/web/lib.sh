@@ -45,7 +45,7 @@ EOC
 	if grep -q '^tls_cert:' "$WORK/$name.yaml"; then URL=https://127.0.0.1:$port; fi
 	until grep -q 'evt=web.started' "$WORK/$name.log" 2>/dev/null; do
 		kill -0 "$WPID" 2>/dev/null || { cat "$WORK/$name.log" >&2; return 1; }
-		[ $i -lt 600 ] || return 1
+		[ $i -lt 1200 ] || return 1
 		sleep 0.1
 		i=$((i + 1))
 	done

@@ -222,7 +222,7 @@ check_rc "plain HTTP to the TLS port gets no page" 1 bash -c "curl -s --max-time
 
 # ---- the same in a real browser
 URL=$MAIN_URL
-if [ "${WEB_BROWSER:-1}" = 1 ]; then
+if [ "${WEB_BROWSER:-1}" = 1 ] && [ "${WEB_VALGRIND_ONLY:-0}" = 0 ]; then
 	check "headless Chromium: sign in, live list, command, blast radius, rewind, approve, run, quorum, self-approval, CSRF, expiry, escapes" \
 		env WEB_URL="$MAIN_URL" WEB_SHORT_URL="$SHORT_URL" WEB_LOG="$WORK/browser.log" \
 		node tests/web/browser.mjs
@@ -230,4 +230,32 @@ if [ "${WEB_BROWSER:-1}" = 1 ]; then
 fi
 
 check "airlock-web is still up after all of it" kill -0 "$MAIN_PID"
+
+# ---- a short run under valgrind: sign-ins, pages, a stream, decisions, sign-out
+WEB_WRAP="valgrind --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --log-file=$WORK/web-vg.valgrind" \
+	start_web vg 'session_idle_s: 600' || { echo "airlock-web under valgrind did not start"; cat "$WORK/vg.log"; }
+VGPID=$WPID
+check_eq "valgrind: a failed sign-in" 403 "$(signin vgx alice not-her-password)"
+check_eq "valgrind: alice signs in" 303 "$(signin vga alice alice-secret-pw)"
+check_eq "valgrind: bob signs in" 303 "$(signin vgb bob bob-secret-pw)"
+curl -s -N -b "$WORK/vga.jar" "$URL/events" >"$WORK/vg-sse.out" 2>/dev/null &
+VGSSE=$!
+DAEMON_PIDS+=("$VGSSE")
+idv=$(as_agent $A run --target proxmox-host:hubris -- 'systemctl restart pve-firewall')
+wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $idv"
+check "valgrind: the stream sees it" wait_file 30 "$WORK/vg-sse.out" 'event: change'
+for p in / /pending.frag /r/$idv /r/$idv/state.frag '/history?q=pve' /audit /static/app.css /nowhere; do
+	get vga "$p" >/dev/null
+done
+get vga /r/$idv >/dev/null
+check_eq "valgrind: alice approves" 200 "$(post vga /r/$idv/approve "csrf=$(csrf_of vga)" "hash=$(hash_of vga)")"
+get vgb / >/dev/null
+check_eq "valgrind: a forged post" 403 "$(post vgb /r/$idv/approve "csrf=0")"
+check_eq "valgrind: bob signs out" 303 "$(post vgb /logout "csrf=$(csrf_of vgb)")"
+kill -TERM "$VGPID"
+wait "$VGPID"
+check_eq "valgrind: airlock-web stops cleanly with no memory errors or leaks" 0 "$?"
+check_out "valgrind: no bytes definitely or indirectly lost" 'definitely lost: 0 bytes|no leaks are possible' cat "$WORK/web-vg.valgrind"
+check_out "valgrind: ERROR SUMMARY: 0 errors" 'ERROR SUMMARY: 0 errors' cat "$WORK/web-vg.valgrind"
+[ "$T_FAIL" -gt 0 ] && grep -B3 -A25 "definitely lost in\|Invalid\|uninitialised" "$WORK/web-vg.valgrind" | head -60
 finish
