@@ -132,16 +132,26 @@ $$;
 
 -- ---------------------------------------------------------------- blast radius
 
--- The guests a host command names: `qm VERB N ...` and `pct VERB N ...`,
--- wherever they stand in the command (after sudo, in a chain, in sh -c).
+-- The guests a host command names, wherever they stand in it (after sudo or
+-- a path, in a chain, inside sh -c '...', quoted): `qm VERB [SUBVERB]
+-- [OPTIONS] N`, `pct VERB [OPTIONS] N` and `qmrestore ARCHIVE N`.  A guest
+-- named through a variable or a loop is not resolved; the command itself is
+-- on the page.
 CREATE FUNCTION airlock._named_guests(command text, OUT tool text, OUT verb text, OUT vmid integer)
 RETURNS SETOF record
 LANGUAGE sql IMMUTABLE SET search_path = airlock, pg_temp AS $$
-	SELECT DISTINCT m[2], m[3], m[4]::integer
-	FROM regexp_matches(command,
-		'(^|[^A-Za-z0-9_.-])(qm|pct)[[:space:]]+([a-z][a-z-]*)[[:space:]]+(?:--?[A-Za-z-]+[[:space:]]+)*([0-9]{3,9})([^0-9]|$)',
-		'g') AS m
-	WHERE m[4]::bigint BETWEEN 100 AND 999999999
+	SELECT DISTINCT x.tool, x.verb, x.id::integer FROM (
+		SELECT m[2] AS tool, regexp_replace(m[3], '[[:space:]]+', ' ', 'g') AS verb, m[4]::bigint AS id
+		FROM regexp_matches(command,
+			'(^|[^A-Za-z0-9_.-])(qm|pct)[[:space:]]+([a-z][a-z-]*(?:[[:space:]]+[a-z][a-z-]*)?)[[:space:]]+'
+			'(?:--?[A-Za-z][A-Za-z-]*(?:[[:space:]]+[^-[:space:]][^[:space:]]*)?[[:space:]]+)*'
+			'[''"]?([0-9]{3,9})[''"]?(?=[^0-9]|$)', 'g') AS m
+		UNION ALL
+		SELECT 'qm', 'restore', m[2]::bigint
+		FROM regexp_matches(command,
+			'(^|[^A-Za-z0-9_.-])qmrestore[[:space:]]+[^[:space:]]+[[:space:]]+[''"]?([0-9]{3,9})[''"]?(?=[^0-9]|$)',
+			'g') AS m) x
+	WHERE x.id BETWEEN 100 AND 999999999
 $$;
 
 -- What a request can reach, one row per thing: the target's relations in
@@ -207,11 +217,8 @@ GRANT EXECUTE ON FUNCTION
 	airlock.web_totp_secret(text),
 	airlock.web_totp_use(text, bigint)
 TO airlock_web;
--- Any login may ask to sign in: the function refuses every one that may not
--- decide approvals, with the database's own reason, and records only those
--- it accepts.
-GRANT EXECUTE ON FUNCTION airlock.web_signed_in(text) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION
+	airlock.web_signed_in(text),
 	airlock.web_signed_out(text),
 	airlock.web_decided(bigint, text, text),
 	airlock.totp_enroll(text, bytea),

@@ -96,8 +96,8 @@ static void message(struct reply *rp, int status, const char *title, const char 
 	page_message(&rp->body, title, text);
 }
 
-/* The client's address: the peer, or with trust_proxy the last hop a
- * loopback proxy put in X-Forwarded-For. */
+/* The client's address: the peer, or with trust_proxy, when the peer is
+ * on loopback, the last hop that proxy put in X-Forwarded-For. */
 static void client_addr(const struct web *w, struct MHD_Connection *c, char *out, size_t outlen)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -109,7 +109,8 @@ static void client_addr(const struct web *w, struct MHD_Connection *c, char *out
 		                                                       : sizeof(struct sockaddr_in);
 		getnameinfo(ci->client_addr, len, out, (socklen_t)outlen, NULL, 0, NI_NUMERICHOST);
 	}
-	if (w->cfg->trust_proxy) {
+	/* Only a proxy on this machine is believed about the client's address. */
+	if (w->cfg->trust_proxy && web_config_loopback(out)) {
 		const char *xff =
 		    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Forwarded-For");
 		if (xff && *xff) {

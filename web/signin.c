@@ -227,7 +227,15 @@ void signin_post(struct web *w, const char *addr, const struct form *f, struct r
 	}
 	r = store_exec(db, "SELECT airlock.web_signed_in($1)", 1, (const char *const[]){addr});
 	if (r == NULL) {
-		snprintf(why, sizeof(why), "%s", store_errmsg(db));
+		/* A login outside airlock_operator may not even call it. */
+		if (strcmp(store_sqlstate(db), "42501") == 0)
+			snprintf(
+			    why, sizeof(why),
+			    "sign in to the console: %s is not a member of airlock_operator; only "
+			    "operators sign in here",
+			    login);
+		else
+			snprintf(why, sizeof(why), "%s", store_errmsg(db));
 		refuse(w, rp, 403, login, addr, why, why);
 		goto out;
 	}
