@@ -52,7 +52,6 @@ void decide_post(struct web *w, struct session *s, const char *addr, long long i
 	struct store *db = s->db;
 	int status = 500;
 
-	(void)w;
 	snprintf(ids, sizeof(ids), "%lld", id);
 	if (text && *text == '\0')
 		text = NULL;
@@ -116,6 +115,16 @@ failed:
 	        s->login, store_sqlstate(db)[0] ? store_sqlstate(db) : "-",
 	        log_quote(err, q, sizeof(q)));
 	store_exec_quiet(db, "ROLLBACK");
+	if (store_sqlstate(db)[0] == '\0' && !store_connected(db)) {
+		/* The connection is gone, and the session with it. */
+		session_end(w->sessions, s);
+		buf_reset(&rp->body);
+		rp->status = 503;
+		page_message(&rp->body, "Database connection lost",
+		             "The connection to the database for your login was lost; nothing was "
+		             "decided. Sign in again.");
+		goto out;
+	}
 	show(s, rp, id, status, err, true);
 out:
 	store_clear(r);

@@ -25,6 +25,23 @@ check_out "and the refusal says why" 'plain HTTP is refused on 0.0.0.0' $W -n -c
 sed -i 's/^database: .*/database: "user=web password=oops"/; s/^listen: .*/listen: 127.0.0.1:8080/' "$WORK/open.yaml"
 check_out "a password in a connection string is refused" 'must not hold a password' $W -n -c "$WORK/open.yaml"
 
+# ---- installed as a service
+stage=$WORK/stage
+check "make install stages airlock-web" make -s install DESTDIR="$stage"
+for f in bin/airlock-web share/man/man1/airlock-web.1 lib/systemd/system/airlock-web.service \
+	share/airlock/airlock-web.yaml; do
+	check "installed: $f" test -s "$stage/usr/local/$f"
+done
+check "installed: /etc/airlock/airlock-web.yaml" test -s "$stage/etc/airlock/airlock-web.yaml"
+unitdir=$WORK/unit
+mkdir -p "$unitdir/man/man1"
+cp man/airlock-web.1 "$unitdir/man/man1/"
+sed -e "s|@BINDIR@|$PWD/build/bin|g" -e "s|@SYSCONFDIR@|/etc|g" dist/airlock-web.service >"$unitdir/airlock-web.service"
+check "systemd-analyze verify: airlock-web.service is clean" \
+	env MANPATH="$unitdir/man" systemd-analyze verify "$unitdir/airlock-web.service"
+check_out "the shipped config passes airlock-web -n" 'is valid' \
+	$W -n -c "$stage/etc/airlock/airlock-web.yaml"
+
 start_web main 'signin_max_failures: 50' || { echo "airlock-web did not start"; exit 1; }
 MAIN_URL=$URL
 MAIN_PID=$WPID
