@@ -28,10 +28,16 @@ psql -Xq -c "CREATE ROLE web LOGIN IN ROLE airlock_web;
 hba=$(psql -XAtq -c "SHOW data_directory")/pg_hba.conf
 { echo "host all all 127.0.0.1/32 scram-sha-256"; cat "$hba"; } >"$tmp/hba" && cp "$tmp/hba" "$hba"
 psql -XAtq -c "SELECT pg_reload_conf()" >/dev/null
-# P requests held for approval, as a worker would leave them.
-for i in $(seq "$P"); do
-	echo "SELECT airlock.run('proxmox-host:hubris', 'qm set 102 --memory $((1024 + i)) && systemctl restart pveproxy');"
-done | PGUSER=hermes psql -Xq >/dev/null
+# P requests held for approval, as a worker would leave them, from agents of
+# 50 requests each (the flood limit allows 60 a minute per agent).
+for g in $(seq $(((P + 49) / 50))); do
+	echo "CREATE ROLE bench_agent$g LOGIN IN ROLE airlock_agent;"
+	echo "SET SESSION AUTHORIZATION bench_agent$g;"
+	for i in $(seq $(((g - 1) * 50 + 1)) $((g * 50 < P ? g * 50 : P))); do
+		echo "SELECT airlock.run('proxmox-host:hubris', 'qm set 102 --memory $((1024 + i)) && systemctl restart pveproxy');"
+	done
+	echo "RESET SESSION AUTHORIZATION;"
+done | psql -Xq -v ON_ERROR_STOP=1 >/dev/null
 psql -Xq -c "UPDATE airlock.executions SET state = 'pending_approval', class = 'config_mutation',
 	payload_hash = md5(id::text), expires_at = now() + interval '1 hour',
 	reasons = '[{\"class\": \"config_mutation\", \"rule\": \"bench\", \"text\": \"qm set\", \"words\": \"qm set\"}]'"
@@ -107,14 +113,17 @@ def reader():
             line = b""
 threading.Thread(target=reader, daemon=True).start()
 time.sleep(0.5)
-xs = []
+xs, ys = [], []
 for _ in range(n):
     got.clear()
     t = time.perf_counter()
     subprocess.check_call(["psql", "-XAtqc", "SELECT pg_notify('airlock_pending', '')"], stdout=subprocess.DEVNULL)
     t_sent = time.perf_counter()
     assert got.wait(10), "no change event"
-    xs.append((time.perf_counter() - t_sent) * 1000)
-xs.sort()
-print(f"NOTIFY committed -> change event on the stream: median {statistics.median(xs):.1f} ms, p95 {xs[int(len(xs) * 0.95) - 1]:.1f} ms")
+    t_got = time.perf_counter()
+    xs.append((t_got - t) * 1000)
+    ys.append(max(0.0, t_got - t_sent) * 1000)
+xs.sort(); ys.sort()
+print(f"psql started to NOTIFY -> change event on the stream: median {statistics.median(xs):.1f} ms, p95 {xs[int(len(xs) * 0.95) - 1]:.1f} ms "
+      f"(after psql exited: median {statistics.median(ys):.1f} ms, p95 {ys[int(len(ys) * 0.95) - 1]:.1f} ms)")
 EOF
