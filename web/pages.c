@@ -177,8 +177,10 @@ int page_pending_list(struct buf *out, struct store *db)
 		const char *cls = col(r, i, 2);
 		buf_printf(out, "<li class=\"req\" data-id=\"%s\"><a href=\"/r/%s\">",
 		           store_get(r, i, 0), store_get(r, i, 0));
-		buf_printf(out, "<span class=\"id\">#%s</span> <span class=\"class %s\">",
-		           store_get(r, i, 0), cls ? cls : "unclassified");
+		buf_printf(out, "<span class=\"id\">#%s</span> <span class=\"class ",
+		           store_get(r, i, 0));
+		html_esc(out, cls ? cls : "unclassified");
+		buf_puts(out, "\">");
 		text_or(out, cls, "unclassified");
 		buf_puts(out, "</span> <span class=\"target\">");
 		html_text(out, col(r, i, 1));

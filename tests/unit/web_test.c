@@ -3,6 +3,8 @@
  * escaping and the config's refusals. */
 #include "lib/buf.h"
 #include "lib/totp.h"
+#include "lib/utf8.h"
+#include "lib/visible.h"
 #include "web/config.h"
 #include "web/form.h"
 #include "web/html.h"
@@ -294,6 +296,128 @@ static void test_html(void **state)
 	buf_free(&b);
 }
 
+/* Pieces an attacker would put in a command, an output or a name, per
+ * category: terminal escapes (CSI, OSC, DCS), C0 and C1 controls, bidi
+ * overrides and isolates, zero-width and other invisible characters,
+ * markup and script, entities, invalid UTF-8, and ordinary text. */
+static const char *const pieces[] = {
+    "\x1b[2K",
+    "\x1b[1A",
+    "\x1b]0;title\x07",
+    "\x1b]52;c;cm0gLXJmIC8=\x07",
+    "\x1bP1$r\x1b\\",
+    "\x1b[?1049h",
+    "\r",
+    "\n",
+    "\t",
+    "\b",
+    "\x07",
+    "\x7f",
+    "\x01",
+    "\x1f",
+    "\xc2\x85",
+    "\xc2\x9b",
+    "\xc2\x9d", /* C1: NEL, CSI, OSC */
+    "\xe2\x80\xae",
+    "\xe2\x80\xad",
+    "\xe2\x81\xa6",
+    "\xe2\x81\xa9",
+    "\xe2\x80\x8f", /* bidi */
+    "\xe2\x80\x8b",
+    "\xe2\x80\x8d",
+    "\xef\xbb\xbf",
+    "\xe2\x81\xa0",
+    "\xc2\xa0", /* invisible */
+    "\xe3\x80\x80",
+    "\xf3\xa0\x80\x81",
+    "\xe2\xa0\x80", /* spaces, tags */
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "\"><svg onload=alert(1)>",
+    "' onmouseover='alert(1)",
+    "&lt;b&gt;",
+    "&#x3c;",
+    "javascript:alert(1)",
+    "</pre><b>",
+    "\xff",
+    "\xc0\xaf",
+    "\xed\xa0\x80",
+    "\xe2\x80", /* invalid UTF-8 */
+    "rm -rf /",
+    " ",
+    "qm destroy 102",
+    "\\x1b",
+    "\\",
+    "caf\xc3\xa9",
+    "\xf0\x9f\x94\xa5",
+};
+
+static bool starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* What must never reach a page: a raw markup character, a control, or a
+ * character visible_text() would escape; and the result is valid UTF-8. */
+static void assert_inert(const char *html, bool lines)
+{
+	const unsigned char *p = (const unsigned char *)html;
+	size_t n = strlen(html), i = 0;
+	bool in_tag = false;
+
+	while (i < n) {
+		unsigned long cp;
+		size_t k = utf8_decode(p + i, n - i, &cp);
+		if (k == 0)
+			fail_msg("invalid UTF-8 at byte %zu of: %s", i, html);
+		/* Our own wrapper spans are the only markup. */
+		if (cp == '<') {
+			if (!starts(html + i, "<span class=\"hidden-chars\" ") &&
+			    !starts(html + i, "</span>") &&
+			    !starts(html + i, "<em class=\"cut\">") && !starts(html + i, "</em>"))
+				fail_msg("raw '<' at byte %zu of: %s", i, html);
+			in_tag = true;
+		} else if (cp == '>') {
+			if (!in_tag)
+				fail_msg("raw '>' at byte %zu of: %s", i, html);
+			in_tag = false;
+		} else if (!in_tag && (cp == '"' || cp == '\'')) {
+			fail_msg("raw quote at byte %zu of: %s", i, html);
+		} else if (cp == '&') {
+			if (strncmp(html + i, "&amp;", 5) && strncmp(html + i, "&lt;", 4) &&
+			    strncmp(html + i, "&gt;", 4) && strncmp(html + i, "&quot;", 6) &&
+			    strncmp(html + i, "&#39;", 5))
+				fail_msg("a bare '&' at byte %zu of: %s", i, html);
+		} else if (cp < 0x20 && !(lines && (cp == '\n' || cp == '\t'))) {
+			fail_msg("control 0x%02lx at byte %zu of: %s", cp, i, html);
+		} else if (cp >= 0x20 &&
+		           (cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || visible_escapes(cp))) {
+			fail_msg("U+%04lX reached the page at byte %zu", cp, i);
+		}
+		i += k;
+	}
+}
+
+static void test_html_generated(void **state)
+{
+	unsigned seed = 20261201;
+	(void)state;
+
+	for (int round = 0; round < 20000; round++) {
+		struct buf in = BUF_INIT, out = BUF_INIT;
+		int parts = 1 + (int)(rand_r(&seed) % 8);
+		for (int k = 0; k < parts; k++)
+			buf_puts(&in, pieces[rand_r(&seed) % (sizeof(pieces) / sizeof(pieces[0]))]);
+		html_text(&out, buf_str(&in));
+		assert_inert(buf_str(&out), false);
+		buf_reset(&out);
+		html_block(&out, in.data, in.len, (size_t)(rand_r(&seed) % 64));
+		assert_inert(buf_str(&out), true);
+		buf_free(&in);
+		buf_free(&out);
+	}
+}
+
 /* Writes text to a temporary config file and loads it. */
 static int load(const char *text, struct web_config *c, char *err, size_t errlen)
 {
@@ -371,6 +495,7 @@ int main(void)
 	    cmocka_unit_test(test_ratelimit),
 	    cmocka_unit_test(test_form),
 	    cmocka_unit_test(test_html),
+	    cmocka_unit_test(test_html_generated),
 	    cmocka_unit_test(test_config),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -88,7 +88,7 @@ check_out "the reasons with their rule ids" 'class="rule">rule [a-z]' cat "$WORK
 check_out "action and change id" 'install NFS.*chg-9' cat "$WORK/alice.html"
 check_out "the rewind status" 'id="rewind">[^<]*rewind' cat "$WORK/alice.html"
 check_out "the blast radius lists the host's guests" 'id="blast".*vm:db01.*guest on this host' cat "$WORK/alice.html"
-check_out "no preview without the previews table" 'id="preview"><p class="note">no preview' cat "$WORK/alice.html"
+check_out "no preview when none was made" 'id="preview"><p class="note">no preview' cat "$WORK/alice.html"
 
 # A host command that names guests: the guest it touches, with its own protection.
 id2=$(as_agent $A run --target proxmox-host:hubris -- 'qm destroy 102 && pct stop 201')
@@ -98,6 +98,17 @@ check_out "qm destroy 102 shows the VM it destroys" '<tr class="named"><td>touch
 check_out "pct stop 201 shows the container" '<tr class="named"><td>touched by the command</td><td class="entity">lxc:nfs-export</td><td>pct stop' cat "$WORK/alice.html"
 check_out "with each guest's own protection" 'class="entity">vm:db01</td><td>qm destroy</td><td class="protection">(Zerto VM|no Zerto identifier)' cat "$WORK/alice.html"
 check_out "and the relations of the guests it names (both directions)" 'proxmox-host:hubris <span class="note">\(via lxc:nfs-export\)</span></td><td>runs-on \(out\)' cat "$WORK/alice.html"
+
+# The preview, once the previews table exists (made here with its documented
+# columns when no migration has made it yet).
+q "CREATE TABLE IF NOT EXISTS airlock.execution_previews (execution_id bigint, ord integer, command text,
+	exit_code integer, stdout bytea, stderr bytea, truncated boolean, error text, created_at timestamptz DEFAULT now());
+   GRANT SELECT ON airlock.execution_previews TO airlock_operator;
+   INSERT INTO airlock.execution_previews (execution_id, ord, command, exit_code, stdout, stderr, truncated, error)
+   VALUES ($id2, 1, 'qm config 102', 0, convert_to(E'name: db01\\nmemory: 4096\\033[31m', 'UTF8'), '', false, NULL)" >/dev/null
+get alice /r/$id2 >/dev/null
+check_out "the preview is shown with its command and exit code" 'read-only preview: <code>qm config 102</code> &middot; exit 0' cat "$WORK/alice.html"
+check_out "and its output, escapes visible" 'memory: 4096\\x1b\[31m' cat "$WORK/alice.html"
 
 # However a host command spells the guest, the guest is found (and only a real one).
 named() { echo "SELECT coalesce(string_agg(tool || ' ' || verb || ' ' || vmid, ', ' ORDER BY vmid, tool), '-') FROM airlock._named_guests(:'c')" | psql -XAtq -v c="$1"; }
