@@ -1,11 +1,14 @@
 /* server.c -- MCP lifecycle, JSON-RPC dispatch and the wait loop. */
 #include "mcp/server.h"
 
-#include "mcp/db.h"
+#include "mcp/agent.h"
 #include "mcp/executions.h"
 #include "mcp/framing.h"
 #include "mcp/jsonrpc.h"
+#include "mcp/result.h"
 #include "mcp/tools.h"
+
+#include "store/store.h"
 
 #include "lib/log.h"
 #include "lib/xalloc.h"
@@ -43,7 +46,7 @@ struct deferred {
 };
 
 struct mcp_server {
-	struct mcp_db *db;
+	struct mcp_agent *agent;
 	struct mcp_reader *in;
 	int out_fd;
 	const volatile sig_atomic_t *stop;
@@ -54,11 +57,11 @@ struct mcp_server {
 	size_t qhead, qlen, qcap;
 };
 
-struct mcp_server *mcp_server_new(struct mcp_db *db, int in_fd, int out_fd)
+struct mcp_server *mcp_server_new(struct mcp_agent *agent, int in_fd, int out_fd)
 {
 	struct mcp_server *s = xcalloc(1, sizeof(*s));
 
-	s->db = db;
+	s->agent = agent;
 	s->in = mcp_reader_new(in_fd, MCP_LINE_MAX);
 	s->out_fd = out_fd;
 	return s;
@@ -210,7 +213,12 @@ static cJSON *do_tools_call(struct mcp_server *s, const cJSON *id, const cJSON *
 		                   "Invalid params: tools/call arguments must be an object");
 	if (args == NULL)
 		args = empty = cJSON_CreateObject();
-	mcp_tools_call(s->db, name->valuestring, args, &call);
+	memset(&call, 0, sizeof(call));
+	call.result = mcp_tools_check(name->valuestring, args);
+	if (call.result == NULL && mcp_agent_ready(s->agent) < 0)
+		call.result = mcp_result_db_error(mcp_agent_store(s->agent), name->valuestring);
+	else if (call.result == NULL)
+		mcp_tools_call(mcp_agent_store(s->agent), name->valuestring, args, &call);
 	cJSON_Delete(empty);
 	if (call.wait_id != 0) {
 		wait_execution(s, &call, id, params);
@@ -439,24 +447,36 @@ static bool read_during_wait(struct mcp_server *s, const cJSON *req_id)
 	}
 }
 
-/* Sleeps in poll() until the database or the client has something or
- * timeout_ms passes, then takes in what the client sent.  -1 when the wait
- * must end (poll or read failed); *cancelled when the client cancelled req_id. */
+/* Sleeps until the database or the client has something or timeout_ms
+ * passes, then takes in what the client sent.  -1 when the wait must end
+ * (a read failed); *cancelled when the client cancelled req_id.  A lost
+ * database shows on the next state_changed(). */
 static int wait_io(struct mcp_server *s, const cJSON *req_id, int64_t timeout_ms, bool *cancelled)
 {
-	struct pollfd fds[2] = {
-	    {.fd = mcp_db_socket(s->db), .events = POLLIN},
-	    {.fd = mcp_reader_fd(s->in), .events = POLLIN},
-	};
+	int rc =
+	    store_wait_notify_or(mcp_agent_store(s->agent), mcp_reader_fd(s->in), (int)timeout_ms);
 
-	if (poll(fds, 2, (int)timeout_ms) < 0 && errno != EINTR)
-		return -1;
-	if (fds[1].revents != 0) {
+	if (rc == 2) {
 		if (mcp_reader_fill(s->in) < 0 && errno != EINTR)
 			return -1;
 		*cancelled = read_during_wait(s, req_id);
 	}
 	return 0;
+}
+
+/* Takes what the session holds: 1 when a state change was announced, 0 when
+ * none was, -1 when the session is lost. */
+static int state_changed(struct store *st)
+{
+	char ch[64];
+	int hit = 0;
+
+	if (store_wait_notify(st, 0) < 0)
+		return -1;
+	while (store_notification(st, ch, sizeof(ch), NULL, 0) == 1)
+		if (strcmp(ch, MCP_STATE_CHANNEL) == 0)
+			hit = 1;
+	return hit;
 }
 
 /* Progress reports for a waiting request whose client asked for them with
@@ -521,6 +541,7 @@ static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJ
 {
 	int64_t deadline = now_ms() + (int64_t)call->wait_seconds * 1000;
 	enum mcp_wait_end why = MCP_WAIT_STOPPED;
+	struct store *st = mcp_agent_store(s->agent);
 	int reconnects = 0;
 	struct progress prog;
 	char state[40];
@@ -528,21 +549,22 @@ static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJ
 	log_msg(LOG_INFO, "exec=%lld evt=mcp.wait seconds=%d", (long long)call->wait_id,
 	        call->wait_seconds);
 	progress_init(&prog, params);
-	if (prog.token != NULL && mcp_exec_state(s->db, call->wait_id, state, sizeof(state)) == 0)
+	if (prog.token != NULL && mcp_exec_state(st, call->wait_id, state, sizeof(state)) == 0)
 		progress_send(s, &prog, call->wait_id, state, deadline - now_ms());
 	if (read_during_wait(s, req_id))
 		why = MCP_WAIT_CANCELLED;
 	while (why != MCP_WAIT_CANCELLED && !stopping(s)) {
-		int hit = mcp_db_notified(s->db, call->wait_id);
+		int hit = state_changed(st);
 		bool cancelled = false;
 		int64_t left;
 
-		if (hit < 0 && reconnects++ < 3 && mcp_db_connect(s->db) == 0)
+		if (hit < 0 && reconnects++ < 3 && mcp_agent_ready(s->agent) == 0)
 			hit = 1; /* listening again on a new connection: re-read, then wait on */
 		if (hit < 0)
 			break; /* the database is gone: the answer says so */
 		if (hit > 0) {
-			if (mcp_exec_state(s->db, call->wait_id, state, sizeof(state)) < 0)
+			if (mcp_agent_ready(s->agent) < 0 ||
+			    mcp_exec_state(st, call->wait_id, state, sizeof(state)) < 0)
 				break;
 			if (mcp_exec_settled(state, call->wait_until_final)) {
 				why = MCP_WAIT_SETTLED;
@@ -573,7 +595,7 @@ static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJ
 	log_msg(LOG_INFO, "exec=%lld evt=mcp.wait_end why=%s", (long long)call->wait_id,
 	        mcp_exec_wait_end_name(why));
 	cJSON_Delete(prog.token);
-	mcp_exec_end_wait(s->db, call, why);
+	mcp_exec_end_wait(st, call, why);
 }
 
 int mcp_server_run(struct mcp_server *s)

@@ -12,15 +12,15 @@
 #include <signal.h>
 #include <stddef.h>
 
-struct mcp_db;
+struct mcp_agent;
 struct mcp_server;
 
 #define MCP_SERVER_NAME    "airlock-mcp"
 #define MCP_SERVER_VERSION "0.1.0"
 
-/* db is borrowed and may stay unconnected (tool calls then say why).
+/* agent is borrowed and may stay unconnected (tool calls then say why).
  * Reads in_fd, writes only protocol lines to out_fd. */
-struct mcp_server *mcp_server_new(struct mcp_db *db, int in_fd, int out_fd);
+struct mcp_server *mcp_server_new(struct mcp_agent *agent, int in_fd, int out_fd);
 void mcp_server_free(struct mcp_server *s); /* NULL is a no-op */
 /* A signal flag (set by the caller's handler) that ends mcp_server_run. */
 void mcp_server_set_stop_flag(struct mcp_server *s, const volatile sig_atomic_t *flag);

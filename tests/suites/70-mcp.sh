@@ -24,6 +24,12 @@ fi
 tmp=$(mktemp -d /tmp/airlock-mcp-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
+# ---- the store's sessions, which airlock-mcp is built on: notifications and bounded waits,
+# sessions the server ends, reads sent again and writes not, hooks (ASan+UBSan)
+make -s build/integration/store_seam_test >/dev/null || exit 1
+check "store seam: sessions, notifications, reconnects against this PostgreSQL" \
+	env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 build/integration/store_seam_test
+
 check "migrate" build/bin/airlock migrate
 check "seed" build/bin/airlock seed seeds/
 check "agent login hermes" psql -qc "CREATE ROLE hermes LOGIN IN ROLE airlock_agent"

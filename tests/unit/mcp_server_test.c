@@ -1,7 +1,7 @@
 /* mcp_server_test.c -- airlock-mcp's lifecycle, dispatch, errors and tool validation,
  * driven line by line without a database (tool calls that get past validation
  * must then report the unreachable database as an isError result). */
-#include "mcp/db.h"
+#include "mcp/agent.h"
 #include "mcp/server.h"
 #include "mcp/tools.h"
 
@@ -18,7 +18,7 @@
 struct fixture {
 	FILE *out;
 	long read_at;
-	struct mcp_db *db;
+	struct mcp_agent *agent;
 	struct mcp_server *srv;
 };
 
@@ -27,8 +27,8 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	f->out = tmpfile();
-	f->db = mcp_db_new("host=/nonexistent-airlock-mcp-test");
-	f->srv = mcp_server_new(f->db, -1, fileno(f->out));
+	f->agent = mcp_agent_new("host=/nonexistent-airlock-mcp-test");
+	f->srv = mcp_server_new(f->agent, -1, fileno(f->out));
 	*state = f;
 	return 0;
 }
@@ -38,7 +38,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	mcp_server_free(f->srv);
-	mcp_db_free(f->db);
+	mcp_agent_free(f->agent);
 	fclose(f->out);
 	free(f);
 	return 0;
