@@ -89,12 +89,11 @@ int main(int argc, char **argv)
 		mcp_agent_free(agent);
 		return 3;
 	}
-	srv = mcp_server_new(agent, STDIN_FILENO, STDOUT_FILENO);
+	srv = mcp_server_new(conninfo, agent, STDIN_FILENO, STDOUT_FILENO);
 	mcp_server_set_stop_flag(srv, &stop_requested);
 	log_msg(LOG_INFO, "evt=mcp.start version=%s", MCP_SERVER_VERSION);
 	rc = mcp_server_run(srv);
-	mcp_server_free(srv);
-	mcp_agent_free(agent);
+	mcp_server_free(srv); /* and every session, agent's included */
 	log_msg(LOG_INFO, "evt=mcp.exit status=%d", rc < 0 ? 1 : 0);
 	return rc < 0 ? 1 : 0;
 }
