@@ -13,7 +13,7 @@ if [ -z "${AIRLOCK_PGTMP:-}" ]; then
 fi
 . tests/lib.sh
 
-for tool in node npm python3 psql pkg-config; do
+for tool in node npm python3 psql pkg-config valgrind; do
 	command -v "$tool" >/dev/null || { echo "70-mcp: $tool is missing (scripts/install-deps)"; exit 1; }
 done
 [ -x build/bin/airlock-mcp ] && [ -x build/bin/airlock ] || { echo "70-mcp: build first (make)"; exit 1; }
@@ -50,6 +50,11 @@ check "sdk client (@modelcontextprotocol/sdk over stdio)" \
 check "agent login conc (its own flood limits)" psql -qc "CREATE ROLE conc LOGIN IN ROLE airlock_agent"
 check "concurrent: a burst answered exactly once; queued and waiting calls cancelled; EOF in flight" \
 	env CONC_STDERR="$tmp/concurrent.stderr" tests/mcp/concurrent.py -- build/bin/airlock-mcp --db "user=conc"
+# The threads' memory under valgrind: any error or leak makes the server exit 9, which fails it.
+check "valgrind: concurrent calls without memory errors or leaks" \
+	env CONC_STDERR="$tmp/concurrent-vg.stderr" tests/mcp/concurrent.py --burst 60 --seed 8 -- \
+	valgrind --quiet --error-exitcode=9 --leak-check=full --show-leak-kinds=definite,indirect \
+	--errors-for-leak-kinds=definite,indirect build/bin/airlock-mcp --db "user=conc"
 check "a login that does not exist gets isError results, not silence" bash -c \
 	'printf "%s\n" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}" \
 		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"list_checks\"}}" |
