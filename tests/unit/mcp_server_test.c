@@ -153,6 +153,19 @@ static void test_batches_2025_03_26(void **state)
 	expect(f, "[]", "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,");
 	expect(f, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}]",
 	       "[{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32600,");
+	/* Calls a worker answers still come back in one array, in the batch's
+	 * order, after the entries answered at once. */
+	expect(f,
+	       "[{\"jsonrpc\":\"2.0\",\"id\":\"t1\",\"method\":\"tools/call\",\"params\":{"
+	       "\"name\":\"get_health_summary\"}},{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":"
+	       "\"ping\"},{\"jsonrpc\":\"2.0\",\"id\":\"t2\",\"method\":\"tools/call\",\"params\":{"
+	       "\"name\":\"list_checks\"}},{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}]",
+	       "[{\"jsonrpc\":\"2.0\",\"id\":\"t1\",\"result\":{\"content\":[{\"type\":\"text\","
+	       "\"text\":\"cannot connect");
+	expect(f,
+	       "[{\"jsonrpc\":\"2.0\",\"id\":\"t3\",\"method\":\"tools/call\",\"params\":{"
+	       "\"name\":\"list_checks\"}},{\"jsonrpc\":\"2.0\",\"id\":\"p2\",\"method\":\"ping\"}]",
+	       "\"isError\":true}},{\"jsonrpc\":\"2.0\",\"id\":\"p2\",\"result\":{}}]\n");
 }
 
 static void test_tools(void **state)
