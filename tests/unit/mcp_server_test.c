@@ -162,10 +162,11 @@ static void test_batches_2025_03_26(void **state)
 	       "\"name\":\"list_checks\"}},{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}]",
 	       "[{\"jsonrpc\":\"2.0\",\"id\":\"t1\",\"result\":{\"content\":[{\"type\":\"text\","
 	       "\"text\":\"cannot connect");
-	expect(f,
-	       "[{\"jsonrpc\":\"2.0\",\"id\":\"t3\",\"method\":\"tools/call\",\"params\":{"
-	       "\"name\":\"list_checks\"}},{\"jsonrpc\":\"2.0\",\"id\":\"p2\",\"method\":\"ping\"}]",
-	       "\"isError\":true}},{\"jsonrpc\":\"2.0\",\"id\":\"p2\",\"result\":{}}]\n");
+	expect(
+	    f,
+	    "[{\"jsonrpc\":\"2.0\",\"id\":\"t3\",\"method\":\"tools/call\",\"params\":{"
+	    "\"name\":\"list_checks\"}},{\"jsonrpc\":\"2.0\",\"id\":\"p2\",\"method\":\"ping\"}]",
+	    "\"isError\":true}},{\"jsonrpc\":\"2.0\",\"id\":\"p2\",\"result\":{}}]\n");
 }
 
 static void test_tools(void **state)
