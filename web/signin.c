@@ -30,6 +30,18 @@ void signin_release(void *db)
 	store_close(db);
 }
 
+/* A statement on airlock-web's own connection (the caller holds svc_mu); a
+ * connection lost since the last one (a database restart) is made again
+ * once before the statement fails. */
+static struct store_res *svc_exec(struct web *w, const char *sql, int n, const char *const *params)
+{
+	struct store_res *r = store_exec(w->svc, sql, n, params);
+
+	if (r == NULL && !store_connected(w->svc) && store_reset(w->svc) == 0)
+		r = store_exec(w->svc, sql, n, params);
+	return r;
+}
+
 void signin_record_failure(struct web *w, const char *login, const char *addr, const char *why)
 {
 	char q1[200], q2[600];
@@ -38,8 +50,8 @@ void signin_record_failure(struct web *w, const char *login, const char *addr, c
 	log_msg(LOG_INFO, "evt=web.signin_failed login=%s addr=%s why=%s",
 	        log_quote(login, q1, sizeof(q1)), addr, log_quote(why, q2, sizeof(q2)));
 	pthread_mutex_lock(&w->svc_mu);
-	r = store_exec(w->svc, "SELECT airlock.web_sign_in_failed($1, $2, $3)", 3,
-	               (const char *const[]){login, addr, why});
+	r = svc_exec(w, "SELECT airlock.web_sign_in_failed($1, $2, $3)", 3,
+	             (const char *const[]){login, addr, why});
 	if (r == NULL)
 		log_msg(LOG_ERROR, "evt=web.record_failed error=%s",
 		        log_quote(store_errmsg(w->svc), q2, sizeof(q2)));
@@ -117,9 +129,8 @@ static int second_factor(struct web *w, const char *login, const char *code, cha
 	char step[24];
 
 	pthread_mutex_lock(&w->svc_mu);
-	r = store_exec(w->svc,
-	               "SELECT enrolled, secret, last_step FROM airlock.web_totp_secret($1)", 1,
-	               (const char *const[]){login});
+	r = svc_exec(w, "SELECT enrolled, secret, last_step FROM airlock.web_totp_secret($1)", 1,
+	             (const char *const[]){login});
 	if (r == NULL || store_nrows(r) != 1) {
 		snprintf(why, whylen, "could not read the second factor: %s", store_errmsg(w->svc));
 		goto out;
@@ -141,8 +152,8 @@ static int second_factor(struct web *w, const char *login, const char *code, cha
 	}
 	store_clear(r);
 	snprintf(step, sizeof(step), "%llu", (unsigned long long)s);
-	r = store_exec(w->svc, "SELECT airlock.web_totp_use($1, $2::bigint)", 2,
-	               (const char *const[]){login, step});
+	r = svc_exec(w, "SELECT airlock.web_totp_use($1, $2::bigint)", 2,
+	             (const char *const[]){login, step});
 	if (r == NULL || store_get(r, 0, 0)[0] != 't') {
 		snprintf(why, whylen, "wrong, expired or already used one-time code");
 		goto out;

@@ -206,6 +206,14 @@ check_eq "the session is over" 303 "$(get alice /)"
 check_eq "bob's session still works" 200 "$(get bob /)"
 check_eq "and alice signs in again" 303 "$(signin alice alice alice-secret-pw)"
 
+# ---- airlock-web's own connection lost (a database restart): made again
+check "fault: airlock-web's own connection is terminated" q \
+	"SELECT count(*) > 0 FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'web' AND application_name = 'airlock-web') t"
+before=$(q "SELECT count(*) FROM airlock.web_history WHERE kind = 'sign_in_failed'")
+check_eq "a failed sign-in after it is still refused" 403 "$(signin x2 alice not-her-password)"
+check_eq "and still recorded (the connection was made again)" $((before + 1)) \
+	"$(q "SELECT count(*) FROM airlock.web_history WHERE kind = 'sign_in_failed'")"
+
 # ---- sign out
 get bob / >/dev/null
 check_eq "bob signs out" 303 "$(post bob /logout "csrf=$(csrf_of bob)")"
@@ -286,6 +294,7 @@ check_eq "valgrind: bob signs in" 303 "$(signin vgb bob bob-secret-pw)"
 curl -s -N -b "$WORK/vga.jar" "$URL/events" >"$WORK/vg-sse.out" 2>/dev/null &
 VGSSE=$!
 DAEMON_PIDS+=("$VGSSE")
+check "valgrind: the stream opens" wait_file 60 "$WORK/vg-sse.out" 'retry: 3000'
 idv=$(as_agent $A run --target proxmox-host:hubris -- 'systemctl restart pve-firewall')
 wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $idv"
 check "valgrind: the stream sees it" wait_file 30 "$WORK/vg-sse.out" 'event: change'
