@@ -26,7 +26,7 @@ static void usage(FILE *f, const char *dflt)
 	fprintf(f,
 	        "usage: airlock-web [-c CONFIG] [-n]\n"
 	        "  -c, --config FILE  the configuration (default $AIRLOCK_WEB_CONFIG, else\n"
-	        "                     %s); every key: airlock-web(8)\n"
+	        "                     %s); every key: airlock-web(1)\n"
 	        "  -n, --check        validate the configuration and exit (0 valid, 1 not)\n"
 	        "Operators sign in with their own PostgreSQL login and password (and a\n"
 	        "one-time code once enrolled with `airlock operator totp enroll`); every\n"
