@@ -156,9 +156,11 @@ $$;
 
 -- What a request can reach, one row per thing: the target's relations in
 -- both directions, the node a guest runs on, and for a host command the
--- guests it names (with their own relations).  Each guest's protection is
--- what the estate knows of it: whether Zerto has an identifier for it, and
--- the rewind status last recorded for a request on it.
+-- guests it names (with their own relations).  Each entity's protection is
+-- what the estate knows of it: for a VM the name Zerto knows it by (its
+-- zerto_vm_identifier, else its slug's name; NULL for a host or a container,
+-- which Zerto does not protect), and the rewind status last recorded for a
+-- request on it.
 CREATE FUNCTION airlock.blast_radius(exec_id bigint)
 RETURNS TABLE (kind text, entity text, relation text, via text, zerto_vm text, rewind_status text,
 	rewind_seen timestamptz, note text)
@@ -200,7 +202,8 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
 		FROM t JOIN airlock.entities g ON g.node = t.slug)
 	SELECT rows.kind, rows.entity, rows.relation,
 	       CASE WHEN rows.via IS NULL THEN NULL ELSE rows.via END,
-	       en.zerto_vm_identifier, lr.rewind_status, lr.classified_at, rows.note
+	       CASE WHEN en.type = 'vm' THEN coalesce(en.zerto_vm_identifier, split_part(en.slug, ':', 2)) END,
+	       lr.rewind_status, lr.classified_at, rows.note
 	FROM rows
 	LEFT JOIN airlock.entities en ON en.slug = rows.entity
 	LEFT JOIN last_rewind lr ON lr.target = rows.entity

@@ -302,10 +302,10 @@ static int blast_radius(struct buf *out, struct store *db, const char *id)
 			buf_puts(out, "</strong>");
 		} else {
 			if (col(r, i, 4)) {
-				buf_puts(out, "Zerto VM ");
+				buf_puts(out, "VM known to Zerto as ");
 				html_text(out, col(r, i, 4));
 			} else {
-				buf_puts(out, "no Zerto identifier in the inventory");
+				buf_puts(out, "not a VM: Zerto cannot make a rewind point for it");
 			}
 			if (col(r, i, 5)) {
 				buf_puts(out, "; last recorded: ");

@@ -108,7 +108,7 @@ try {
   untilState(id2, ['pending_approval']);
   await alice.goto(`${URL}/r/${id2}`);
   const named = await alice.textContent('#blast tr.named');
-  expect(/vm:db01/.test(named) && /qm destroy/.test(named) && /(Zerto|no Zerto identifier)/.test(named),
+  expect(/vm:db01/.test(named) && /qm destroy/.test(named) && /VM known to Zerto as db01/.test(named),
     'qm destroy 102 shows vm:db01 with its own protection');
 
   // Destructive: one approval is not enough, a second operator completes it.

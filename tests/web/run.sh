@@ -96,7 +96,8 @@ wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id 
 get alice /r/$id2 >/dev/null
 check_out "qm destroy 102 shows the VM it destroys" '<tr class="named"><td>touched by the command</td><td class="entity">vm:db01</td><td>qm destroy' cat "$WORK/alice.html"
 check_out "pct stop 201 shows the container" '<tr class="named"><td>touched by the command</td><td class="entity">lxc:nfs-export</td><td>pct stop' cat "$WORK/alice.html"
-check_out "with each guest's own protection" 'class="entity">vm:db01</td><td>qm destroy</td><td class="protection">(Zerto VM|no Zerto identifier)' cat "$WORK/alice.html"
+check_out "with each guest's own protection" 'class="entity">vm:db01</td><td>qm destroy</td><td class="protection">VM known to Zerto as db01' cat "$WORK/alice.html"
+check_out "a container it names cannot be rewound" 'class="entity">lxc:nfs-export</td><td>pct stop</td><td class="protection">not a VM' cat "$WORK/alice.html"
 check_out "and the relations of the guests it names (both directions)" 'proxmox-host:hubris <span class="note">\(via lxc:nfs-export\)</span></td><td>runs-on \(out\)' cat "$WORK/alice.html"
 
 # The preview, once the previews table exists (made here with its documented
