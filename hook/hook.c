@@ -9,6 +9,8 @@
 #include "classifier/classifier.h"
 #include "hook/dest.h"
 #include "hook/reach.h"
+#include "lib/execstate.h"
+#include "lib/sqlstate.h"
 #include "lib/log.h"
 #include "lib/shellquote.h"
 #include "lib/xalloc.h"
@@ -519,7 +521,7 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 	params[3] = NULL;
 	res = store_exec(db->s, "SELECT airlock.guard($1, $2, $3, $4)", 4, params);
 	if (res == NULL) {
-		if (strcmp(store_sqlstate(db->s), "AL001") == 0)
+		if (sqlstate_is(store_sqlstate(db->s), SQLSTATE_UNKNOWN_ENTITY))
 			set(a, DEC_ASK, "mutating_unknown_vm",
 			    "%s is known to change %s, which airlock cannot checkpoint (%s). Allow "
 			    "it only if a rewind point is not needed.",
@@ -535,6 +537,7 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 	PQclear(res);
 	for (;;) {
 		const cJSON *st;
+		enum exec_state state;
 
 		cJSON_Delete(row);
 		row = NULL;
@@ -552,7 +555,14 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 		PQclear(res);
 		res = NULL;
 		st = cJSON_GetObjectItemCaseSensitive(row, "state");
-		if (cJSON_IsString(st) && strcmp(st->valuestring, "succeeded") == 0) {
+		if (!cJSON_IsString(st) || exec_state_parse(st->valuestring, &state) < 0) {
+			set(a, DEC_DENY, "guard_failed",
+			    "airlock hook: checkpoint request %s is in a state this hook does not "
+			    "know: denied (fail closed).",
+			    idbuf);
+			break;
+		}
+		if (state == EXEC_SUCCEEDED) {
 			const cJSON *tg = cJSON_GetObjectItemCaseSensitive(row, "target");
 
 			describe_points(cJSON_GetObjectItemCaseSensitive(row, "rewind_points"),
@@ -568,11 +578,7 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 			         idbuf);
 			break;
 		}
-		if (cJSON_IsString(st) && (strcmp(st->valuestring, "refused") == 0 ||
-		                           strcmp(st->valuestring, "cancelled") == 0 ||
-		                           strcmp(st->valuestring, "failed") == 0 ||
-		                           strcmp(st->valuestring, "expired") == 0 ||
-		                           strcmp(st->valuestring, "rejected") == 0)) {
+		if (exec_state_is_final(state)) {
 			const cJSON *err = cJSON_GetObjectItemCaseSensitive(row, "error");
 
 			set(a, DEC_DENY, "guard_refused",

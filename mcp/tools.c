@@ -5,6 +5,7 @@
 #include "mcp/executions.h"
 #include "mcp/result.h"
 
+#include "lib/execstate.h"
 #include "lib/buf.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
@@ -78,7 +79,7 @@ static const struct param get_params[] = {
 };
 
 static const struct param list_params[] = {
-    {"state", PT_STRING, false, 0, 0, mcp_exec_states, "Only executions in this state."},
+    {"state", PT_STRING, false, 0, 0, exec_state_names, "Only executions in this state."},
     SLUG_PARAM("target", false, "Only executions on this target."),
     {"limit", PT_INTEGER, false, 1, 200, NULL, "Page size (default 50)."},
     {"cursor", PT_STRING, false, 1, 40, NULL,

@@ -1,6 +1,7 @@
 /* store.c -- connection, statements and errors. */
 #include "store/store.h"
 
+#include "lib/sqlstate.h"
 #include "lib/xalloc.h"
 
 #include <stdarg.h>
@@ -170,7 +171,7 @@ PGresult *store_exec_bin(struct store *s, const char *sql, int nparams, const ch
 		 * this commit. */
 		PQclear(res);
 		PQreset(s->conn);
-		set_error(s, "08006",
+		set_error(s, SQLSTATE_CONNECTION_FAILURE,
 		          "the commit was not confirmed by a synchronous standby (its wait was "
 		          "cancelled); the session was ended and the step is not taken as done");
 		return NULL;

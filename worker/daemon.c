@@ -1,6 +1,7 @@
 /* daemon.c -- airlockd's threads and its main loop. */
 #include "worker/daemon.h"
 
+#include "lib/sqlstate.h"
 #include "lib/deadline.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
@@ -134,7 +135,8 @@ static void *worker_main(void *arg)
 		if (got < 0) {
 			/* A read-only database (a standby, or a demoted primary) stops
 			 * claims until a new session finds a primary. */
-			bool read_only = strcmp(store_sqlstate(db), "25006") == 0;
+			bool read_only =
+			    sqlstate_is(store_sqlstate(db), SQLSTATE_READ_ONLY_TRANSACTION);
 			log_msg(LOG_WARN,
 			        "worker=%s evt=claim_failed sqlstate=%s retry_ms=%d error=\"%s\"",
 			        who, store_sqlstate(db)[0] ? store_sqlstate(db) : "-",

@@ -133,8 +133,9 @@ void guard_status(struct guard *g, const struct queue_item *it, char *out, size_
                   int *possible)
 {
 	struct zerto_protection p;
+	enum target_type tt;
 
-	if (strcmp(it->target_type, "vm") != 0) {
+	if (target_type_parse(it->target_type, &tt) < 0 || tt != TARGET_VM) {
 		snprintf(out, outlen, "no rewind point possible: Zerto protects VMs, not a %s",
 		         it->target_type);
 		*possible = 0;
@@ -162,7 +163,7 @@ void guard_status(struct guard *g, const struct queue_item *it, char *out, size_
 }
 
 /* No rewind point can be made: policy decides. */
-static int no_rewind(const struct guard *g, const struct queue_item *it, const char *cls,
+static int no_rewind(const struct guard *g, const struct queue_item *it, enum risk_class cls,
                      const char *why, char **guard_json, char *reason, size_t reasonlen)
 {
 	cJSON *j = cJSON_CreateObject();
@@ -170,7 +171,7 @@ static int no_rewind(const struct guard *g, const struct queue_item *it, const c
 
 	cJSON_AddStringToObject(j, "outcome", "no_rewind_point");
 	cJSON_AddStringToObject(j, "why", why);
-	if (strcmp(cls, "reversible_low") == 0) {
+	if (cls == RISK_REVERSIBLE_LOW) {
 		if (!g->reversible_low_without_rewind) {
 			snprintf(
 			    reason, reasonlen,
@@ -195,7 +196,7 @@ static int no_rewind(const struct guard *g, const struct queue_item *it, const c
 }
 
 int guard_before(struct guard *g, struct store *db, const char *worker, const struct queue_item *it,
-                 const char *cls, char **rewind_json, char **guard_json, char *reason,
+                 enum risk_class cls, char **rewind_json, char **guard_json, char *reason,
                  size_t reasonlen)
 {
 	struct hook_ctx h = {.db = db, .worker = worker, .id = it->id};
@@ -203,13 +204,14 @@ int guard_before(struct guard *g, struct store *db, const char *worker, const st
 	    .ctx = &h, .lock_vpg = lock_vpg, .unlock_vpg = unlock_vpg, .event = record};
 	struct zerto_guard_result r = {0};
 	char change[32], logid[40];
+	enum target_type tt;
 	int rc;
 
 	*rewind_json = NULL;
 	*guard_json = NULL;
-	if (strcmp(cls, "read_only") == 0)
+	if (cls == RISK_READ_ONLY)
 		return 0;
-	if (strcmp(it->target_type, "vm") != 0)
+	if (target_type_parse(it->target_type, &tt) < 0 || tt != TARGET_VM)
 		return no_rewind(g, it, cls, "Zerto protects VMs only", guard_json, reason,
 		                 reasonlen);
 	if (g->zerto == NULL)
