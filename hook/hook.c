@@ -9,6 +9,7 @@
 #include "classifier/classifier.h"
 #include "hook/dest.h"
 #include "hook/reach.h"
+#include "lib/deadline.h"
 #include "lib/execstate.h"
 #include "lib/sqlstate.h"
 #include "lib/log.h"
@@ -35,8 +36,6 @@
  * budget ends, so the answer is a specific denial, not the failsafe's. */
 #define GUARD_POLL_MS   200
 #define GUARD_MARGIN_MS 2000
-
-static long now_ms(void);
 
 enum decision { DEC_NONE, DEC_ALLOW, DEC_ASK, DEC_DENY };
 
@@ -586,7 +585,7 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 			    cJSON_IsString(err) ? err->valuestring : st->valuestring);
 			break;
 		}
-		if (now_ms() >= deadline_ms) {
+		if (deadline_now_ms() >= deadline_ms) {
 			params[0] = idbuf;
 			PQclear(store_exec(db->s, "SELECT airlock.cancel($1::bigint)", 1, params));
 			set(a, DEC_DENY, "guard_timeout",
@@ -736,17 +735,9 @@ static void log_line(const struct hook_opts *o, const struct event *ev, const st
 	fclose(f);
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 int hook_run(const struct hook_opts *o)
 {
-	long t0 = now_ms();
+	int64_t t0 = deadline_now_ms();
 	struct answer a = {.d = DEC_NONE};
 	struct event ev = {0};
 	struct db db = {.conninfo = o->db};
@@ -775,7 +766,7 @@ int hook_run(const struct hook_opts *o)
 	if (parsed)
 		record(&ev, &db, &a, detail, &recorded);
 	rc = emit(&a);
-	log_line(o, parsed ? &ev : NULL, &a, now_ms() - t0, recorded);
+	log_line(o, parsed ? &ev : NULL, &a, (long)(deadline_now_ms() - t0), recorded);
 	store_close(db.s);
 	cJSON_Delete(detail);
 	cJSON_Delete(ev.root);

@@ -7,6 +7,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/tools.h"
 
+#include "lib/deadline.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
 
@@ -133,14 +134,6 @@ static void clip_utf8(const char *s, char *out, size_t outsz)
 	out[n] = '\0';
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static cJSON *do_initialize(struct mcp_server *s, const cJSON *id, const cJSON *params,
                             bool in_batch)
 {
@@ -193,7 +186,7 @@ static cJSON *do_tools_call(struct mcp_server *s, const cJSON *id, const cJSON *
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
 	cJSON *empty = NULL;
 	struct mcp_call call;
-	int64_t t0 = now_ms();
+	int64_t t0 = deadline_now_ms();
 
 	if (!cJSON_IsObject(params) || !cJSON_IsString(name))
 		return error_reply(id, MCP_INVALID_PARAMS,
@@ -219,7 +212,7 @@ static cJSON *do_tools_call(struct mcp_server *s, const cJSON *id, const cJSON *
 	}
 	log_msg(LOG_INFO, "evt=mcp.tool_call tool=%s is_error=%d ms=%lld", name->valuestring,
 	        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call.result, "isError")),
-	        (long long)(now_ms() - t0));
+	        (long long)(deadline_now_ms() - t0));
 	return mcp_reply_result(id, call.result);
 }
 
@@ -510,7 +503,7 @@ static void progress_send(struct mcp_server *s, struct progress *p, int64_t id, 
 	cJSON_AddNumberToObject(params, "progress", ++p->count);
 	cJSON_AddStringToObject(params, "message", msg);
 	send_reply(s, n);
-	p->next_ms = now_ms() + PROGRESS_EVERY_MS;
+	p->next_ms = deadline_now_ms() + PROGRESS_EVERY_MS;
 	log_msg(LOG_INFO, "exec=%lld evt=mcp.progress state=%s n=%d", (long long)id, st, p->count);
 }
 
@@ -519,7 +512,7 @@ static void progress_send(struct mcp_server *s, struct progress *p, int64_t id, 
 static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJSON *req_id,
                            const cJSON *params)
 {
-	int64_t deadline = now_ms() + (int64_t)call->wait_seconds * 1000;
+	int64_t deadline = deadline_now_ms() + (int64_t)call->wait_seconds * 1000;
 	enum mcp_wait_end why = MCP_WAIT_STOPPED;
 	int reconnects = 0;
 	struct progress prog;
@@ -529,7 +522,7 @@ static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJ
 	        call->wait_seconds);
 	progress_init(&prog, params);
 	if (prog.token != NULL && mcp_exec_state(s->db, call->wait_id, state, sizeof(state)) == 0)
-		progress_send(s, &prog, call->wait_id, state, deadline - now_ms());
+		progress_send(s, &prog, call->wait_id, state, deadline - deadline_now_ms());
 	if (read_during_wait(s, req_id))
 		why = MCP_WAIT_CANCELLED;
 	while (why != MCP_WAIT_CANCELLED && !stopping(s)) {
@@ -549,18 +542,21 @@ static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJ
 				break;
 			}
 			if (strcmp(state, prog.state) != 0)
-				progress_send(s, &prog, call->wait_id, state, deadline - now_ms());
+				progress_send(s, &prog, call->wait_id, state,
+				              deadline - deadline_now_ms());
 			continue; /* drain what arrived during that read */
 		}
-		left = deadline - now_ms();
+		left = deadline - deadline_now_ms();
 		if (left <= 0) {
 			why = MCP_WAIT_TIMEOUT;
 			break;
 		}
-		if (prog.token != NULL && now_ms() >= prog.next_ms)
+		if (prog.token != NULL && deadline_now_ms() >= prog.next_ms)
 			progress_send(s, &prog, call->wait_id, prog.state, left);
-		if (prog.token != NULL && prog.next_ms - now_ms() < left)
-			left = prog.next_ms - now_ms() > 0 ? prog.next_ms - now_ms() : 0;
+		if (prog.token != NULL && prog.next_ms - deadline_now_ms() < left)
+			left = prog.next_ms - deadline_now_ms() > 0
+			           ? prog.next_ms - deadline_now_ms()
+			           : 0;
 		if (mcp_reader_at_eof(s->in)) {
 			why = MCP_WAIT_INPUT_END;
 			break;

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 #include <libssh2.h>
 
+#include "lib/deadline.h"
 #include "lib/buf.h"
 #include "lib/log.h"
 #include "lib/shellquote.h"
@@ -65,14 +66,6 @@ static void libssh2_start(void)
 {
 	if (libssh2_init(0) != 0)
 		fatal("libssh2_init failed");
-}
-
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 struct transport *transport_new(const struct transport_config *cfg, char *err, size_t errlen)
@@ -237,7 +230,7 @@ static void result_init(struct transport_result *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->exit_code = -1;
-	r->started_at_ms = wall_ms();
+	r->started_at_ms = deadline_wall_ms();
 }
 
 void transport_result_free(struct transport_result *r)
@@ -392,11 +385,11 @@ static bool pct_refusal(const struct buf *err, int ctid)
  * keeps the environment by default), inherited by everything they start; on
  * the deadline a second channel sends SIGTERM to every process carrying it. */
 static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, bool ct, int ctid,
-                      int64_t deadline, size_t cap, const atomic_int *cancel,
+                      int64_t deadline, size_t cap, const atomic_bool *cancel,
                       struct transport_result *r)
 {
 	char *tag = xasprintf("%d.%ld.%lld", (int)getpid(), atomic_fetch_add(&t->seq, 1),
-	                      (long long)wall_ms());
+	                      (long long)deadline_wall_ms());
 	char *cmdline = ct ? xasprintf("AIRLOCK_EXEC_ID=%s pct exec %d -- %s", tag, ctid, prog)
 	                   : xasprintf("AIRLOCK_EXEC_ID=%s %s", tag, prog);
 	char *kill =
@@ -445,13 +438,13 @@ struct vmctx {
 	int vmid;
 	int64_t deadline;
 	size_t cap;
-	const atomic_int *cancel;
+	const atomic_bool *cancel;
 	struct transport_result *r;
 };
 
 static bool vm_stop_requested(const struct vmctx *c)
 {
-	return (c->cancel && atomic_load(c->cancel)) || sshnode_now_ms() >= c->deadline;
+	return (c->cancel && atomic_load(c->cancel)) || deadline_now_ms() >= c->deadline;
 }
 
 /* A finished qm JSON record into the result. */
@@ -493,7 +486,7 @@ static int vm_kill(struct vmctx *c, int64_t pid)
 	struct qmjson *p = NULL;
 
 	r->status = cancelled ? TRANSPORT_CANCELLED : TRANSPORT_TIMED_OUT;
-	run_qm(c->n, &op, cmd, sshnode_now_ms() + QM_CALL_MS, 4096, &p);
+	run_qm(c->n, &op, cmd, deadline_now_ms() + QM_CALL_MS, 4096, &p);
 	if (op.outcome != SSHOP_EXITED || op.exit_status != 0) {
 		char line[400];
 		stderr_line(&op.err, line, sizeof(line));
@@ -511,7 +504,7 @@ static int vm_kill(struct vmctx *c, int64_t pid)
 	free(qs);
 	/* Reap the record (and learn how it ended) if it is already gone. */
 	cmd = xasprintf("qm guest exec-status %d %lld", c->vmid, (long long)pid);
-	run_qm(c->n, &op, cmd, sshnode_now_ms() + QM_CALL_MS, c->cap, &p);
+	run_qm(c->n, &op, cmd, deadline_now_ms() + QM_CALL_MS, c->cap, &p);
 	if (op.outcome == SSHOP_EXITED && op.exit_status == 0 && qmjson_finish(p) == 0) {
 		struct qmjson_result *q = qmjson_result(p);
 		if (q->has_exited && q->exited) {
@@ -539,9 +532,9 @@ static int vm_poll(struct vmctx *c, int64_t pid)
 	for (;;) {
 		struct sshop op;
 		struct qmjson *p = NULL;
-		int64_t wake = sshnode_now_ms() + c->t->cfg.poll_interval_ms;
+		int64_t wake = deadline_now_ms() + c->t->cfg.poll_interval_ms;
 
-		while (!vm_stop_requested(c) && sshnode_now_ms() < wake)
+		while (!vm_stop_requested(c) && deadline_now_ms() < wake)
 			usleep(20000);
 		if (vm_stop_requested(c)) {
 			if (last[0]) {
@@ -556,7 +549,7 @@ static int vm_poll(struct vmctx *c, int64_t pid)
 			}
 			break;
 		}
-		run_qm(c->n, &op, cmd, sshnode_now_ms() + QM_CALL_MS, c->cap, &p);
+		run_qm(c->n, &op, cmd, deadline_now_ms() + QM_CALL_MS, c->cap, &p);
 		if (op.outcome != SSHOP_EXITED) {
 			set_text(last, sizeof(last), op.errmsg); /* retry: a new session */
 		} else if (op.exit_status != 0) {
@@ -596,7 +589,7 @@ static int vm_agent_check(struct vmctx *c)
 	struct sshop op;
 	int rc = 0;
 
-	op_setup(&op, cmd, sshnode_now_ms() + QM_CALL_MS, 4096);
+	op_setup(&op, cmd, deadline_now_ms() + QM_CALL_MS, 4096);
 	run1(c->n, &op);
 	if (op.outcome != SSHOP_EXITED) {
 		/* Only a ping was sent: whatever happened, the command did not run. */
@@ -614,7 +607,7 @@ static int vm_agent_check(struct vmctx *c)
 static int exec_vm(struct vmctx *c, const char *prog, bool check_agent)
 {
 	struct transport_result *r = c->r;
-	int64_t left = c->deadline - sshnode_now_ms();
+	int64_t left = c->deadline - deadline_now_ms();
 	int n = (int)((left + 999) / 1000);
 	struct sshop op;
 	struct qmjson *p = NULL;
@@ -632,7 +625,7 @@ static int exec_vm(struct vmctx *c, const char *prog, bool check_agent)
 	cmd = xasprintf("qm guest exec %d --timeout %d -- %s", c->vmid, n, prog);
 	/* qm answers by itself after n seconds (with the pid): no cancel here, so
 	 * that a cancelled command can still be killed by its pid. */
-	run_qm(c->n, &op, cmd, sshnode_now_ms() + n * 1000LL + QM_GRACE_MS, c->cap, &p);
+	run_qm(c->n, &op, cmd, deadline_now_ms() + n * 1000LL + QM_GRACE_MS, c->cap, &p);
 	if (op.outcome == SSHOP_LOST || op.outcome == SSHOP_FAILED) {
 		rc = op_not_exited(&op, r);
 	} else if (op.outcome != SSHOP_EXITED) {
@@ -744,7 +737,7 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 {
 	struct transport_limits dflt = {0};
 	struct buf prog = BUF_INIT;
-	int64_t t0 = sshnode_now_ms(), deadline;
+	int64_t t0 = deadline_now_ms(), deadline;
 	char why[200];
 	size_t cap;
 	int rc = -1;
@@ -799,7 +792,7 @@ out:
 		out->out = xstrdup("");
 	if (out->err == NULL)
 		out->err = xstrdup("");
-	out->duration_ms = sshnode_now_ms() - t0;
+	out->duration_ms = deadline_now_ms() - t0;
 	{
 		char reason[200];
 		log_msg(out->status >= TRANSPORT_FAILED ? LOG_WARN : LOG_DEBUG,
@@ -924,7 +917,7 @@ int transport_probe(struct transport *t, const struct transport_node *node,
 	struct sshnode *sn;
 	struct sshop *ops = NULL, **ptrs = NULL;
 	char **cmds = NULL;
-	int64_t t0 = sshnode_now_ms();
+	int64_t t0 = deadline_now_ms();
 	int64_t deadline = t0 + (timeout_ms > 0 ? timeout_ms : 30000);
 	size_t unreachable = 0, k;
 	int rc = 0;
@@ -973,12 +966,12 @@ int transport_probe(struct transport *t, const struct transport_node *node,
 			sshop_clear(&ops[i]);
 			free(cmds[i]);
 		}
-		probes[i].duration_ms = sshnode_now_ms() - t0;
+		probes[i].duration_ms = deadline_now_ms() - t0;
 	}
 	if (unreachable == n)
 		rc = -1;
 	log_msg(LOG_DEBUG, "node=%s evt=transport.probe n=%zu ms=%lld", node->name, n,
-	        (long long)(sshnode_now_ms() - t0));
+	        (long long)(deadline_now_ms() - t0));
 	free(ops);
 	free(ptrs);
 	free(cmds);

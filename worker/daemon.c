@@ -50,8 +50,8 @@ struct daemon {
 	pthread_mutex_t mu;
 	pthread_cond_t wake;
 	unsigned long wake_gen;
-	volatile bool stopping;
-	atomic_int cancel;
+	atomic_bool stopping; /* read by every worker thread */
+	atomic_bool cancel;
 
 	struct wthread *threads;
 	int nthreads;
@@ -74,11 +74,11 @@ static void wake_workers(struct daemon *d, int n)
 /* Waits for a wake-up or the backstop poll interval. */
 static void idle_wait(struct daemon *d, unsigned long seen)
 {
-	struct timespec t = deadline_abs_after_ms(d->cfg->poll_interval_ms);
+	int64_t until = deadline_now_ms() + d->cfg->poll_interval_ms;
 
 	pthread_mutex_lock(&d->mu);
-	while (d->wake_gen == seen && !d->stopping)
-		if (pthread_cond_timedwait(&d->wake, &d->mu, &t) == ETIMEDOUT)
+	while (d->wake_gen == seen && !atomic_load(&d->stopping))
+		if (deadline_cond_wait(&d->wake, &d->mu, until) == ETIMEDOUT)
 			break;
 	pthread_mutex_unlock(&d->mu);
 }
@@ -90,7 +90,7 @@ static struct store *connect_retry(struct daemon *d, const char *who)
 	char err[1024];
 	int delay_ms = 200;
 
-	while (!d->stopping) {
+	while (!atomic_load(&d->stopping)) {
 		struct store *s = store_open_with(d->cfg->database, "airlockd",
 		                                  DAEMON_SESSION_OPTIONS, err, sizeof(err));
 		if (s) {
@@ -119,7 +119,7 @@ static void *worker_main(void *arg)
 	struct pipeline_env env = d->env;
 	env.worker_id = who;
 	int claim_delay_ms = 200;
-	while (!d->stopping) {
+	while (!atomic_load(&d->stopping)) {
 		if (db == NULL || PQstatus(store_conn(db)) != CONNECTION_OK) {
 			store_close(db);
 			db = connect_retry(d, who);
@@ -346,7 +346,7 @@ static void stop_threads(struct daemon *d, int grace_s)
 	int64_t deadline = deadline_now_ms() + (int64_t)grace_s * 1000;
 
 	pthread_mutex_lock(&d->mu);
-	d->stopping = true;
+	atomic_store(&d->stopping, true);
 	pthread_cond_broadcast(&d->wake);
 	pthread_mutex_unlock(&d->mu);
 	log_msg(LOG_INFO, "evt=stopping grace_s=%d", grace_s);
@@ -359,7 +359,7 @@ static void stop_threads(struct daemon *d, int grace_s)
 				break;
 			if (deadline_now_ms() >= deadline && !atomic_load(&d->cancel)) {
 				log_msg(LOG_WARN, "evt=grace_over cancelling=in_flight");
-				atomic_store(&d->cancel, 1);
+				atomic_store(&d->cancel, true);
 			}
 		}
 	}
@@ -377,8 +377,7 @@ static bool schema_refused(struct daemon *d)
 	return true;
 }
 
-int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload,
-               int grace_s)
+int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int grace_s)
 {
 	int64_t next_reap = 0, next_expire = 0, next_connect = 0, next_anchor = 0;
 	int64_t next_watchdog = 0;
@@ -386,12 +385,12 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 	int connect_delay = 200;
 
 	/* Settle what a previous crash left before claiming anything. */
-	while (!*stop && listen_connect(d) < 0) {
+	while (!atomic_load(stop) && listen_connect(d) < 0) {
 		usleep((useconds_t)connect_delay * 1000);
 		if (connect_delay < 5000)
 			connect_delay *= 2;
 	}
-	if (*stop)
+	if (atomic_load(stop))
 		return 0;
 	if (schema_refused(d))
 		return 1;
@@ -417,11 +416,10 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 	if (sdnotify_send("READY=1\nSTATUS=claiming") < 0)
 		log_msg(LOG_WARN, "evt=sdnotify.failed msg=READY errno=%d", errno);
 
-	while (!*stop) {
+	while (!atomic_load(stop)) {
 		int64_t now = deadline_now_ms();
 		sdnotify_watchdog(&next_watchdog);
-		if (*reload) {
-			*reload = 0;
+		if (atomic_exchange(reload, false)) {
 			reload_config(d);
 			next_durability =
 			    now; /* an operator who fixed the database need not wait */

@@ -10,23 +10,27 @@
 #include <curl/curl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static volatile sig_atomic_t stop_requested;
-static volatile sig_atomic_t reload_requested;
+/* Set by the handlers, which may run on any thread: lock-free atomics, which
+ * a handler may store to and the main loop reads without a race. */
+static atomic_bool stop_requested;
+static atomic_bool reload_requested;
+_Static_assert(ATOMIC_BOOL_LOCK_FREE == 2, "signal flags must be lock-free atomics");
 
 static void on_stop(int sig)
 {
 	(void)sig;
-	stop_requested = 1;
+	atomic_store(&stop_requested, true);
 }
 
 static void on_hup(int sig)
 {
 	(void)sig;
-	reload_requested = 1;
+	atomic_store(&reload_requested, true);
 }
 
 static void usage(FILE *f)

@@ -342,7 +342,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		refuse(db, env->worker_id, it, reason, guard_json);
 		goto out;
 	}
-	if (*env->stopping) {
+	if (atomic_load(env->stopping)) {
 		release(db, env->worker_id, it, 0, "airlockd is stopping; released before it ran");
 		goto out;
 	}

@@ -232,9 +232,9 @@ static void *run(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		round_with(p->conninfo, p->t, p->notifier);
 		pthread_mutex_lock(&p->mu);
-		struct timespec until = deadline_abs_after_ms((int64_t)p->interval_s * 1000);
+		int64_t until = deadline_now_ms() + (int64_t)p->interval_s * 1000;
 		while (!p->stopping)
-			if (pthread_cond_timedwait(&p->cv, &p->mu, &until) != 0)
+			if (deadline_cond_wait(&p->cv, &p->mu, until) != 0)
 				break;
 	}
 	pthread_mutex_unlock(&p->mu);

@@ -141,7 +141,7 @@ int targets_check(struct targets *t, const struct queue_item *it, char *reason, 
 }
 
 void targets_run(struct targets *t, const struct queue_item *it, enum transport_jail j,
-                 atomic_int *cancel, struct target_result *out)
+                 atomic_bool *cancel, struct target_result *out)
 {
 	struct transport_node node;
 	struct transport_limits lim = {

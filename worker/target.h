@@ -42,7 +42,7 @@ struct target_result {
  * (TRANSPORT_JAIL_NONE: unconfined); cancel (optional) stops it early.
  * Always fills out (release with target_result_clear). */
 void targets_run(struct targets *t, const struct queue_item *it, enum transport_jail j,
-                 atomic_int *cancel, struct target_result *out);
+                 atomic_bool *cancel, struct target_result *out);
 void target_result_clear(struct target_result *r);
 
 #endif

@@ -4,6 +4,7 @@
 #include "zerto/api.h"
 #include "zerto/policy.h"
 
+#include "lib/deadline.h"
 #include "lib/buf.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
@@ -50,24 +51,16 @@ struct guard {
 	int64_t since_ms; /* ZVM time: list tagged checkpoints from here */
 };
 
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static long since_start_ms(const struct guard *g)
 {
-	return (long)((mono() - g->t0) * 1000.0);
+	return (long)((deadline_now_s() - g->t0) * 1000.0);
 }
 
 /* Sleeps until monotonic time t (or not at all if it has passed). */
 static void sleep_until(double t)
 {
 	struct timespec ts;
-	double d = t - mono();
+	double d = t - deadline_now_s();
 
 	if (d <= 0)
 		return;
@@ -276,10 +269,10 @@ static int lock_all(struct guard *g, size_t n)
 		if (b > wait_s)
 			wait_s = b;
 	}
-	double deadline = mono() + wait_s;
+	double deadline = deadline_now_s() + wait_s;
 	for (size_t i = 0; i < n; i++) {
 		struct vpg_work *w = &g->w[i];
-		long left = (long)((deadline - mono()) * 1000.0);
+		long left = (long)((deadline - deadline_now_s()) * 1000.0);
 
 		if (g->hooks == NULL || g->hooks->lock_vpg == NULL)
 			continue; /* a single process with no other workers */
@@ -336,8 +329,8 @@ static int insert(struct guard *g, struct vpg_work *w)
 	}
 	w->pt->insert_ms = since_start_ms(g);
 	w->phase = PH_TASK;
-	w->deadline = mono() + w->pt->budget_s / g->scale;
-	w->next_poll = mono();
+	w->deadline = deadline_now_s() + w->pt->budget_s / g->scale;
+	w->next_poll = deadline_now_s();
 	cJSON *d = cJSON_CreateObject();
 	cJSON_AddStringToObject(d, "vpg", w->pt->vpg_name);
 	cJSON_AddStringToObject(d, "task_id", w->pt->task_id);
@@ -354,7 +347,7 @@ static int poll_error(struct guard *g, struct vpg_work *w, const char *doing,
 	    e->kind == ZERTO_ERR_UNREACHABLE ||
 	    (e->kind == ZERTO_ERR_HTTP && (e->http_status >= 500 || e->http_status == 429));
 
-	if (!transient || mono() >= w->deadline) {
+	if (!transient || deadline_now_s() >= w->deadline) {
 		refuse_err(g, doing, e);
 		return -1;
 	}
@@ -366,7 +359,7 @@ static int poll_error(struct guard *g, struct vpg_work *w, const char *doing,
 
 static void schedule(struct guard *g, struct vpg_work *w, double poll_s)
 {
-	double t = mono() + poll_s / g->scale;
+	double t = deadline_now_s() + poll_s / g->scale;
 
 	/* The last look happens at the deadline, not a poll interval after it. */
 	w->next_poll = t < w->deadline ? t : w->deadline;
@@ -390,7 +383,7 @@ static int poll_task(struct guard *g, struct vpg_work *w)
 	w->pt->task_state = t.state;
 	const char *sname = zerto_task_state_name(t.state, sb, sizeof(sb));
 	if (!zerto_task_terminal(t.state)) {
-		if (mono() >= w->deadline) {
+		if (deadline_now_s() >= w->deadline) {
 			set_message(
 			    g, ZERTO_GUARD_REFUSED,
 			    "Zerto guard refused: the checkpoint insert task %s on VPG '%s' "
@@ -418,8 +411,8 @@ static int poll_task(struct guard *g, struct vpg_work *w)
 	}
 	/* Completed: now the tag.  Look at once, before any sleep. */
 	w->phase = PH_TAG;
-	w->deadline = mono() + w->pt->budget_s / g->scale;
-	w->next_poll = mono();
+	w->deadline = deadline_now_s() + w->pt->budget_s / g->scale;
+	w->next_poll = deadline_now_s();
 	rc = 0;
 event:;
 	cJSON *d = cJSON_CreateObject();
@@ -465,7 +458,7 @@ static int poll_tag(struct guard *g, struct vpg_work *w)
 		rc = 0;
 		goto out;
 	}
-	if (mono() < w->deadline) {
+	if (deadline_now_s() < w->deadline) {
 		schedule(g, w, zerto_poll_s(w->pt->cadence_s));
 		rc = 0;
 		goto out;
@@ -507,7 +500,7 @@ static int wait_all(struct guard *g, size_t n)
 
 			if (w->phase == PH_DONE)
 				continue;
-			if (mono() >= w->next_poll) {
+			if (deadline_now_s() >= w->next_poll) {
 				int rc = w->phase == PH_TASK ? poll_task(g, w) : poll_tag(g, w);
 				if (rc < 0)
 					return -1;
@@ -564,14 +557,14 @@ static int prepare(struct guard *g, const struct zerto_vm_row *rows, size_t n)
  * on; the insert's own task still decides. */
 static void wait_other_inserts(struct guard *g, size_t n)
 {
-	double deadline = mono();
+	double deadline = deadline_now_s();
 
 	for (size_t i = 0; i < n; i++) /* one deadline for all: the largest budget */
-		if (mono() + g->w[i].pt->budget_s / g->scale > deadline)
-			deadline = mono() + g->w[i].pt->budget_s / g->scale;
+		if (deadline_now_s() + g->w[i].pt->budget_s / g->scale > deadline)
+			deadline = deadline_now_s() + g->w[i].pt->budget_s / g->scale;
 	for (size_t i = 0; i < n; i++) {
 		struct vpg_work *w = &g->w[i];
-		double start = mono();
+		double start = deadline_now_s();
 		int count = 0, seen = 0;
 		struct zerto_err e = {0};
 
@@ -582,10 +575,11 @@ static void wait_other_inserts(struct guard *g, size_t n)
 				        g->lid[0] ? " " : "", w->pt->vpg_name, e.msg);
 				break;
 			}
-			if (count == 0 || mono() >= deadline)
+			if (count == 0 || deadline_now_s() >= deadline)
 				break;
 			seen = count;
-			sleep_until(mono() + zerto_task_poll_s(w->pt->cadence_s) / g->scale);
+			sleep_until(deadline_now_s() +
+			            zerto_task_poll_s(w->pt->cadence_s) / g->scale);
 		}
 		if (seen == 0)
 			continue;
@@ -593,7 +587,7 @@ static void wait_other_inserts(struct guard *g, size_t n)
 		cJSON_AddStringToObject(d, "vpg", w->pt->vpg_name);
 		cJSON_AddNumberToObject(d, "running", seen);
 		cJSON_AddNumberToObject(d, "still_running", count);
-		cJSON_AddNumberToObject(d, "ms", (mono() - start) * 1000.0);
+		cJSON_AddNumberToObject(d, "ms", (deadline_now_s() - start) * 1000.0);
 		emit(g, "guard.waited_for_other_insert", d);
 	}
 }
@@ -672,7 +666,7 @@ enum zerto_outcome zerto_guard_run(struct zerto_client *c, const struct zerto_gu
 	g.out = out;
 	g.lid = req->log_id ? req->log_id : "";
 	g.vm = req->vm_name ? req->vm_name : req->vm_id ? req->vm_id : "";
-	g.t0 = mono();
+	g.t0 = deadline_now_s();
 	g.scale = zerto_client_time_scale(c);
 	if (req->vm_id == NULL && (req->vm_name == NULL || req->vm_name[0] == '\0')) {
 		set_message(&g, ZERTO_GUARD_REFUSED,

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/deadline.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
 

@@ -796,7 +796,7 @@ static void t_big_output(void)
 }
 
 struct canceller {
-	atomic_int flag;
+	atomic_bool flag;
 	int after_ms;
 };
 
@@ -804,7 +804,7 @@ static void *cancel_later(void *arg)
 {
 	struct canceller *c = arg;
 	usleep((useconds_t)(c->after_ms > 0 ? c->after_ms : 500) * 1000);
-	atomic_store(&c->flag, 1);
+	atomic_store(&c->flag, true);
 	return NULL;
 }
 
