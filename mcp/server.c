@@ -182,6 +182,7 @@ static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJ
 
 static cJSON *do_tools_call(struct mcp_server *s, const cJSON *id, const cJSON *params)
 {
+	char lq[512];
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
 	cJSON *empty = NULL;
@@ -210,7 +211,8 @@ static cJSON *do_tools_call(struct mcp_server *s, const cJSON *id, const cJSON *
 		if (call.result == NULL)
 			return NULL; /* cancelled by the client: no answer */
 	}
-	log_msg(LOG_INFO, "evt=mcp.tool_call tool=%s is_error=%d ms=%lld", name->valuestring,
+	log_msg(LOG_INFO, "evt=mcp.tool_call tool=%s is_error=%d ms=%lld",
+	        log_quote(name->valuestring, lq, sizeof(lq)),
 	        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call.result, "isError")),
 	        (long long)(deadline_now_ms() - t0));
 	return mcp_reply_result(id, call.result);

@@ -412,6 +412,7 @@ char *mcp_tools_validate(const char *name, const cJSON *args)
 
 void mcp_tools_call(struct mcp_db *db, const char *name, const cJSON *args, struct mcp_call *call)
 {
+	char lq[512];
 	const struct tool *t = find_tool(name);
 	char *problem = mcp_tools_validate(name, args);
 
@@ -419,7 +420,7 @@ void mcp_tools_call(struct mcp_db *db, const char *name, const cJSON *args, stru
 	if (problem != NULL) {
 		call->result = mcp_result_error(problem, "Nothing was done. Fix the arguments "
 		                                         "and call again.");
-		log_msg(LOG_INFO, "evt=mcp.tool_invalid tool=%s", name);
+		log_msg(LOG_INFO, "evt=mcp.tool_invalid tool=%s", log_quote(name, lq, sizeof(lq)));
 		free(problem);
 		return;
 	}

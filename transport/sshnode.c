@@ -288,7 +288,9 @@ fail:
 /* The session died: started operations are LOST, the others wait for a new one. */
 static void session_lost(struct sshnode *n, const char *why)
 {
-	log_msg(LOG_WARN, "node=%s evt=ssh.lost reason=\"%s\"", n->name, why);
+	char lq[512];
+	log_msg(LOG_WARN, "node=%s evt=ssh.lost reason=%s", n->name,
+	        log_quote(why, lq, sizeof(lq)));
 	for (struct sshop *op = n->active; op; op = op->next) {
 		if (op->phase == PH_DONE)
 			continue;
@@ -597,6 +599,7 @@ static void report_done(struct sshnode *n)
 
 static void connect_if_needed(struct sshnode *n)
 {
+	char lq[512];
 	enum sshop_error kind;
 	char err[512];
 	bool waiting = false;
@@ -607,7 +610,8 @@ static void connect_if_needed(struct sshnode *n)
 		waiting |= op->phase == PH_QUEUED;
 	if (!waiting || node_connect(n, &kind, err, sizeof(err)) == 0)
 		return;
-	log_msg(LOG_WARN, "node=%s evt=ssh.connect_failed reason=\"%s\"", n->name, err);
+	log_msg(LOG_WARN, "node=%s evt=ssh.connect_failed reason=%s", n->name,
+	        log_quote(err, lq, sizeof(lq)));
 	for (struct sshop *op = n->active; op; op = op->next) {
 		if (op->phase == PH_QUEUED) {
 			op_fail(op, SSHOP_FAILED, kind, "%s", err);

@@ -365,6 +365,7 @@ static int cross_check(struct config *c, const char *path, const struct yt_node 
 
 struct config *config_load(const char *path, char *err, size_t errlen)
 {
+	char lq[512];
 	struct config *c = xcalloc(1, sizeof(*c));
 	struct yt_node *root = NULL;
 	size_t len;
@@ -432,7 +433,7 @@ struct config *config_load(const char *path, char *err, size_t errlen)
 		        "evt=config.test_mode path=%s note=\"testing.classify_all_read_only: "
 		        "every command is classified read_only and runs unreviewed in the "
 		        "jail; for the test rig only\"",
-		        path);
+		        log_quote(path, lq, sizeof(lq)));
 	yt_free(root);
 	return c;
 fail:

@@ -87,6 +87,7 @@ static void idle_wait(struct daemon *d, unsigned long seen)
  * daemon stops. */
 static struct store *connect_retry(struct daemon *d, const char *who)
 {
+	char lq[512];
 	char err[1024];
 	int delay_ms = 200;
 
@@ -98,8 +99,8 @@ static struct store *connect_retry(struct daemon *d, const char *who)
 			PQclear(store_exec(s, durability_session_sql(d->durability), 0, NULL));
 			return s;
 		}
-		log_msg(LOG_WARN, "worker=%s evt=db.connect_failed retry_ms=%d error=\"%s\"", who,
-		        delay_ms, err);
+		log_msg(LOG_WARN, "worker=%s evt=db.connect_failed retry_ms=%d error=%s", who,
+		        delay_ms, log_quote(err, lq, sizeof(lq)));
 		usleep((useconds_t)delay_ms * 1000);
 		if (delay_ms < 5000)
 			delay_ms *= 2;
@@ -109,6 +110,7 @@ static struct store *connect_retry(struct daemon *d, const char *who)
 
 static void *worker_main(void *arg)
 {
+	char lq[512];
 	struct wthread *w = arg;
 	struct daemon *d = w->d;
 	struct verdict v = VERDICT_INIT;
@@ -137,10 +139,11 @@ static void *worker_main(void *arg)
 			 * claims until a new session finds a primary. */
 			bool read_only =
 			    sqlstate_is(store_sqlstate(db), SQLSTATE_READ_ONLY_TRANSACTION);
-			log_msg(LOG_WARN,
-			        "worker=%s evt=claim_failed sqlstate=%s retry_ms=%d error=\"%s\"",
-			        who, store_sqlstate(db)[0] ? store_sqlstate(db) : "-",
-			        claim_delay_ms, store_errmsg(db));
+			log_msg(
+			    LOG_WARN,
+			    "worker=%s evt=worker.claim_failed sqlstate=%s retry_ms=%d error=%s",
+			    who, store_sqlstate(db)[0] ? store_sqlstate(db) : "-", claim_delay_ms,
+			    log_quote(store_errmsg(db), lq, sizeof(lq)));
 			if (read_only) {
 				store_close(db);
 				db = NULL;
@@ -155,7 +158,7 @@ static void *worker_main(void *arg)
 			idle_wait(d, seen);
 			continue;
 		}
-		log_msg(LOG_DEBUG, "exec=%lld evt=claimed state=%s worker=%s attempt=%d",
+		log_msg(LOG_DEBUG, "exec=%lld evt=exec.claimed state=%s worker=%s attempt=%d",
 		        (long long)it.id, it.state, who, it.attempts);
 		pipeline_process(&env, db, &v, &it);
 		queue_item_clear(&it);
@@ -212,6 +215,7 @@ fail:
 /* LISTEN on a fresh connection, then settle what dead workers left. */
 static int listen_connect(struct daemon *d)
 {
+	char lq[512];
 	static const char *const channels[] = {"LISTEN airlock_work", "LISTEN airlock_policy"};
 	char err[1024];
 
@@ -219,15 +223,15 @@ static int listen_connect(struct daemon *d)
 	d->listen = store_open_with(d->cfg->database, "airlockd-listen", DAEMON_SESSION_OPTIONS,
 	                            err, sizeof(err));
 	if (d->listen == NULL) {
-		log_msg(LOG_WARN, "evt=db.connect_failed error=\"%s\"", err);
+		log_msg(LOG_WARN, "evt=db.connect_failed error=%s", log_quote(err, lq, sizeof(lq)));
 		return -1;
 	}
 	PQclear(store_exec(d->listen, durability_session_sql(d->durability), 0, NULL));
 	for (size_t i = 0; i < 2; i++) {
 		PGresult *res = store_exec(d->listen, channels[i], 0, NULL);
 		if (res == NULL) {
-			log_msg(LOG_WARN, "evt=db.listen_failed error=\"%s\"",
-			        store_errmsg(d->listen));
+			log_msg(LOG_WARN, "evt=db.listen_failed error=%s",
+			        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
 			return -1;
 		}
 		PQclear(res);
@@ -237,12 +241,13 @@ static int listen_connect(struct daemon *d)
 
 static void reload_policy(struct daemon *d)
 {
+	char lq[512];
 	char err[1024];
 	long long before = policyset_version(d->policies);
 
 	if (policyset_reload(d->policies, d->listen, err, sizeof(err)) < 0) {
-		log_msg(LOG_ERROR, "evt=policy.reload_failed in_force=%lld error=\"%s\"", before,
-		        err);
+		log_msg(LOG_ERROR, "evt=policy.reload_failed in_force=%lld error=%s", before,
+		        log_quote(err, lq, sizeof(lq)));
 		return;
 	}
 	if (policyset_version(d->policies) != before)
@@ -254,11 +259,13 @@ static void reload_policy(struct daemon *d)
  * clock stepped back: they are due now, and the operator is told. */
 static void clock_check(struct daemon *d)
 {
+	char lq[512];
 	int rows = 0;
 	long long ahead = 0;
 
 	if (queue_clock_check(d->listen, &rows, &ahead) < 0)
-		log_msg(LOG_WARN, "evt=clock.check_failed error=\"%s\"", store_errmsg(d->listen));
+		log_msg(LOG_WARN, "evt=clock.check_failed error=%s",
+		        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
 	else if (rows > 0)
 		log_msg(
 		    LOG_WARN,
@@ -270,22 +277,26 @@ static void clock_check(struct daemon *d)
 
 static void reap(struct daemon *d)
 {
+	char lq[512];
 	int n = 0;
 
 	if (queue_reap(d->listen, &n) < 0)
-		log_msg(LOG_WARN, "evt=reap_failed error=\"%s\"", store_errmsg(d->listen));
+		log_msg(LOG_WARN, "evt=queue.reap_failed error=%s",
+		        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
 	else if (n > 0)
-		log_msg(LOG_INFO, "evt=reaped rows=%d", n);
+		log_msg(LOG_INFO, "evt=queue.reaped rows=%d", n);
 }
 
 static void expire(struct daemon *d)
 {
+	char lq[512];
 	int n = 0;
 
 	if (queue_expire(d->listen, &n) < 0)
-		log_msg(LOG_WARN, "evt=expire_failed error=\"%s\"", store_errmsg(d->listen));
+		log_msg(LOG_WARN, "evt=queue.expire_failed error=%s",
+		        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
 	else if (n > 0)
-		log_msg(LOG_INFO, "evt=expired rows=%d", n);
+		log_msg(LOG_INFO, "evt=queue.expired rows=%d", n);
 }
 
 /* Reads the config file again.  What only this thread reads (the reap and
@@ -294,11 +305,13 @@ static void expire(struct daemon *d)
  * under it.  A bad file leaves the old config in force. */
 static void reload_config(struct daemon *d)
 {
+	char lq[512];
 	char err[1024];
 	struct config *n = config_load(d->cfg->path, err, sizeof(err));
 
 	if (n == NULL) {
-		log_msg(LOG_ERROR, "evt=config.reload_failed kept=old error=\"%s\"", err);
+		log_msg(LOG_ERROR, "evt=config.reload_failed kept=old error=%s",
+		        log_quote(err, lq, sizeof(lq)));
 		return;
 	}
 	d->cfg->reap_interval_ms = n->reap_interval_ms;
@@ -309,7 +322,7 @@ static void reload_config(struct daemon *d)
 	log_msg(LOG_INFO,
 	        "evt=config.reloaded path=%s note=\"log_level, reap_interval_ms and "
 	        "expire_interval_ms apply now; the rest on restart\"",
-	        d->cfg->path);
+	        log_quote(d->cfg->path, lq, sizeof(lq)));
 	log_set_level(n->log_level);
 	d->cfg->log_level = n->log_level;
 	config_free(n);
@@ -349,7 +362,7 @@ static void stop_threads(struct daemon *d, int grace_s)
 	atomic_store(&d->stopping, true);
 	pthread_cond_broadcast(&d->wake);
 	pthread_mutex_unlock(&d->mu);
-	log_msg(LOG_INFO, "evt=stopping grace_s=%d", grace_s);
+	log_msg(LOG_INFO, "evt=daemon.stopping grace_s=%d", grace_s);
 	for (int i = 0; i < d->nthreads; i++) {
 		if (!d->threads[i].started)
 			continue;
@@ -358,7 +371,7 @@ static void stop_threads(struct daemon *d, int grace_s)
 			if (pthread_timedjoin_np(d->threads[i].thread, NULL, &t) == 0)
 				break;
 			if (deadline_now_ms() >= deadline && !atomic_load(&d->cancel)) {
-				log_msg(LOG_WARN, "evt=grace_over cancelling=in_flight");
+				log_msg(LOG_WARN, "evt=daemon.grace_over cancelling=in_flight");
 				atomic_store(&d->cancel, true);
 			}
 		}
@@ -411,7 +424,7 @@ int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int gra
 		d->prober =
 		    prober_new_alerting(d->cfg->scheduler_database, targets_transport(d->targets),
 		                        d->cfg->probe_interval_s, d->notifier);
-	log_msg(LOG_INFO, "evt=started worker=%s workers=%d per_node=%d policy=%lld",
+	log_msg(LOG_INFO, "evt=daemon.started worker=%s workers=%d per_node=%d policy=%lld",
 	        d->cfg->worker_id, d->nthreads, d->cfg->per_node, policyset_version(d->policies));
 	if (sdnotify_send("READY=1\nSTATUS=claiming") < 0)
 		log_msg(LOG_WARN, "evt=sdnotify.failed msg=READY errno=%d", errno);
@@ -477,7 +490,7 @@ int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int gra
 	/* The file covers everything this daemon did before it stopped. */
 	if (d->listen != NULL && PQstatus(store_conn(d->listen)) == CONNECTION_OK)
 		anchorer_tick(d->anchorer, d->listen, true);
-	log_msg(LOG_INFO, "evt=stopped worker=%s", d->cfg->worker_id);
+	log_msg(LOG_INFO, "evt=daemon.stopped worker=%s", d->cfg->worker_id);
 	return 0;
 }
 

@@ -59,6 +59,7 @@ static void unlock_vpg(void *ctx, const char *vpg_id)
 
 static void record(void *ctx, const char *name, const cJSON *detail)
 {
+	char lq[512];
 	struct hook_ctx *h = ctx;
 	cJSON *d = detail ? cJSON_Duplicate(detail, 1) : cJSON_CreateObject();
 
@@ -70,8 +71,8 @@ static void record(void *ctx, const char *name, const cJSON *detail)
 	cJSON_AddStringToObject(d, "step", name);
 	char *text = cJSON_PrintUnformatted(d);
 	if (queue_note(h->db, h->id, h->worker, text) < 0)
-		log_msg(LOG_WARN, "exec=%lld evt=guard.note_failed error=\"%s\"", (long long)h->id,
-		        store_errmsg(h->db));
+		log_msg(LOG_WARN, "exec=%lld evt=guard.note_failed error=%s", (long long)h->id,
+		        log_quote(store_errmsg(h->db), lq, sizeof(lq)));
 	free(text);
 	cJSON_Delete(d);
 }
@@ -228,6 +229,9 @@ int guard_before(struct guard *g, struct store *db, const char *worker, const st
 	    .change_id = it->change_id ? it->change_id : change,
 	    .now = time(NULL),
 	    .log_id = logid,
+	    /* The whole step, however the ZVM behaves: the bound the daemon's
+	     * other deadlines (the target lock, the grace) are sized with. */
+	    .deadline_ms = deadline_now_ms() + zerto_guard_worst_case_ms(g->zerto),
 	};
 	enum zerto_outcome o = zerto_guard_run(g->zerto, &req, &hooks, &r);
 	cJSON *j = zerto_guard_result_json(&r);

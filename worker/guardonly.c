@@ -31,7 +31,7 @@ static void refuse(const struct pipeline_env *env, struct store *db, const struc
 	log_msg(LOG_INFO, "exec=%lld evt=guard_only.refused reason=%s", (long long)it->id,
 	        log_quote(reason, q, sizeof(q)));
 	if (queue_refuse(db, it->id, env->worker_id, reason, detail) < 0) {
-		log_msg(LOG_ERROR, "exec=%lld evt=refuse_failed error=%s", (long long)it->id,
+		log_msg(LOG_ERROR, "exec=%lld evt=exec.refuse_failed error=%s", (long long)it->id,
 		        log_quote(store_errmsg(db), q, sizeof(q)));
 		pipeline_let_go_if_gone(db, it); /* the hook cancelled it when its budget ran out */
 	}

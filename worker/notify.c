@@ -93,6 +93,7 @@ static int post(const struct item *it, long *status, char *err, size_t errlen)
 
 static void *run(void *arg)
 {
+	char lq[512];
 	struct notifier *n = arg;
 
 	pthread_mutex_lock(&n->mu);
@@ -116,9 +117,8 @@ static void *run(void *arg)
 				        it->hook, it->logurl, status);
 				break;
 			}
-			log_msg(LOG_WARN,
-			        "evt=webhook.failed hook=%d url=%s attempt=%d error=\"%s\"",
-			        it->hook, it->logurl, attempt, err);
+			log_msg(LOG_WARN, "evt=webhook.failed hook=%d url=%s attempt=%d error=%s",
+			        it->hook, it->logurl, attempt, log_quote(err, lq, sizeof(lq)));
 			if (attempt == NOTIFY_ATTEMPTS)
 				break;
 			/* Back off 1, 2, 4 s, but not past a stop's grace. */

@@ -88,7 +88,7 @@ static void log_db_error(const struct queue_item *it, const char *what, struct s
 {
 	char q[600];
 
-	log_msg(LOG_ERROR, "exec=%lld evt=%s sqlstate=%s error=%s", (long long)it->id, what,
+	log_msg(LOG_ERROR, "exec=%lld evt=exec.%s sqlstate=%s error=%s", (long long)it->id, what,
 	        store_sqlstate(db)[0] ? store_sqlstate(db) : "-",
 	        log_quote(store_errmsg(db), q, sizeof(q)));
 }
@@ -151,7 +151,8 @@ void pipeline_let_go_if_gone(struct store *db, const struct queue_item *it)
 	if (!sqlstate_is(store_sqlstate(db), SQLSTATE_ILLEGAL_TRANSITION))
 		return;
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
-	log_msg(LOG_INFO, "exec=%lld evt=gone why=\"no longer held by this worker (cancelled?)\"",
+	log_msg(LOG_INFO,
+	        "exec=%lld evt=exec.gone why=\"no longer held by this worker (cancelled?)\"",
 	        (long long)it->id);
 	PQclear(
 	    store_exec(db, "SELECT pg_advisory_unlock($1::bigint)", 1, (const char *const[]){id}));
@@ -172,7 +173,7 @@ static void refuse(struct store *db, const char *worker, const struct queue_item
 {
 	char q[600];
 
-	log_msg(LOG_INFO, "exec=%lld evt=refused reason=%s", (long long)it->id,
+	log_msg(LOG_INFO, "exec=%lld evt=exec.refused reason=%s", (long long)it->id,
 	        log_quote(reason, q, sizeof(q)));
 	if (queue_refuse(db, it->id, worker, reason, detail) < 0) {
 		log_db_error(it, "refuse_failed", db);
@@ -211,7 +212,8 @@ static void record_result(const struct pipeline_env *env, struct store *db,
 		tries++;
 		log_db_error(it, "finish_failed", db);
 		if (atomic_load(env->cancel)) {
-			log_msg(LOG_ERROR, "exec=%lld evt=result_lost state=%s exit=%d tries=%d",
+			log_msg(LOG_ERROR,
+			        "exec=%lld evt=exec.result_lost state=%s exit=%d tries=%d",
 			        (long long)it->id, exec_state_name(r->state), r->exit_code, tries);
 			return;
 		}
@@ -221,7 +223,7 @@ static void record_result(const struct pipeline_env *env, struct store *db,
 				PQclear(store_exec(db, durability_session_sql(env->durability), 0,
 				                   NULL));
 				if (queue_rehold(db, it->id) == 1)
-					log_msg(LOG_INFO, "exec=%lld evt=result.rehold",
+					log_msg(LOG_INFO, "exec=%lld evt=exec.rehold",
 					        (long long)it->id);
 			}
 		}
@@ -229,10 +231,10 @@ static void record_result(const struct pipeline_env *env, struct store *db,
 		if (delay_ms < 5000)
 			delay_ms *= 2;
 	}
-	log_msg(LOG_INFO, "exec=%lld evt=finished state=%s exit=%d signal=%d ms=%lld out=%zu%s%s",
-	        (long long)it->id, exec_state_name(r->state), r->exit_code, r->signal,
-	        r->duration_ms, r->out.len, r->out.truncated ? " truncated=1" : "",
-	        recorded ? "" : " late=1");
+	log_msg(
+	    LOG_INFO, "exec=%lld evt=exec.finished state=%s exit=%d signal=%d ms=%lld out=%zu%s%s",
+	    (long long)it->id, exec_state_name(r->state), r->exit_code, r->signal, r->duration_ms,
+	    r->out.len, r->out.truncated ? " truncated=1" : "", recorded ? "" : " late=1");
 }
 
 /* The jail for this row: an observation nobody approved runs read-only on
@@ -269,7 +271,7 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
 	PGresult *res;
 
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
-	log_msg(LOG_WARN, "exec=%lld evt=unconfinable target=%s reason=%s", (long long)it->id,
+	log_msg(LOG_WARN, "exec=%lld evt=exec.unconfinable target=%s reason=%s", (long long)it->id,
 	        it->target, log_quote(r->error, q, sizeof(q)));
 	/* Retried through a lost connection, with backoff, while the daemon
 	 * runs; any other refusal (the row is no longer ours) ends it. */
@@ -307,7 +309,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		return;
 	}
 	if (mutating && !target_lock(db, it->target)) {
-		log_msg(LOG_DEBUG, "exec=%lld evt=target_busy target=%s", (long long)it->id,
+		log_msg(LOG_DEBUG, "exec=%lld evt=exec.target_busy target=%s", (long long)it->id,
 		        it->target);
 		release(db, env->worker_id, it, TARGET_BUSY_RETRY_MS, NULL);
 		return;
@@ -332,7 +334,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 			pipeline_let_go_if_gone(db, it);
 		} else if (exec_state_parse(now, &now_state) == 0 && now_state == EXEC_REFUSED) {
 			char q[600];
-			log_msg(LOG_INFO, "exec=%lld evt=refused reason=%s", (long long)it->id,
+			log_msg(LOG_INFO, "exec=%lld evt=exec.refused reason=%s", (long long)it->id,
 			        log_quote(reason, q, sizeof(q)));
 		}
 		goto out;
@@ -359,7 +361,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		}
 		goto out;
 	}
-	log_msg(LOG_INFO, "exec=%lld evt=started target=%s class=%s confinement=%s",
+	log_msg(LOG_INFO, "exec=%lld evt=exec.started target=%s class=%s confinement=%s",
 	        (long long)it->id, it->target, risk_class_name(cls), jail_name(jail));
 	targets_run(env->targets, it, jail, env->cancel, &r);
 	if (r.unconfinable)
@@ -384,7 +386,7 @@ static bool state_known(const struct queue_item *it, const char *name, enum exec
 
 	if (exec_state_parse(name, out) == 0)
 		return true;
-	log_msg(LOG_ERROR, "exec=%lld evt=state_unknown state=%s", (long long)it->id,
+	log_msg(LOG_ERROR, "exec=%lld evt=exec.state_unknown state=%s", (long long)it->id,
 	        log_quote(name, q, sizeof(q)));
 	return false;
 }
@@ -408,7 +410,7 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		return;
 	}
 	if (classify(env, v, it, &c) < 0) {
-		log_msg(LOG_WARN, "exec=%lld evt=no_policy", (long long)it->id);
+		log_msg(LOG_WARN, "exec=%lld evt=exec.no_policy", (long long)it->id);
 		/* worker_release records a reason once, not at every retry. */
 		release(db, env->worker_id, it, 5000,
 		        "no classifier policy is loaded; an administrator must run `airlock seed`");
@@ -427,7 +429,7 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		}
 		if (!state_known(it, now, &state))
 			goto out;
-		log_msg(LOG_INFO, "exec=%lld evt=classified class=%s state=%s policy=%lld",
+		log_msg(LOG_INFO, "exec=%lld evt=exec.classified class=%s state=%s policy=%lld",
 		        (long long)it->id, risk_class_name(c.cls), now, c.snap.version);
 		if (state == EXEC_PENDING_APPROVAL) {
 			notify_pending(env, it, &c, rewind, false, NULL);
@@ -444,7 +446,7 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		if (!state_known(it, now, &state))
 			goto out;
 		if (state == EXEC_PENDING_APPROVAL) {
-			log_msg(LOG_INFO, "exec=%lld evt=approval_void class=%s policy=%lld",
+			log_msg(LOG_INFO, "exec=%lld evt=exec.approval_void class=%s policy=%lld",
 			        (long long)it->id, risk_class_name(c.cls), c.snap.version);
 			notify_pending(env, it, &c, NULL, true, NULL);
 			goto out;
@@ -453,7 +455,7 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 			/* expired (the approval lapsed) or refused (the target, as
 			 * probed, changed since the approval): recorded on the row,
 			 * which is no longer ours. */
-			log_msg(LOG_INFO, "exec=%lld evt=revalidate_ended state=%s",
+			log_msg(LOG_INFO, "exec=%lld evt=exec.revalidate_ended state=%s",
 			        (long long)it->id, now);
 			goto out;
 		}

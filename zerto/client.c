@@ -187,7 +187,7 @@ struct zerto_client *zerto_client_new(const struct zerto_config *cfg, char *err,
 	if (c->insecure)
 		log_msg(LOG_WARN,
 		        "evt=zerto.tls_unverified url=%s msg=\"TLS certificate "
-		        "verification of the ZVM is OFF (insecure_skip_verify); anyone on "
+		        "verification of the ZVM is OFF (verify_tls: false); anyone on "
 		        "the path can impersonate it\"",
 		        c->base_url);
 	if (c->time_scale != 1.0)

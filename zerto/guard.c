@@ -47,6 +47,7 @@ struct guard {
 	const char *lid; /* log prefix */
 	const char *vm;  /* the VM as the operator knows it, for messages */
 	double t0;
+	double deadline_s; /* the outer deadline, monotonic seconds */
 	double scale;
 	int64_t since_ms; /* ZVM time: list tagged checkpoints from here */
 };
@@ -56,11 +57,12 @@ static long since_start_ms(const struct guard *g)
 	return (long)((deadline_now_s() - g->t0) * 1000.0);
 }
 
-/* Sleeps until monotonic time t (or not at all if it has passed). */
-static void sleep_until(double t)
+/* Sleeps until monotonic time t, never past the outer deadline (or not at
+ * all if either has passed). */
+static void sleep_until(const struct guard *g, double t)
 {
 	struct timespec ts;
-	double d = t - deadline_now_s();
+	double d = (t < g->deadline_s ? t : g->deadline_s) - deadline_now_s();
 
 	if (d <= 0)
 		return;
@@ -114,6 +116,31 @@ static void set_message(struct guard *g, enum zerto_outcome o, const char *fmt, 
 	free(g->out->message);
 	g->out->message = s;
 	g->out->outcome = o;
+}
+
+/* True once the outer deadline has passed; the refusal then says so, and
+ * whether an insert had been started (it may still complete in Zerto). */
+static bool past_outer(struct guard *g, const char *doing)
+{
+	bool inserted = false;
+
+	if (deadline_now_s() < g->deadline_s)
+		return false;
+	for (size_t i = 0; g->w != NULL && i < g->out->npoints; i++)
+		inserted = inserted || g->out->points[i].task_id != NULL;
+	set_message(g, ZERTO_GUARD_REFUSED,
+	            "Zerto guard refused: the guard ran past its outer deadline of %.1f s while "
+	            "%s. %s The command did not run. Submit the request again; if this "
+	            "repeats, look at how fast the ZVM answers.",
+	            g->deadline_s - g->t0, doing,
+	            inserted ? "A checkpoint insert was started but is not confirmed."
+	                     : "No checkpoint was inserted.");
+	cJSON *d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, "doing", doing);
+	cJSON_AddNumberToObject(d, "deadline_ms", (g->deadline_s - g->t0) * 1000.0);
+	cJSON_AddBoolToObject(d, "inserted", inserted);
+	emit(g, "guard.deadline", d);
+	return true;
 }
 
 /* A refusal caused by a failed ZVM call: what happened, that nothing ran,
@@ -270,6 +297,8 @@ static int lock_all(struct guard *g, size_t n)
 			wait_s = b;
 	}
 	double deadline = deadline_now_s() + wait_s;
+	if (deadline > g->deadline_s)
+		deadline = g->deadline_s;
 	for (size_t i = 0; i < n; i++) {
 		struct vpg_work *w = &g->w[i];
 		long left = (long)((deadline - deadline_now_s()) * 1000.0);
@@ -343,6 +372,7 @@ static int insert(struct guard *g, struct vpg_work *w)
 static int poll_error(struct guard *g, struct vpg_work *w, const char *doing,
                       const struct zerto_err *e)
 {
+	char lq[512];
 	bool transient =
 	    e->kind == ZERTO_ERR_UNREACHABLE ||
 	    (e->kind == ZERTO_ERR_HTTP && (e->http_status >= 500 || e->http_status == 429));
@@ -353,7 +383,7 @@ static int poll_error(struct guard *g, struct vpg_work *w, const char *doing,
 	}
 	w->transient++;
 	log_msg(LOG_WARN, "%s%sevt=guard.poll_error vpg=%s n=%d", g->lid, g->lid[0] ? " " : "",
-	        w->pt->vpg_name, w->transient);
+	        log_quote(w->pt->vpg_name, lq, sizeof(lq)), w->transient);
 	return 0;
 }
 
@@ -505,6 +535,11 @@ static int wait_all(struct guard *g, size_t n)
 				if (rc < 0)
 					return -1;
 			}
+			if (w->phase != PH_DONE &&
+			    past_outer(g, w->phase == PH_TASK
+			                      ? "waiting for the checkpoint insert's task"
+			                      : "waiting for the tagged checkpoint to be listed"))
+				return -1;
 			if (w->phase == PH_DONE)
 				continue;
 			if (!pending || w->next_poll < next)
@@ -513,7 +548,7 @@ static int wait_all(struct guard *g, size_t n)
 		}
 		if (!pending)
 			return 0;
-		sleep_until(next);
+		sleep_until(g, next);
 	}
 }
 
@@ -557,6 +592,8 @@ static int prepare(struct guard *g, const struct zerto_vm_row *rows, size_t n)
  * on; the insert's own task still decides. */
 static void wait_other_inserts(struct guard *g, size_t n)
 {
+	char lq2[512];
+	char lq[512];
 	double deadline = deadline_now_s();
 
 	for (size_t i = 0; i < n; i++) /* one deadline for all: the largest budget */
@@ -570,16 +607,18 @@ static void wait_other_inserts(struct guard *g, size_t n)
 
 		for (;;) {
 			if (zerto_count_running_inserts(g->c, w->pt->vpg_id, &count, &e) < 0) {
-				log_msg(LOG_WARN,
-				        "%s%sevt=guard.tasks_unlisted vpg=%s error=\"%s\"", g->lid,
-				        g->lid[0] ? " " : "", w->pt->vpg_name, e.msg);
+				log_msg(LOG_WARN, "%s%sevt=guard.tasks_unlisted vpg=%s error=%s",
+				        g->lid, g->lid[0] ? " " : "",
+				        log_quote(w->pt->vpg_name, lq2, sizeof(lq2)),
+				        log_quote(e.msg, lq, sizeof(lq)));
 				break;
 			}
-			if (count == 0 || deadline_now_s() >= deadline)
+			if (count == 0 || deadline_now_s() >= deadline ||
+			    deadline_now_s() >= g->deadline_s)
 				break;
 			seen = count;
-			sleep_until(deadline_now_s() +
-			            zerto_task_poll_s(w->pt->cadence_s) / g->scale);
+			sleep_until(g, deadline_now_s() +
+			                   zerto_task_poll_s(w->pt->cadence_s) / g->scale);
 		}
 		if (seen == 0)
 			continue;
@@ -601,6 +640,8 @@ static void tag_all(struct guard *g, size_t n)
 	if (lock_all(g, n) < 0)
 		return;
 	wait_other_inserts(g, n);
+	if (past_outer(g, "waiting for another checkpoint insert to end"))
+		return;
 	/* The ZVM's clock, not ours: skew cannot hide the new checkpoint. */
 	if (zerto_server_time(g->c, &zvm_now, &e) < 0) {
 		refuse_err(g, "reading the ZVM's clock", &e);
@@ -608,7 +649,7 @@ static void tag_all(struct guard *g, size_t n)
 	}
 	g->since_ms = zvm_now - TAG_SEARCH_MARGIN_MS;
 	for (size_t i = 0; i < n; i++)
-		if (insert(g, &g->w[i]) < 0)
+		if (past_outer(g, "inserting the tagged checkpoints") || insert(g, &g->w[i]) < 0)
 			return;
 	if (wait_all(g, n) < 0)
 		return;
@@ -643,7 +684,8 @@ static void classify(struct guard *g, struct zerto_vm_row *rows, size_t n)
 		goto out;
 	}
 	g->out->vm_id = xstrdup(rows[0].vm_id);
-	if (check_taggable(g, rows, n) < 0 || prepare(g, rows, n) < 0)
+	if (check_taggable(g, rows, n) < 0 || prepare(g, rows, n) < 0 ||
+	    past_outer(g, "measuring the VPGs' checkpoint cadence"))
 		goto out;
 	tag_all(g, n);
 out:
@@ -667,6 +709,8 @@ enum zerto_outcome zerto_guard_run(struct zerto_client *c, const struct zerto_gu
 	g.lid = req->log_id ? req->log_id : "";
 	g.vm = req->vm_name ? req->vm_name : req->vm_id ? req->vm_id : "";
 	g.t0 = deadline_now_s();
+	g.deadline_s = req->deadline_ms > 0 ? (double)req->deadline_ms / 1000.0
+	                                    : g.t0 + (double)zerto_guard_worst_case_ms(c) / 1000.0;
 	g.scale = zerto_client_time_scale(c);
 	if (req->vm_id == NULL && (req->vm_name == NULL || req->vm_name[0] == '\0')) {
 		set_message(&g, ZERTO_GUARD_REFUSED,
