@@ -159,30 +159,34 @@ static int vm_poll(struct vmctx *c, int64_t pid)
 	return rc;
 }
 
-/* `qm agent <vmid> ping`: 0 when the agent answers, else -1 with r filled. */
-static int vm_agent_check(struct vmctx *c)
-{
-	char *cmd = xasprintf("qm agent %d ping", c->vmid);
-	struct sshop op;
-	int rc = 0;
+/* What the node's shell says when the agent did not answer the ping that
+ * runs before qm guest exec on the same channel; qm never started. */
+#define PING_REFUSED "airlock: no answer to qm agent ping; qm guest exec was not started"
 
-	transport_op_setup(&op, cmd, deadline_now_ms() + QM_CALL_MS, 4096);
-	transport_run1(c->n, &op);
-	if (op.outcome != SSHOP_EXITED) {
-		/* Only a ping was sent: whatever happened, the command did not run. */
-		rc = transport_fail(c->r, TRANSPORT_FAILED, transport_map_error(op.error),
-		                    op.errmsg);
-	} else if (op.exit_status != 0) {
-		char line[400];
-		transport_stderr_line(&op.err, line, sizeof(line));
-		rc = transport_fail(c->r, TRANSPORT_FAILED, TRANSPORT_ERR_PVE, line);
+/* Did the ping in front of qm guest exec fail (so nothing was sent)?  Then
+ * line (stderr, lines joined) loses the marker and keeps qm's own words. */
+static bool ping_refused(const struct sshop *op, char *line)
+{
+	const char *s = buf_str(&op->err);
+	size_t n = op->err.len, m = strlen(PING_REFUSED);
+	char *at;
+
+	while (n > 0 && s[n - 1] == '\n')
+		n--;
+	if (n < m || memcmp(s + n - m, PING_REFUSED, m) != 0)
+		return false;
+	at = strstr(line, PING_REFUSED);
+	if (at != NULL) {
+		while (at > line && (at[-1] == ' ' || at[-1] == ';'))
+			at--;
+		*at = '\0';
 	}
-	sshop_clear(&op);
-	free(cmd);
-	return rc;
+	if (line[0] == '\0')
+		strcpy(line, "the guest agent did not answer ping");
+	return true;
 }
 
-int transport_exec_vm(struct vmctx *c, const char *prog, bool check_agent)
+int transport_exec_vm(struct vmctx *c, const char *prog)
 {
 	struct transport_result *r = c->r;
 	int64_t left = c->deadline - deadline_now_ms();
@@ -192,15 +196,20 @@ int transport_exec_vm(struct vmctx *c, const char *prog, bool check_agent)
 	char *cmd;
 	int rc;
 
-	if (check_agent && vm_agent_check(c) < 0)
-		return -1;
 	if (n > c->t->cfg.qm_timeout_s)
 		n = c->t->cfg.qm_timeout_s;
 	if (c->cancel && n > QM_CANCEL_SLICE_S)
 		n = QM_CANCEL_SLICE_S;
 	if (n < 1)
 		n = 1; /* 0 would mean "wait forever" */
-	cmd = xasprintf("qm guest exec %d --timeout %d -- %s", c->vmid, n, prog);
+	/* The check right before executing (agents die) rides on the command's
+	 * own channel: the ping, then, only if it answered, qm guest exec in its
+	 * place.  qm guest exec pings again itself, but its "not running" could
+	 * also come from a later exec-status poll, after the command started; the
+	 * ping's own failure is told apart by the marker. */
+	cmd = xasprintf("qm agent %d ping || { echo '" PING_REFUSED "' >&2; exit 1; }; "
+	                "exec qm guest exec %d --timeout %d -- %s",
+	                c->vmid, c->vmid, n, prog);
 	/* qm answers by itself after n seconds (with the pid): no cancel here, so
 	 * that a cancelled command can still be killed by its pid. */
 	transport_run_qm(c->n, &op, cmd, deadline_now_ms() + n * 1000LL + QM_GRACE_MS, c->cap, &p);
@@ -214,7 +223,7 @@ int transport_exec_vm(struct vmctx *c, const char *prog, bool check_agent)
 	} else if (op.exit_status != 0) {
 		char line[400], msg[500];
 		transport_stderr_line(&op.err, line, sizeof(line));
-		if (transport_qm_never_started(line, c->vmid)) {
+		if (ping_refused(&op, line) || transport_qm_never_started(line, c->vmid)) {
 			rc = transport_fail(r, TRANSPORT_FAILED, TRANSPORT_ERR_PVE, line);
 		} else {
 			snprintf(msg, sizeof(msg),

@@ -395,7 +395,7 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 		break;
 	case TARGET_VM: {
 		struct vmctx c = {t, n, vmid, deadline, cap, lim->cancel, out};
-		rc = transport_exec_vm(&c, buf_str(&prog), !lim->no_agent_check);
+		rc = transport_exec_vm(&c, buf_str(&prog));
 		break;
 	}
 	default:

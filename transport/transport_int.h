@@ -79,8 +79,9 @@ void transport_run_qm(struct sshnode *n, struct sshop *op, const char *cmdline, 
 bool transport_qm_never_started(const char *msg, int vmid);
 /* An operation that did not run to an exit: fill r; -1 for FAILED/UNKNOWN. */
 int transport_op_not_exited(const struct sshop *op, struct transport_result *r);
-/* A VM command: qm guest exec, then exec-status polls until it exits, the
- * deadline passes (kill by pid) or cancel is set (qm.c). */
-int transport_exec_vm(struct vmctx *c, const char *prog, bool check_agent);
+/* A VM command: `qm agent ping` and then qm guest exec on one channel, then
+ * exec-status polls until it exits, the deadline passes (kill by pid) or
+ * cancel is set (qm.c).  A failed ping is a clean "nothing ran". */
+int transport_exec_vm(struct vmctx *c, const char *prog);
 
 #endif

@@ -79,8 +79,7 @@ static const char *probe_jail(struct transport *t, const struct transport_node *
 	char why[2][260] = {"", ""};
 
 	for (int k = 0; k < 2; k++) {
-		struct transport_limits lim = {
-		    .timeout_ms = PROBE_TIMEOUT_MS, .no_agent_check = true, .jail = tiers[k]};
+		struct transport_limits lim = {.timeout_ms = PROBE_TIMEOUT_MS, .jail = tiers[k]};
 		struct transport_result r;
 		transport_exec(t, node, tt, vmid, "true", &lim, &r);
 		if (r.status == TRANSPORT_EXITED && r.exit_code == 0) {

@@ -148,9 +148,6 @@ void targets_run(struct targets *t, const struct queue_item *it, enum transport_
 	    .timeout_ms = t->command_timeout_ms,
 	    .output_cap = t->output_cap,
 	    .cancel = cancel,
-	    /* qm pings the agent right before exec too: an agent that died since
-	     * targets_check is then a clean "nothing ran", not an unknown outcome. */
-	    .no_agent_check = false,
 	    .jail = j,
 	};
 	struct transport_result r = {0};
