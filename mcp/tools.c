@@ -5,6 +5,7 @@
 #include "mcp/executions.h"
 #include "mcp/result.h"
 
+#include "classifier/classes.h"
 #include "lib/execstate.h"
 #include "lib/buf.h"
 #include "lib/log.h"
@@ -37,9 +38,6 @@ struct tool {
 	mcp_tool_fn fn;
 };
 
-static const char *const risks[] = {"read_only", "reversible_low", "config_mutation", "destructive",
-                                    NULL};
-
 #define ID_PARAM(what)                                                                             \
 	{                                                                                          \
 		"id", PT_INTEGER, true, 1, MAX_ID, NULL, what                                      \
@@ -62,7 +60,7 @@ static const struct param run_params[] = {
      "script on the target instead."},
     {"action", PT_STRING, true, 1, 500, NULL,
      "A plain description of the change, for the operator and the rewind point's tag."},
-    {"declared_risk", PT_STRING, false, 0, 0, risks,
+    {"declared_risk", PT_STRING, false, 0, 0, risk_class_names,
      "Your own estimate of the risk. It can raise airlock's classification, never lower it."},
     {"change_id", PT_STRING, false, 1, 200, NULL,
      "Your change or ticket id, carried into the rewind point's tag."},
