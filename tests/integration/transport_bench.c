@@ -225,7 +225,11 @@ int main(int argc, char **argv)
 		const char *cmdline;
 	} targets[] = {
 	    {"host", TARGET_PROXMOX_HOST, 0, "/bin/sh -c 'true'"},
-	    {"vm101", TARGET_VM, 101, "qm guest exec 101 --timeout 30 -- /bin/sh -c 'true'"},
+	    /* as the transport sends it: the agent check, then the exec, one line */
+	    {"vm101", TARGET_VM, 101,
+	     "qm agent 101 ping || { echo 'airlock: no answer to qm agent ping; qm guest exec "
+	     "was not started' >&2; exit 1; }; exec qm guest exec 101 --timeout 30 -- /bin/sh -c "
+	     "'true'"},
 	    {"ct201", TARGET_LXC, 201, "pct exec 201 -- /bin/sh -c 'true'"},
 	};
 	int errors = 0;
