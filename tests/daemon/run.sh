@@ -87,6 +87,7 @@ check_out "--probe-once prints each entity's health" '^vm:zimaos health=unhealth
 check_out "and the healthy ones" '^proxmox-host:hubris health=healthy' $D --probe-once -c "$WORK/d1.yaml"
 check_out "and a summary of the round" '^probe round: entities=[0-9]+ unhealthy=[1-9][0-9]* ms=[0-9]+$' $D --probe-once -c "$WORK/d1.yaml"
 check_rc "--probe-once exits 1 when an entity is unhealthy" 1 $D --probe-once -c "$WORK/d1.yaml"
+echo "# $($D --probe-once -c "$WORK/d1.yaml" 2>/dev/null | tail -1)"
 check_out "--probe-once without scheduler_database says what it needs" 'needs scheduler_database' $D --probe-once -c "$(write_config dnoprobe)"
 check_rc "and exits 1" 1 $D --probe-once -c "$WORK/dnoprobe.yaml"
 check_rc "-n and --probe-once together are a usage error" 2 $D -n --probe-once -c "$WORK/d1.yaml"
