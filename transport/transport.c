@@ -7,6 +7,7 @@
 #include "lib/buf.h"
 #include "lib/deadline.h"
 #include "lib/log.h"
+#include "lib/utf8.h"
 #include "lib/xalloc.h"
 #include "transport/transport_int.h"
 
@@ -301,20 +302,18 @@ static int jail_result(enum transport_jail j, struct transport_result *r, int rc
 	return transport_fail(r, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
 }
 
+/* Valid UTF-8 throughout, by the one strict decoder (lib/utf8.h). */
 static bool utf8_valid(const unsigned char *s)
 {
-	while (*s) {
-		int need = *s < 0x80                  ? 0
-		           : *s >= 0xc2 && *s <= 0xdf ? 1
-		           : *s >= 0xe0 && *s <= 0xef ? 2
-		           : *s >= 0xf0 && *s <= 0xf4 ? 3
-		                                      : -1;
-		if (need < 0)
+	size_t n = strlen((const char *)s);
+	unsigned long cp;
+
+	while (n > 0) {
+		size_t k = utf8_decode(s, n, &cp);
+		if (k == 0)
 			return false;
-		s++;
-		for (int i = 0; i < need; i++, s++)
-			if ((*s & 0xc0) != 0x80)
-				return false;
+		s += k;
+		n -= k;
 	}
 	return true;
 }
