@@ -21,6 +21,7 @@
 #define SQLSTATE_AIRLOCK_CLASS       "AL"    /* every state airlock raises itself */
 
 #define SQLSTATE_CONNECTION_EXCEPTION_CLASS  "08"    /* the link to the server */
+#define SQLSTATE_CONNECTION_DOES_NOT_EXIST   "08003" /* set by airlock: no session yet */
 #define SQLSTATE_CONNECTION_FAILURE          "08006" /* set by airlock when a session is gone */
 #define SQLSTATE_READ_ONLY_TRANSACTION       "25006" /* a standby, or a demoted primary */
 #define SQLSTATE_SERIALIZATION_FAILURE       "40001" /* retry the transaction */

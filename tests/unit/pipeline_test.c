@@ -326,6 +326,46 @@ const char *store_dbname(const struct store *s)
 {
 	return (void)s, "";
 }
+struct store *store_new(const char *c, const char *a, const char *o)
+{
+	(void)c, (void)a, (void)o;
+	unreachable("store_new");
+	return NULL;
+}
+void store_on_connect(struct store *s, store_hook_fn fn, void *arg)
+{
+	(void)s, (void)fn, (void)arg;
+}
+void store_on_notice(struct store *s, store_notice_fn fn, void *arg)
+{
+	(void)s, (void)fn, (void)arg;
+}
+int store_ensure(struct store *s)
+{
+	return store_reset(s);
+}
+void store_disconnect(struct store *s)
+{
+	(void)s, F.connected = false;
+}
+struct store_res *store_exec_read(struct store *s, const char *sql, int nparams,
+                                  const char *const *params)
+{
+	return store_exec(s, sql, nparams, params);
+}
+void store_set_error_state(struct store *s, const char *sqlstate, const char *fmt, ...)
+{
+	va_list ap;
+	(void)s;
+	snprintf(F.sqlstate, sizeof(F.sqlstate), "%s", sqlstate ? sqlstate : "");
+	va_start(ap, fmt);
+	vsnprintf(F.errmsg, sizeof(F.errmsg), fmt, ap);
+	va_end(ap);
+}
+int store_wait_notify_or(struct store *s, int fd, int t)
+{
+	return (void)s, (void)fd, (void)t, unreachable("wait"), -1;
+}
 int store_exec_script(struct store *s, const char *sql)
 {
 	return (void)s, (void)sql, unreachable("scripts"), -1;
