@@ -442,14 +442,14 @@ int mcp_workers_in_flight(struct mcp_workers *pool)
 
 int mcp_workers_drain(struct mcp_workers *pool, int64_t timeout_ms)
 {
-	struct timespec until = deadline_abs_after_ms(timeout_ms > 0 ? timeout_ms : 0);
+	int64_t until = deadline_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	int rc = 0;
 
 	pthread_mutex_lock(&pool->lock);
 	while (rc == 0 && pool->queued + pool->running > 0) {
 		if (timeout_ms < 0)
 			pthread_cond_wait(&pool->idle, &pool->lock);
-		else if (pthread_cond_timedwait(&pool->idle, &pool->lock, &until) == ETIMEDOUT)
+		else if (deadline_cond_wait(&pool->idle, &pool->lock, until) == ETIMEDOUT)
 			rc = pool->queued + pool->running > 0 ? -1 : 0;
 	}
 	pthread_mutex_unlock(&pool->lock);
