@@ -1,0 +1,176 @@
+#!/bin/bash
+# Recovery requests end to end: a real airlockd, the rig's VM 101 (vm:web01)
+# and the ZVM simulator's journal file-level restore.  A file an approved
+# change broke comes back byte-exact (NUL and high bytes included) with the
+# broken one kept beside it, mode and owner preserved; a cloud-replicated VPG
+# is refused naming its site; a file over the cap is refused; an unmount
+# failure is reported and the session stays listed, blocking the next
+# recovery until `airlock flr end`; a live failover refuses the mount; and
+# nothing runs without an operator's approval, never the requester's own.
+# Runs inside scripts/pgtmp, `tests/rig/rigctl run` and `tests/zvmsim/zvmsimctl run`.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+. tests/daemon/lib.sh
+
+sim() { curl -fsS --cacert "$ZVMSIM_CA" -X "$1" -H 'Content-Type: application/json' ${3:+-d "$3"} "$ZVMSIM_URL$2"; }
+# sim_file GUEST_PATH LOCAL_FILE: the simulator's FLR shows LOCAL_FILE's bytes
+# at GUEST_PATH of web01 in checkpoints taken from now on.
+sim_file() {
+	printf '{"vm": "web01", "path": "%s", "data_b64": "%s"}' "$1" "$(base64 -w0 "$2")" >"$WORK/flr_file.json"
+	curl -fsS --cacert "$ZVMSIM_CA" -H 'Content-Type: application/json' --data-binary @"$WORK/flr_file.json" \
+		"$ZVMSIM_URL/_sim/flr_file" >/dev/null
+}
+sim_flrs() { sim GET /_sim/state | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["flrs"]))'; }
+mounts() { sim GET /_sim/requests | python3 -c '
+import json, sys
+print(sum(1 for r in json.load(sys.stdin) if r.get("method") == "POST" and r.get("path", "").lower() == "/v1/flrs"))'; }
+fault() {
+	sim POST /_sim/fault "$1" >/dev/null &&
+		sim GET /_sim/state | grep -qF "\"kind\": \"$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["kind"])' "$1")\""
+}
+events() { q "SELECT string_agg(coalesce(detail->>'step', to_state), ' ' ORDER BY id) FROM airlock.execution_events WHERE execution_id = $1 AND to_state <> 'record'"; }
+final() { wait_for "${2:-120}" "SELECT state IN ('succeeded', 'failed', 'refused', 'rejected', 'expired') FROM airlock.executions WHERE id = $1"; }
+
+G=$AIRLOCK_RIG_ROOT/guests/vm101/root
+setup_db || exit 1
+# vm:cloud01 is the rig's VM 101 under a name whose only VPG recovers to a cloud site.
+q "SELECT airlock.seed_inventory('{\"entities\": [{\"slug\": \"vm:cloud01\", \"type\": \"vm\", \"node\": \"proxmox-host:hubris\", \"vmid\": 101, \"attributes\": {\"qemu_guest_agent\": \"running\"}}]}')" >/dev/null
+CFG=$(write_config rc "zerto:" "  url: $ZVMSIM_URL" "  token_url: $ZVMSIM_TOKEN_URL" \
+	"  client_id: $ZVMSIM_CLIENT_ID" "  secret_file: $ZVMSIM_SECRET_FILE" "  ca_file: $ZVMSIM_CA" \
+	"  time_scale: $ZVMSIM_SCALE" "  request_timeout_ms: 5000" \
+	"recover:" "  max_file_bytes: 100000")
+check "airlockd -n accepts the recover section" $D -n -c "$CFG"
+check_out "a cap of 0 is refused" 'max_file_bytes' $D -n -c "$(write_config bad "recover:" "  max_file_bytes: 0")"
+start_daemon rc
+
+# ---- the files as they are before the change, in the guest and in the journal
+mkdir -p "$G/etc/rt"
+python3 -c 'import os, sys; sys.stdout.buffer.write(bytes(range(256)) * 150 + b"\0tail\xff\xfe\n" + os.urandom(3000))' >"$WORK/app.orig"
+cp "$WORK/app.orig" "$G/etc/rt/app.conf"
+chown 1:1 "$G/etc/rt/app.conf"
+chmod 0640 "$G/etc/rt/app.conf"
+printf 'old motd\n' >"$WORK/motd.orig"
+cp "$WORK/motd.orig" "$G/etc/rt/motd"
+head -c 150000 /dev/urandom >"$WORK/big.orig"
+cp "$WORK/big.orig" "$G/etc/rt/big.bin"
+sim_file /etc/rt/app.conf "$WORK/app.orig"
+sim_file /etc/rt/motd "$WORK/motd.orig"
+sim_file /etc/rt/big.bin "$WORK/big.orig"
+
+# ---- the approved change that breaks them (its guard takes the rewind points)
+chg=$(as_agent $A run --target vm:web01 --change-id chg-rt --action "rewrite app.conf" -- \
+	'printf broken > /etc/rt/app.conf; printf new-motd > /etc/rt/motd')
+wait_for 60 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $chg"
+as_alice $A approve $chg >/dev/null
+check "the change runs after its checkpoints" wait_for 120 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $chg"
+check_eq "the change broke the file" broken "$(cat "$G/etc/rt/app.conf")"
+
+# ---- a failed change on a protected VM names its rewind points and the recovery
+bad=$(as_agent $A run --target vm:web01 -- 'printf x > /etc/rt/missing-dir/x')
+wait_for 60 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $bad"
+as_alice $A approve $bad >/dev/null
+check "the failing change fails after its checkpoints" wait_for 120 "SELECT state = 'failed' AND rewind_points IS NOT NULL FROM airlock.executions WHERE id = $bad"
+check_out "its next_step names the rewind points" 'Rewind points taken before it ran: checkpoint [0-9]+ on VPG web-local' as_agent $A show --json $bad
+check_out "and the recovery request that restores from them" "airlock.recover\\('vm:web01', ARRAY\\['/path/to/file'\\], from_execution => $bad\\)" as_agent $A show --json $bad
+
+# ---- bad requests: an error, no row
+ro=$(as_agent $A run --target proxmox-host:hubris -- hostname)
+n0=$(q "SELECT count(*) FROM airlock.executions")
+check_rc "a relative path is refused" 2 as_agent $A recover --vm vm:web01 --from-execution $chg etc/rt/app.conf
+check_rc "a .. component is refused" 2 as_agent $A recover --vm vm:web01 --from-execution $chg /etc/rt/../rt/app.conf
+check_rc "an execution without rewind points is refused" 2 as_agent $A recover --from-execution $ro /etc/hostname
+check_rc "an unknown execution is not found" 4 as_agent $A recover --from-execution 999999 /etc/hostname
+check_rc "a VM whose guest agent is down is refused" 3 as_agent $A recover --vm vm:zimaos --checkpoint 1 /etc/hostname
+check_out "naming both sources is a usage error" 'usage' as_agent $A recover --vm vm:web01 --from-execution $chg --checkpoint 5 /etc/x
+check_eq "no row was inserted for any of them" "$n0" "$(q "SELECT count(*) FROM airlock.executions")"
+
+# ---- the agent asks; it waits for an operator, the agent cannot approve it
+rid=$(as_agent $A recover --from-execution $chg /etc/rt/app.conf /etc/rt/motd)
+check "the recovery is held for an operator" wait_for 60 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $rid"
+check_out "the operator sees the checkpoint, its time, the VPG and its site" \
+	'from checkpoint [0-9]+ taken [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z.*VPG web-local, recovering at this site \(Site-A\)' as_alice $A show $rid
+check_out "... the paths and what happens to the current files" "/etc/rt/app.conf, /etc/rt/motd.*kept beside it as <path>.airlock-$rid" as_alice $A show $rid
+check_rc "the agent that asked cannot approve it" 3 as_agent $A approve $rid
+check_eq "nothing was mounted while it waits" 0 "$(mounts)"
+check_eq "the guest file is untouched while it waits" broken "$(cat "$G/etc/rt/app.conf")"
+
+# ---- an operator's own request needs another operator
+own=$(as_alice $A recover --vm vm:web01 --checkpoint "$(q "SELECT rewind_points->0->>'tag' FROM airlock.executions WHERE id = $chg")" /etc/rt/motd)
+wait_for 60 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $own"
+check_out "the operator who asked cannot approve it" 'nobody may approve their own request' as_alice $A approve $own
+as_bob $A reject $own --reason "not needed" >/dev/null
+check_eq "rejected: nothing mounted" 0 "$(mounts)"
+
+# ---- approved: restored byte-exact, the broken file kept, mode and owner kept, unmounted
+as_alice $A approve $rid >/dev/null
+check "the recovery finishes" final $rid 180
+check_eq "it succeeded" succeeded "$(state_of $rid)"
+check "app.conf is back byte for byte" cmp "$WORK/app.orig" "$G/etc/rt/app.conf"
+check "motd is back" cmp "$WORK/motd.orig" "$G/etc/rt/motd"
+check_eq "the replaced file is kept beside it" broken "$(cat "$G/etc/rt/app.conf.airlock-$rid")"
+check_eq "mode and owner are preserved" "640 1 1" "$(stat -c '%a %u %g' "$G/etc/rt/app.conf")"
+check_eq "no temporary file is left" "" "$(ls "$G/etc/rt" | grep '\.part$')"
+check_out "every step is an event" '^received pending_approval approved running flr.mount_requested flr.mounted (flr.found flr.downloaded recover.written ){2}flr.unmount succeeded$' events $rid
+check_out "the report says the unmount succeeded" '"ok": true' as_alice $A show $rid
+check_eq "the session is gone from the ZVM" 0 "$(sim_flrs)"
+
+# ---- a cloud-replicated VPG: refused, naming the site; nothing mounted
+m0=$(mounts)
+gid=$(as_agent psql -XAtq -c "SELECT airlock.guard('vm:cloud01', 'test/edit')")
+check "a checkpoint of vm:cloud01" wait_for 120 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $gid"
+cr=$(as_agent $A recover --from-execution $gid /etc/rt/motd)
+check "the recovery from a cloud-replicated VPG is refused" wait_for 60 "SELECT state = 'refused' FROM airlock.executions WHERE id = $cr"
+check_out "it names the VPG and its recovery site" 'VPG cloud01-azure recovers to site Azure-East' as_agent $A show $cr
+check_eq "nothing was mounted" "$m0" "$(mounts)"
+
+# ---- a file over the cap: refused, the guest file untouched, still unmounted
+printf changed >"$G/etc/rt/big.bin"
+big=$(as_agent $A recover --from-execution $chg /etc/rt/big.bin)
+wait_for 60 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $big"
+as_alice $A approve $big >/dev/null
+check "the over-cap recovery ends" final $big 180
+check_eq "it failed" failed "$(state_of $big)"
+check_out "the report names the cap" 'over the 100000-byte cap' as_alice $A show $big
+check_eq "the guest file is untouched" changed "$(cat "$G/etc/rt/big.bin")"
+check_eq "the session was unmounted anyway" 0 "$(sim_flrs)"
+
+# ---- an unmount failure: reported, the session listed, the next recovery blocked until ended
+printf broken-again >"$G/etc/rt/motd"
+check "the unmount fault is set" fault '{"kind": "flr_unmount_fails", "vpg": "web-local"}'
+um=$(as_agent $A recover --from-execution $chg /etc/rt/motd)
+wait_for 60 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $um"
+as_alice $A approve $um >/dev/null
+check "the recovery with a failing unmount ends" final $um 180
+check_eq "it is failed, not succeeded" failed "$(state_of $um)"
+check "the file itself was restored" cmp "$WORK/motd.orig" "$G/etc/rt/motd"
+check_out "the error says the session may still be mounted and how to end it" 'may still be mounted.*airlock flr end' as_alice $A show $um
+check_out "the report says the unmount failed" '"ok": false' as_alice $A show $um
+sim POST /_sim/fault '{"kind": "clear"}' >/dev/null
+sid=$(AIRLOCK_CONFIG=$CFG $A flr list --json | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s[0]["id"] if len(s) == 1 else "")')
+check_out "airlock flr list shows the stuck session" "$sid" env AIRLOCK_CONFIG="$CFG" $A flr list
+nx=$(as_agent $A recover --from-execution $chg /etc/rt/motd)
+check "the next recovery is refused while it is up" wait_for 60 "SELECT state = 'refused' FROM airlock.executions WHERE id = $nx"
+check_out "naming the session" "$sid" as_agent $A show $nx
+check_out "airlock flr end ends it" 'unmounted' env AIRLOCK_CONFIG="$CFG" $A flr end "$sid"
+check_eq "the session is gone" 0 "$(sim_flrs)"
+check_rc "ending an unknown session is not found" 4 env AIRLOCK_CONFIG="$CFG" $A flr end "$sid"
+printf broken-once-more >"$G/etc/rt/motd"
+nx2=$(as_agent $A recover --from-execution $chg /etc/rt/motd)
+wait_for 60 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $nx2"
+as_alice $A approve $nx2 >/dev/null
+check "after it was ended a recovery runs again" wait_for 180 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $nx2"
+check "and restores the file" cmp "$WORK/motd.orig" "$G/etc/rt/motd"
+
+# ---- while a live failover runs on the VPG: refused with that reason
+sim POST /_sim/config '{"vpgs": {"web-local": {"process": "live_failover"}}}' >/dev/null
+check_out "the simulator shows the live failover" '"process": "live_failover"' sim GET /_sim/state
+lf=$(as_agent $A recover --from-execution $chg /etc/rt/motd)
+check "a recovery during a live failover is refused" wait_for 60 "SELECT state = 'refused' FROM airlock.executions WHERE id = $lf"
+check_out "saying why" 'live failover is running on VPG web-local' as_agent $A show $lf
+sim POST /_sim/config '{"vpgs": {"web-local": {"process": null}}}' >/dev/null
+
+kill -TERM $DPID
+wait $DPID
+check_out "the audit chain is intact" 'audit: intact' as_alice $A audit verify
+finish
