@@ -42,7 +42,7 @@ int cli_recover(int argc, char **argv)
 	cJSON *paths = NULL;
 	char *pj = NULL;
 	struct store *s = NULL;
-	PGresult *res = NULL;
+	struct store_res *res = NULL;
 	int c, rc = CLI_USAGE;
 
 	optind = 1;
@@ -118,12 +118,12 @@ int cli_recover(int argc, char **argv)
 		goto out;
 	}
 	if (json)
-		printf("{\"id\":%s}\n", PQgetvalue(res, 0, 0));
+		printf("{\"id\":%s}\n", store_get(res, 0, 0));
 	else
-		printf("%s\n", PQgetvalue(res, 0, 0));
+		printf("%s\n", store_get(res, 0, 0));
 	rc = CLI_OK;
 out:
-	PQclear(res);
+	store_clear(res);
 	store_close(s);
 	cJSON_Delete(paths);
 	cJSON_free(pj);

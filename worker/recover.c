@@ -56,14 +56,14 @@ static void rec_clear(struct rec *r)
 bool recover_is(struct store *db, const struct queue_item *it)
 {
 	char id[24];
-	PGresult *res;
+	struct store_res *res;
 	bool yes;
 
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
 	res = store_exec(db, "SELECT kind = 'recover' FROM airlock.executions WHERE id = $1", 1,
 	                 (const char *const[]){id});
-	yes = res != NULL && PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
-	PQclear(res);
+	yes = res != NULL && store_nrows(res) == 1 && store_get(res, 0, 0)[0] == 't';
+	store_clear(res);
 	return yes;
 }
 
@@ -93,7 +93,7 @@ static void refuse(struct rec *r, const char *reason, const cJSON *detail)
 static void step(struct rec *r, const char *name, cJSON *detail)
 {
 	char *d;
-	PGresult *res;
+	struct store_res *res;
 	char q[300];
 
 	cJSON_AddStringToObject(detail, "step", name);
@@ -103,7 +103,7 @@ static void step(struct rec *r, const char *name, cJSON *detail)
 	if (res == NULL)
 		log_msg(LOG_WARN, "exec=%s evt=recover.step_unrecorded step=%s error=%s", r->id,
 		        name, log_quote(store_errmsg(r->db), q, sizeof(q)));
-	PQclear(res);
+	store_clear(res);
 	log_msg(LOG_INFO, "exec=%s evt=recover.%s", r->id, name);
 	cJSON_free(d);
 	cJSON_Delete(detail);
@@ -112,25 +112,25 @@ static void step(struct rec *r, const char *name, cJSON *detail)
 /* Reads what was asked (and the plan, once made). */
 static int load_request(struct rec *r)
 {
-	PGresult *res = store_exec(r->db, "SELECT * FROM airlock.worker_recover_request($1, $2)", 2,
+	struct store_res *res = store_exec(r->db, "SELECT * FROM airlock.worker_recover_request($1, $2)", 2,
 	                           (const char *const[]){r->id, r->env->worker_id});
 	int rc = -1;
 
-	if (res == NULL || PQntuples(res) != 1)
+	if (res == NULL || store_nrows(res) != 1)
 		goto out;
-	r->paths = cJSON_Parse(PQgetvalue(res, 0, 1));
-	r->keep = PQgetvalue(res, 0, 2)[0] == 't';
-	if (!PQgetisnull(res, 0, 3))
-		r->checkpoint = xstrdup(PQgetvalue(res, 0, 3));
-	if (!PQgetisnull(res, 0, 4))
-		r->source_points = cJSON_Parse(PQgetvalue(res, 0, 4));
-	if (!PQgetisnull(res, 0, 5))
-		r->plan = cJSON_Parse(PQgetvalue(res, 0, 5));
-	if (!PQgetisnull(res, 0, 6) && PQgetvalue(res, 0, 6)[0])
-		r->zvm_id = xstrdup(PQgetvalue(res, 0, 6));
+	r->paths = cJSON_Parse(store_get(res, 0, 1));
+	r->keep = store_get(res, 0, 2)[0] == 't';
+	if (!store_isnull(res, 0, 3))
+		r->checkpoint = xstrdup(store_get(res, 0, 3));
+	if (!store_isnull(res, 0, 4))
+		r->source_points = cJSON_Parse(store_get(res, 0, 4));
+	if (!store_isnull(res, 0, 5))
+		r->plan = cJSON_Parse(store_get(res, 0, 5));
+	if (!store_isnull(res, 0, 6) && store_get(res, 0, 6)[0])
+		r->zvm_id = xstrdup(store_get(res, 0, 6));
 	rc = cJSON_IsArray(r->paths) ? 0 : -1;
 out:
-	PQclear(res);
+	store_clear(res);
 	return rc;
 }
 
@@ -442,7 +442,7 @@ static void plan(struct rec *r)
 	               "longer exists is recreated with mode 0600, owned like its directory). "
 	               "The checkpoint is crash-consistent, not application-quiesced.");
 	pj = cJSON_PrintUnformatted(plan);
-	PGresult *res =
+	struct store_res *res =
 	    store_exec(r->db, "SELECT airlock.worker_recover_hold($1, $2, $3::jsonb, $4)", 4,
 	               (const char *const[]){r->id, r->env->worker_id, pj, buf_str(&sum)});
 	if (res == NULL) {
@@ -457,7 +457,7 @@ static void plan(struct rec *r)
 		log_msg(LOG_INFO, "exec=%s evt=recover.held vpg=%s checkpoint=%s", r->id,
 		        str_of(chosen, "vpg_name"), str_of(chosen, "checkpoint_id"));
 	}
-	PQclear(res);
+	store_clear(res);
 out:
 	zerto_vm_rows_free(rows, n);
 	buf_free(&ids);
@@ -681,12 +681,12 @@ static void finish(struct rec *r, const char *state, cJSON *report, const char *
 	char q[600];
 
 	for (int attempt = 0; attempt < 30; attempt++) {
-		PGresult *res = store_exec(
+		struct store_res *res = store_exec(
 		    r->db, "SELECT airlock.worker_recover_done($1, $2, $3, $4::jsonb, $5)", 5,
 		    (const char *const[]){r->id, r->env->worker_id, state, rj, error});
 		bool ok = res != NULL;
 
-		PQclear(res);
+		store_clear(res);
 		if (ok)
 			break;
 		log_msg(LOG_ERROR, "exec=%s evt=recover.done_unrecorded state=%s error=%s", r->id,
@@ -712,7 +712,7 @@ static void run(struct rec *r)
 	cJSON *report = NULL;
 	bool found = false, allowed = false, all_ok = true;
 	int64_t at = 0;
-	PGresult *res = NULL;
+	struct store_res *res = NULL;
 
 	if (vm_id == NULL || vpg == NULL || cp == NULL) {
 		refuse(r, "refused: the approved recovery has no plan. Nothing was done.", NULL);
@@ -759,7 +759,7 @@ static void run(struct rec *r)
 	}
 	res = store_exec(r->db, "SELECT airlock.worker_recover_start($1, $2)", 2,
 	                 (const char *const[]){r->id, r->env->worker_id});
-	if (res == NULL || strcmp(PQgetvalue(res, 0, 0), "running") != 0) {
+	if (res == NULL || strcmp(store_get(res, 0, 0), "running") != 0) {
 		if (res == NULL) {
 			log_msg(LOG_ERROR, "exec=%s evt=recover.start_failed error=%s", r->id,
 			        store_errmsg(r->db));
@@ -830,7 +830,7 @@ static void run(struct rec *r)
 		finish(r, "failed", report, msg);
 	}
 out:
-	PQclear(res);
+	store_clear(res);
 	zerto_flr_sessions_free(ss, ns);
 	cJSON_Delete(report);
 	free(sid);
