@@ -112,8 +112,9 @@ static void step(struct rec *r, const char *name, cJSON *detail)
 /* Reads what was asked (and the plan, once made). */
 static int load_request(struct rec *r)
 {
-	struct store_res *res = store_exec(r->db, "SELECT * FROM airlock.worker_recover_request($1, $2)", 2,
-	                           (const char *const[]){r->id, r->env->worker_id});
+	struct store_res *res =
+	    store_exec(r->db, "SELECT * FROM airlock.worker_recover_request($1, $2)", 2,
+	               (const char *const[]){r->id, r->env->worker_id});
 	int rc = -1;
 
 	if (res == NULL || store_nrows(res) != 1)
