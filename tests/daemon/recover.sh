@@ -36,10 +36,12 @@ G=$AIRLOCK_RIG_ROOT/guests/vm101/root
 setup_db || exit 1
 # vm:cloud01 is the rig's VM 101 under a name whose only VPG recovers to a cloud site.
 q "SELECT airlock.seed_inventory('{\"entities\": [{\"slug\": \"vm:cloud01\", \"type\": \"vm\", \"node\": \"proxmox-host:hubris\", \"vmid\": 101, \"attributes\": {\"qemu_guest_agent\": \"running\"}}]}')" >/dev/null
-CFG=$(write_config rc "zerto:" "  url: $ZVMSIM_URL" "  token_url: $ZVMSIM_TOKEN_URL" \
+q "CREATE ROLE sched LOGIN IN ROLE airlock_scheduler" >/dev/null
+CFG=$(write_config rc "scheduler_database: \"host=$PGHOST port=$PGPORT dbname=$PGDATABASE user=sched\"" \
+	"probes:" "  interval_s: 2" "zerto:" "  url: $ZVMSIM_URL" "  token_url: $ZVMSIM_TOKEN_URL" \
 	"  client_id: $ZVMSIM_CLIENT_ID" "  secret_file: $ZVMSIM_SECRET_FILE" "  ca_file: $ZVMSIM_CA" \
 	"  time_scale: $ZVMSIM_SCALE" "  request_timeout_ms: 5000" \
-	"recover:" "  max_file_bytes: 100000")
+	"recover:" "  max_file_bytes: 100000" "  flr_session_warn_s: 60")
 check "airlockd -n accepts the recover section" $D -n -c "$CFG"
 check_out "a cap of 0 is refused" 'max_file_bytes' $D -n -c "$(write_config bad "recover:" "  max_file_bytes: 0")"
 start_daemon rc
@@ -149,11 +151,17 @@ check_out "the report says the unmount failed" '"ok": false' as_alice $A show $u
 sim POST /_sim/fault '{"kind": "clear"}' >/dev/null
 sid=$(AIRLOCK_CONFIG=$CFG $A flr list --json | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s[0]["id"] if len(s) == 1 else "")')
 check_out "airlock flr list shows the stuck session" "$sid" env AIRLOCK_CONFIG="$CFG" $A flr list
+check "the scheduler reports the stale session as a check" wait_for 60 \
+	"SELECT status = 'warning' AND detail LIKE '%$sid%airlock flr end%' FROM airlock.checks WHERE entity = 'vm:web01' AND name = 'flr_session'"
+check "and logs it" wait_log 30 "evt=flr.stale session=$sid" rc
+check_out "airlock doctor warns about it" "mounted longer than 60 s: $sid" env AIRLOCK_CONFIG="$CFG" $A doctor --timeout-ms 5000
 nx=$(as_agent $A recover --from-execution $chg /etc/rt/motd)
 check "the next recovery is refused while it is up" wait_for 60 "SELECT state = 'refused' FROM airlock.executions WHERE id = $nx"
 check_out "naming the session" "$sid" as_agent $A show $nx
 check_out "airlock flr end ends it" 'unmounted' env AIRLOCK_CONFIG="$CFG" $A flr end "$sid"
 check_eq "the session is gone" 0 "$(sim_flrs)"
+check "the scheduler's check is ok again" wait_for 60 \
+	"SELECT status = 'ok' FROM airlock.checks WHERE entity = 'vm:web01' AND name = 'flr_session'"
 check_rc "ending an unknown session is not found" 4 env AIRLOCK_CONFIG="$CFG" $A flr end "$sid"
 printf broken-once-more >"$G/etc/rt/motd"
 nx2=$(as_agent $A recover --from-execution $chg /etc/rt/motd)
@@ -169,6 +177,29 @@ lf=$(as_agent $A recover --from-execution $chg /etc/rt/motd)
 check "a recovery during a live failover is refused" wait_for 60 "SELECT state = 'refused' FROM airlock.executions WHERE id = $lf"
 check_out "saying why" 'live failover is running on VPG web-local' as_agent $A show $lf
 sim POST /_sim/config '{"vpgs": {"web-local": {"process": null}}}' >/dev/null
+
+# ---- the MCP tool recover_file: the same request, held for an operator
+cat >"$WORK/mcp.txt" <<EOT
+> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"transcript","version":"1"}}}
+< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}
+> {"jsonrpc":"2.0","method":"notifications/initialized"}
+> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recover_file","arguments":{"execution_id":$chg,"paths":["/etc/rt/motd"]}}}
+< {"jsonrpc":"2.0","id":2,"result":{"structuredContent":{"execution":{"state":"~^(received|pending_approval)\$"},"next_step":"*"}}}
+> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"recover_file","arguments":{"execution_id":$chg,"paths":"/etc/rt/motd"}}}
+< {"jsonrpc":"2.0","id":3,"result":{"isError":true,"content":[{"type":"text","text":"~\"paths\" must be a list of 1 to 16 non-empty strings"},{"type":"text","text":"*"}]}}
+> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"recover_file","arguments":{"execution_id":$chg,"paths":["etc/rt/motd"]}}}
+< {"jsonrpc":"2.0","id":4,"result":{"isError":true,"content":[{"type":"text","text":"~is not absolute"},{"type":"text","text":"*"}]}}
+> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"recover_file","arguments":{"checkpoint":"1","paths":["/etc/rt/motd"]}}}
+< {"jsonrpc":"2.0","id":5,"result":{"isError":true,"content":[{"type":"text","text":"~vm is required"},{"type":"text","text":"*"}]}}
+EOT
+before=$(q "SELECT count(*) FROM airlock.executions WHERE kind = 'recover'")
+check "recover_file over MCP asks, and bad arguments are refused" \
+	python3 tests/mcp/drive.py "$WORK/mcp.txt" -- build/bin/airlock-mcp --db "user=hermes"
+check_eq "exactly one recovery row came from it" $((before + 1)) "$(q "SELECT count(*) FROM airlock.executions WHERE kind = 'recover'")"
+mr=$(q "SELECT max(id) FROM airlock.executions WHERE kind = 'recover'")
+check "it is held for an operator" wait_for 60 "SELECT state = 'pending_approval' AND requested_by = 'hermes' FROM airlock.executions WHERE id = $mr"
+check_rc "the agent cannot approve it" 3 as_agent $A approve $mr
+as_alice $A reject $mr --reason "test only" >/dev/null
 
 kill -TERM $DPID
 wait $DPID
