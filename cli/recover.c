@@ -130,6 +130,111 @@ out:
 	return rc;
 }
 
+static const char *inspect_usage =
+    "airlock inspect --vm SLUG (--from-execution ID | --checkpoint ID_OR_TAG)\n"
+    "                (--failover-test | --clone) [--json] [--db CONNINFO]\n"
+    "       airlock inspect --vm SLUG --stop-test [--json] [--db CONNINFO]";
+
+int cli_inspect(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"vm", required_argument, NULL, 'v'},
+	    {"from-execution", required_argument, NULL, 'e'},
+	    {"checkpoint", required_argument, NULL, 'k'},
+	    {"failover-test", no_argument, NULL, 'f'},
+	    {"clone", no_argument, NULL, 'C'},
+	    {"stop-test", no_argument, NULL, 's'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"db", required_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *vm = NULL, *from = NULL, *cp = NULL, *db = NULL, *action = NULL;
+	bool json = false;
+	struct store *s = NULL;
+	struct store_res *res = NULL;
+	int c, rc = CLI_USAGE, nactions = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'v':
+			vm = optarg;
+			break;
+		case 'e':
+			from = optarg;
+			break;
+		case 'k':
+			cp = optarg;
+			break;
+		case 'f':
+			action = "failover_test";
+			nactions++;
+			break;
+		case 'C':
+			action = "clone";
+			nactions++;
+			break;
+		case 's':
+			action = "stop_failover_test";
+			nactions++;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'd':
+			db = optarg;
+			break;
+		case 'h':
+			printf("usage: %s\n"
+			       "Operators only.  Asks to inspect a whole VM from a rewind point: a "
+			       "Zerto\n"
+			       "failover test (a test copy of the VM at its VPG's recovery site, "
+			       "running\n"
+			       "until --stop-test) or an offsite clone, from the checkpoints taken "
+			       "before\n"
+			       "execution ID or a checkpoint named by id or tag.  The protected VM "
+			       "is not\n"
+			       "touched.  Held for another operator's approval like any request; "
+			       "`airlock\n"
+			       "show ID` follows it.  Live failover and move are never offered.\n",
+			       inspect_usage);
+			return CLI_OK;
+		default:
+			fprintf(stderr, "usage: %s\n", inspect_usage);
+			return CLI_USAGE;
+		}
+	}
+	if (optind != argc || nactions != 1 || (from == NULL && vm == NULL) ||
+	    (strcmp(action, "stop_failover_test") == 0) != (from == NULL && cp == NULL) ||
+	    (from != NULL && cp != NULL)) {
+		fprintf(stderr, "usage: %s\n", inspect_usage);
+		return CLI_USAGE;
+	}
+	if (from != NULL && from[strspn(from, "0123456789")] != '\0') {
+		fprintf(stderr, "airlock inspect: --from-execution takes an execution id\n");
+		return CLI_USAGE;
+	}
+	s = cli_connect_write(db);
+	if (s == NULL)
+		return CLI_ERROR;
+	res = store_exec(s, "SELECT airlock.inspect($1, $2, $3::bigint, $4)", 4,
+	                 (const char *const[]){vm, action, from, cp});
+	if (res == NULL) {
+		rc = cli_fail(s, "inspect");
+		goto out;
+	}
+	if (json)
+		printf("{\"id\":%s}\n", store_get(res, 0, 0));
+	else
+		printf("%s\n", store_get(res, 0, 0));
+	rc = CLI_OK;
+out:
+	store_clear(res);
+	store_close(s);
+	return rc;
+}
+
 /* ---------------------------------------------------------------- flr list|end */
 
 static const char *flr_usage = "airlock flr list [--vm ZERTO_VM_ID] [--json] [--config FILE]\n"

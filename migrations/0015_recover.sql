@@ -5,17 +5,26 @@
 -- checkpoint and recovers at this site, the checkpoint's time), holds it for
 -- approval with that plan as its reasons, and after approval mounts, copies
 -- the files back into the guest and unmounts, recording every step.
+-- Operators may also ask for a whole VM to be inspected from a checkpoint: a
+-- failover test (and its stop) or an offsite clone, through the same gate.
+-- Live failover and move are never offered.
 
 -- What a recovery request asks for, and the plan the worker made for it.
+-- mode: files (restore paths), or a whole-VM inspection: failover_test,
+-- stop_failover_test (no rewind point: it ends the VM's running test), clone.
 CREATE TABLE airlock.recoveries (
 	execution_id     bigint PRIMARY KEY REFERENCES airlock.executions (id),
 	vm               text NOT NULL,
-	paths            text[] NOT NULL CHECK (cardinality(paths) BETWEEN 1 AND 16),
+	mode             text NOT NULL DEFAULT 'files'
+	                 CHECK (mode IN ('files', 'failover_test', 'stop_failover_test', 'clone')),
+	paths            text[] CHECK (cardinality(paths) BETWEEN 1 AND 16),
 	source_execution bigint REFERENCES airlock.executions (id),
 	checkpoint       text CHECK (octet_length(checkpoint) BETWEEN 1 AND 500),
 	keep_replaced    boolean NOT NULL,
 	plan             jsonb,
-	CHECK ((source_execution IS NULL) <> (checkpoint IS NULL))
+	CHECK ((mode = 'files') = (paths IS NOT NULL)),
+	CHECK (CASE WHEN mode = 'stop_failover_test' THEN source_execution IS NULL AND checkpoint IS NULL
+		ELSE (source_execution IS NULL) <> (checkpoint IS NULL) END)
 );
 
 -- A guest path a recovery may restore: absolute (Linux /a/b, or Windows C:\a\b
@@ -160,11 +169,87 @@ BEGIN
 END
 $$;
 
+-- Operators only: inspect a whole VM from a rewind point, held for another
+-- operator like any request.  action: failover_test (a test copy of the VM
+-- at its recovery site, from the checkpoint), stop_failover_test (ends the
+-- VM's running test; no rewind point), clone (an offsite clone from the
+-- checkpoint).  Live failover and move are not offered.
+CREATE FUNCTION airlock.inspect(vm text, action text, from_execution bigint DEFAULT NULL,
+	checkpoint text DEFAULT NULL) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
+DECLARE
+	ent airlock.entities;
+	src airlock.executions;
+	n integer;
+	new_id bigint;
+	whence text;
+BEGIN
+	PERFORM airlock._require_approver('inspect');
+	IF action IS NULL OR action NOT IN ('failover_test', 'stop_failover_test', 'clone') THEN
+		RAISE EXCEPTION 'inspect: action is failover_test, stop_failover_test or clone (live failover and move are never offered)'
+			USING ERRCODE = 'AL002';
+	END IF;
+	IF action = 'stop_failover_test' AND (from_execution IS NOT NULL OR checkpoint IS NOT NULL) THEN
+		RAISE EXCEPTION 'inspect: stop_failover_test takes no rewind point' USING ERRCODE = 'AL002';
+	END IF;
+	IF action <> 'stop_failover_test' AND (from_execution IS NULL) = (checkpoint IS NULL OR btrim(checkpoint) = '') THEN
+		RAISE EXCEPTION 'inspect: name the rewind point: either from_execution or checkpoint (a Zerto checkpoint id or tag), not both'
+			USING ERRCODE = 'AL002';
+	END IF;
+	IF from_execution IS NOT NULL THEN
+		SELECT * INTO src FROM airlock.executions x WHERE x.id = from_execution;
+		IF NOT FOUND THEN
+			RAISE EXCEPTION 'inspect: execution % not found', from_execution USING ERRCODE = 'AL007';
+		END IF;
+		IF src.kind = 'recover' OR src.target_type <> 'vm' OR NOT EXISTS (
+			SELECT 1 FROM jsonb_array_elements(coalesce(src.rewind_points, '[]')) r
+			WHERE r ->> 'checkpoint_id' IS NOT NULL) THEN
+			RAISE EXCEPTION 'inspect: execution % has no rewind point; name a checkpoint instead', from_execution
+				USING ERRCODE = 'AL002';
+		END IF;
+		IF vm IS NOT NULL AND btrim(vm) <> '' AND vm <> src.target AND 'vm:' || vm <> src.target THEN
+			RAISE EXCEPTION 'inspect: execution % ran on %, not on %', from_execution, src.target, vm
+				USING ERRCODE = 'AL002';
+		END IF;
+		vm := src.target;
+	END IF;
+	IF vm IS NULL OR btrim(vm) = '' THEN
+		RAISE EXCEPTION 'inspect: vm is required (a slug such as vm:web01, a name or a vmid)' USING ERRCODE = 'AL002';
+	END IF;
+	SELECT count(*) INTO n FROM airlock.entities e
+	WHERE e.type = 'vm' AND (e.slug = inspect.vm OR e.slug = 'vm:' || inspect.vm
+		OR (inspect.vm ~ '^[0-9]{3,9}$' AND e.vmid = inspect.vm::integer));
+	IF n <> 1 THEN
+		RAISE EXCEPTION 'inspect: % matches % VMs in the inventory; name exactly one (its slug)', vm, n
+			USING ERRCODE = 'AL001';
+	END IF;
+	SELECT * INTO ent FROM airlock.entities e
+	WHERE e.type = 'vm' AND (e.slug = inspect.vm OR e.slug = 'vm:' || inspect.vm
+		OR (inspect.vm ~ '^[0-9]{3,9}$' AND e.vmid = inspect.vm::integer));
+	new_id := nextval(pg_get_serial_sequence('airlock.executions', 'id'));
+	whence := CASE WHEN from_execution IS NOT NULL
+		THEN format('the rewind point of execution %s', from_execution)
+		WHEN checkpoint IS NOT NULL THEN format('checkpoint %s', btrim(checkpoint)) END;
+	INSERT INTO airlock.executions (id, target, target_type, command, action, requested_by, kind)
+	VALUES (new_id, ent.slug, ent.type, CASE action
+		WHEN 'failover_test' THEN format('start a Zerto failover test of %s from %s, for inspection', ent.slug, whence)
+		WHEN 'clone' THEN format('make an offsite clone of %s from %s, for inspection', ent.slug, whence)
+		ELSE format('stop the Zerto failover test of %s', ent.slug) END,
+		'inspect a whole VM from a rewind point', session_user, 'recover');
+	INSERT INTO airlock.recoveries (execution_id, vm, mode, source_execution, checkpoint, keep_replaced)
+	VALUES (new_id, ent.slug, action, from_execution, nullif(btrim(checkpoint), ''), true);
+	PERFORM airlock._event(new_id, NULL, 'received', jsonb_build_object('target', ent.slug,
+		'kind', 'recover', 'mode', action, 'from_execution', from_execution, 'checkpoint', checkpoint));
+	PERFORM pg_notify('airlock_work', '');
+	RETURN new_id;
+END
+$$;
+
 -- The worker's view of a claimed recovery: what was asked and where the
 -- rewind point came from.
 CREATE FUNCTION airlock.worker_recover_request(exec_id bigint, worker text)
 RETURNS TABLE (vm text, paths jsonb, keep_replaced boolean, checkpoint text,
-	       source_points jsonb, plan jsonb, zerto_vm_identifier text)
+	       source_points jsonb, plan jsonb, zerto_vm_identifier text, mode text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
 DECLARE
 	e airlock.executions;
@@ -175,7 +260,7 @@ BEGIN
 	END IF;
 	RETURN QUERY
 		SELECT r.vm, to_jsonb(r.paths), r.keep_replaced, r.checkpoint, s.rewind_points, r.plan,
-		       t.zerto_vm_identifier
+		       t.zerto_vm_identifier, r.mode
 		FROM airlock.recoveries r
 		JOIN airlock.entities t ON t.slug = r.vm
 		LEFT JOIN airlock.executions s ON s.id = r.source_execution
@@ -192,6 +277,7 @@ RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_tem
 DECLARE
 	e airlock.executions;
 	cls text;
+	words text;
 BEGIN
 	e := airlock._held(exec_id, worker, ARRAY['received']);
 	IF e.kind <> 'recover' THEN
@@ -203,13 +289,19 @@ BEGIN
 	UPDATE airlock.recoveries r SET plan = worker_recover_hold.plan WHERE r.execution_id = exec_id;
 	-- Keeping the replaced files makes it undoable: a config change.  Without
 	-- them it destroys what is there now.
-	cls := CASE WHEN (SELECT r.keep_replaced FROM airlock.recoveries r WHERE r.execution_id = exec_id)
-		THEN 'config_mutation' ELSE 'destructive' END;
+	-- A whole-VM inspection builds test or cloned VMs at the recovery site and
+	-- leaves the protected VM alone: a config change too.
+	SELECT CASE WHEN r.mode <> 'files' OR r.keep_replaced THEN 'config_mutation' ELSE 'destructive' END,
+	       CASE r.mode
+	       WHEN 'files' THEN CASE WHEN r.keep_replaced
+			THEN 'a file-level restore replaces guest files (each kept beside it); a human must confirm'
+			ELSE 'a file-level restore overwrites guest files and keeps no copy; a human must confirm' END
+	       WHEN 'failover_test' THEN 'a failover test brings up a copy of the VM at its recovery site for inspection; a human must confirm'
+	       WHEN 'stop_failover_test' THEN 'ends the failover test of the VM and removes its test copy; a human must confirm'
+	       ELSE 'an offsite clone makes a copy of the VM at its recovery site for inspection; a human must confirm' END
+	INTO cls, words FROM airlock.recoveries r WHERE r.execution_id = exec_id;
 	UPDATE airlock.executions SET class = cls, classified_at = now(),
-		reasons = jsonb_build_array(jsonb_build_object('rule', 'recover',
-			'words', CASE WHEN cls = 'destructive'
-				THEN 'a file-level restore overwrites guest files and keeps no copy; a human must confirm'
-				ELSE 'a file-level restore replaces guest files (each kept beside it); a human must confirm' END)),
+		reasons = jsonb_build_array(jsonb_build_object('rule', 'recover', 'words', words)),
 		rewind_status = summary, rewind_possible = true,
 		payload_hash = airlock._payload_hash(e.target, e.command || E'\n' || plan::text, cls, 0)
 	WHERE id = exec_id;
@@ -331,6 +423,9 @@ $$;
 CREATE OR REPLACE FUNCTION airlock._next_step(e airlock.executions) RETURNS text
 LANGUAGE sql STABLE SET search_path = airlock, pg_temp AS $$
 	SELECT CASE
+	WHEN e.kind = 'recover' AND e.state = 'succeeded'
+	     AND (SELECT r.mode FROM airlock.recoveries r WHERE r.execution_id = e.id) <> 'files' THEN
+		'Done: the Zerto task ended Completed. Read stdout (the report: VPG, checkpoint, task). A failover test runs until an operator stops it (airlock inspect --stop-test).'
 	WHEN e.kind = 'recover' AND e.state = 'succeeded' THEN
 		'Recovered: every file was restored and the restore session was unmounted. Read stdout (the report: each file, its size and checksum, where the replaced file was kept).'
 	WHEN e.kind = 'recover' AND e.state = 'failed' THEN
@@ -357,6 +452,7 @@ SELECT airlock._secure_new_objects();
 GRANT SELECT ON airlock.recoveries TO airlock_operator, airlock_worker;
 GRANT EXECUTE ON FUNCTION airlock.recover(text, text[], bigint, text, boolean, text)
 TO airlock_agent, airlock_operator;
+GRANT EXECUTE ON FUNCTION airlock.inspect(text, text, bigint, text) TO airlock_operator;
 GRANT EXECUTE ON FUNCTION
 	airlock.worker_recover_request(bigint, text),
 	airlock.worker_recover_hold(bigint, text, jsonb, text),

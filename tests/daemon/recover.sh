@@ -170,6 +170,39 @@ as_alice $A approve $nx2 >/dev/null
 check "after it was ended a recovery runs again" wait_for 180 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $nx2"
 check "and restores the file" cmp "$WORK/motd.orig" "$G/etc/rt/motd"
 
+# ---- whole-VM inspection (operators only): a failover test from the checkpoint, then stopped
+vpg_state() { sim GET /_sim/state | python3 -c 'import json,sys; print(next(v[sys.argv[1]] for v in json.load(sys.stdin)["vpgs"] if v["VpgName"] == sys.argv[2]))' "$1" "$2"; }
+check_out "an agent cannot ask for an inspection" 'permission denied' as_agent psql -XAtq -c "SELECT airlock.inspect('vm:web01', 'failover_test', $chg)"
+check_out "live failover is never offered" 'never offered' as_alice psql -XAtq -c "SELECT airlock.inspect('vm:web01', 'live_failover', $chg)"
+ft=$(as_alice $A inspect --from-execution $chg --failover-test)
+check "the failover test request is held" wait_for 60 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $ft"
+check_out "the approver sees the checkpoint, the VPG and its site" \
+	'a failover test of vm:web01 from checkpoint [0-9]+ taken .*, VPG web-local, at its recovery site Site-A' as_bob $A show $ft
+check_out "the operator who asked cannot approve it" 'nobody may approve their own request' as_alice $A approve $ft
+check_eq "nothing started before approval" False "$(vpg_state test web-local)"
+as_bob $A approve $ft >/dev/null
+check "the failover test's task completes" wait_for 120 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $ft"
+check_eq "the test runs on web-local" True "$(vpg_state test web-local)"
+check_out "its steps are events" 'zerto.task_started zerto.task_ended succeeded$' events $ft
+tr=$(as_agent $A recover --from-execution $chg /etc/rt/motd)
+check "a file recovery while the test runs is refused" wait_for 60 "SELECT state = 'refused' FROM airlock.executions WHERE id = $tr"
+check_out "saying a failover test is running" 'failover test is running on VPG web-local' as_agent $A show $tr
+check_rc "a stop takes no rewind point" 2 as_alice $A inspect --vm vm:web01 --stop-test --from-execution $chg
+stp=$(as_alice $A inspect --vm vm:web01 --stop-test)
+wait_for 60 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $stp"
+as_bob $A approve $stp >/dev/null
+check "the stop's task completes" wait_for 120 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $stp"
+check_eq "no test runs any more" False "$(vpg_state test web-local)"
+nostop=$(as_alice $A inspect --vm vm:web01 --stop-test)
+check "stopping when no test runs is refused" wait_for 60 "SELECT state = 'refused' FROM airlock.executions WHERE id = $nostop"
+cl=$(as_alice $A inspect --from-execution $chg --clone)
+wait_for 60 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $cl"
+as_bob $A approve $cl >/dev/null
+check "an offsite clone from the checkpoint completes" wait_for 180 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $cl"
+check_eq "no live failover, commit or move was ever asked of the ZVM" 0 "$(sim GET /_sim/requests | python3 -c '
+import json, re, sys
+print(sum(1 for r in json.load(sys.stdin) if re.search(r"/(failover|failovercommit|failoverrollback|move[a-z]*)$", r.get("path", "").lower())))')"
+
 # ---- while a live failover runs on the VPG: refused with that reason
 sim POST /_sim/config '{"vpgs": {"web-local": {"process": "live_failover"}}}' >/dev/null
 check_out "the simulator shows the live failover" '"process": "live_failover"' sim GET /_sim/state

@@ -542,7 +542,8 @@ class Handler(OpsMixin, BaseHTTPRequestHandler):
                               "Status": v["status"], "SubStatus": v["substatus"],
                               "cadence_s": v["cadence_s"], "visibility_s": v["visibility_s"],
                               "checkpoints": len(v["checkpoints"]),
-                              "process": v.get("process")} for v in sim.vpgs.values()],
+                              "process": v.get("process"), "test": v.get("test") is not None,
+                              "clone": bool(v.get("clone"))} for v in sim.vpgs.values()],
                     "flrs": [{"id": f["id"], "vm": f["vm_name"], "vpg": f["vpg"], "cp": f["cp"],
                               "status": f["status"]} for f in sim.flrs.values()],
                 }
