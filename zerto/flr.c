@@ -408,17 +408,28 @@ static int find_in(struct zerto_client *c, const char *id, const char *dir, cons
 	return 0;
 }
 
+/* Whether partition name p names any drive letter. */
+static bool names_a_drive(const char *p)
+{
+	for (char d = 'A'; d <= 'Z'; d++)
+		if (zerto_flr_partition_is_drive(p, d))
+			return true;
+	return false;
+}
+
 int zerto_flr_find(struct zerto_client *c, const char *id, const char *guest,
                    struct zerto_flr_item **item, struct zerto_err *e)
 {
 	struct zerto_flr_item *parts = NULL;
 	size_t nparts = 0;
-	struct buf looked = BUF_INIT;
+	struct buf looked = BUF_INIT, hits = BUF_INIT;
 	char drive, *rel = NULL;
-	int rc = -1;
+	bool by_letter = false, any_letter = false;
+	int nfound = 0, rc = -1;
 
 	*item = NULL;
 	buf_init(&looked, 2048);
+	buf_init(&hits, 2048);
 	if (zerto_flr_split_guest_path(guest, &drive, &rel) < 0) {
 		zerto_err_set(e, ZERTO_ERR_CONFIG, 0, "%s is not an absolute guest file path",
 		              guest);
@@ -426,40 +437,72 @@ int zerto_flr_find(struct zerto_client *c, const char *id, const char *guest,
 	}
 	if (zerto_flr_browse(c, id, "", &parts, &nparts, e) < 0)
 		goto out;
-	/* Two passes: partitions that name the drive, then every other one. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < nparts; i++) {
-			bool named = drive && zerto_flr_partition_is_drive(parts[i].path, drive);
-			struct zerto_err be = {0};
-			char *want, *dir, *slash;
-			int found;
+	for (size_t i = 0; i < nparts; i++) {
+		by_letter =
+		    by_letter || (drive && zerto_flr_partition_is_drive(parts[i].path, drive));
+		any_letter = any_letter || names_a_drive(parts[i].path);
+	}
+	/* Partitions that name drive letters settle which one a Windows path is
+	 * on; when none does, every partition is looked in, and a path found in
+	 * more than one is ambiguous (as it is for a Linux path). */
+	if (drive && !by_letter && any_letter) {
+		for (size_t i = 0; i < nparts; i++)
+			buf_printf(&looked, "%s%s", i ? ", " : "", parts[i].path);
+		zerto_err_set(
+		    e, ZERTO_ERR_SHAPE, 0,
+		    "%s is not in the checkpoint: no partition is drive %c: (partitions: %s)",
+		    guest, drive, buf_str(&looked));
+		goto out;
+	}
+	for (size_t i = 0; i < nparts; i++) {
+		struct zerto_err be = {0};
+		struct zerto_flr_item *hit = NULL;
+		char *want, *dir, *slash;
+		int found;
 
-			if (!parts[i].browsable || (pass == 0) != named)
-				continue;
-			want = xasprintf("%s/%s", parts[i].path, rel);
-			dir = xstrdup(want);
-			slash = strrchr(dir, '/');
-			*slash = '\0';
-			found = find_in(c, id, dir, want, item, &be);
-			free(want);
-			free(dir);
-			if (found == 1) {
-				rc = 0;
-				goto out;
-			}
-			if (found < 0 && be.http_status != 400 && be.http_status != 404) {
-				*e = be; /* not "no such folder": a real failure */
-				goto out;
-			}
-			buf_printf(&looked, "%s%s", looked.len ? ", " : "", parts[i].path);
+		if (!parts[i].browsable ||
+		    (by_letter && !zerto_flr_partition_is_drive(parts[i].path, drive)))
+			continue;
+		want = xasprintf("%s/%s", parts[i].path, rel);
+		dir = xstrdup(want);
+		slash = strrchr(dir, '/');
+		*slash = '\0';
+		found = find_in(c, id, dir, want, &hit, &be);
+		free(want);
+		free(dir);
+		if (found < 0 && be.http_status != 400 && be.http_status != 404) {
+			*e = be; /* not "no such folder": a real failure */
+			goto out;
+		}
+		buf_printf(&looked, "%s%s", looked.len ? ", " : "", parts[i].path);
+		if (found == 1) {
+			buf_printf(&hits, "%s%s", hits.len ? ", " : "", hit->path);
+			if (nfound++ == 0)
+				*item = hit;
+			else
+				zerto_flr_items_free(hit, 1);
 		}
 	}
-	zerto_err_set(e, ZERTO_ERR_SHAPE, 0,
-	              "%s is not in the checkpoint: looked for %s in partition(s) %s", guest, rel,
-	              looked.len ? buf_str(&looked) : "(none listed)");
+	if (nfound == 1) {
+		rc = 0;
+		goto out;
+	}
+	zerto_flr_items_free(*item, *item ? 1 : 0);
+	*item = NULL;
+	if (nfound > 1)
+		zerto_err_set(
+		    e, ZERTO_ERR_SHAPE, 0,
+		    "%s is ambiguous in the checkpoint: it is in several partitions (%s); "
+		    "airlock does not guess which one",
+		    guest, buf_str(&hits));
+	else
+		zerto_err_set(e, ZERTO_ERR_SHAPE, 0,
+		              "%s is not in the checkpoint: looked for %s in partition(s) %s",
+		              guest, rel, looked.len ? buf_str(&looked) : "(none listed)");
 out:
 	zerto_flr_items_free(parts, nparts);
 	buf_free(&looked);
+	buf_free(&hits);
 	free(rel);
 	return rc;
 }

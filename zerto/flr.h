@@ -76,12 +76,15 @@ int zerto_flr_split_guest_path(const char *guest, char *drive, char **rel);
  * by a letter. */
 bool zerto_flr_partition_is_drive(const char *p, char d);
 
-/* Finds guest inside the mounted session: lists the partitions, tries those
- * that name the drive first (Windows), then the rest, browsing each
- * partition's copy of the file's directory.  On success *item is the file's
- * entry (clear with zerto_flr_items_free(item, 1)).  -1 with e set when
- * no partition holds it (ZERTO_ERR_SHAPE, message naming what was looked at)
- * or a call failed. */
+/* Finds guest inside the mounted session: lists the partitions and browses
+ * each one's copy of the file's directory.  A Windows path looks only in the
+ * partitions that name its drive letter; when partitions name letters but not
+ * this one, it is not there; when none names any, every partition is looked
+ * in.  Found in more than one partition is ambiguous: refused, never guessed.
+ * On success *item is the file's entry (clear with
+ * zerto_flr_items_free(item, 1)).  -1 with e set when no partition holds it,
+ * several do (ZERTO_ERR_SHAPE, the message naming the partitions) or a call
+ * failed. */
 int zerto_flr_find(struct zerto_client *c, const char *id, const char *guest,
                    struct zerto_flr_item **item, struct zerto_err *e);
 

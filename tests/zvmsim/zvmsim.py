@@ -268,6 +268,7 @@ class Sim:
             vmid = "%s.vm-%d" % (det_guid("vcenter", self.local_site["name"]),
                                  100 + int(hashlib.sha1(key.encode()).hexdigest()[:4], 16) % 900)
             self.vms.append({"id": vmid, "name": m["name"], "os": m.get("os", "linux"),
+                             "partitions": int(m.get("partitions", 1)),
                              "vpgs": [det_guid("vpg", n) for n in m["vpgs"]]})
         self.tasks = {}
         self.tagged = []

@@ -245,6 +245,7 @@ class OpsMixin:
         cp_ts = next(c["ts"] for c in self.visible_cps(vpg) if c["id"] == cp)
         sim.flrs[sid.lower()] = {"id": sid, "vm": vm["id"], "vm_name": vm["name"],
                                  "os": vm.get("os", "linux"), "cp_ts": cp_ts,
+                                 "partitions": vm.get("partitions", 1),
                                  "vpg": vpg["id"], "cp": cp, "started": now,
                                  "ready_at": now + 8.0, "status": "MountInProgress",
                                  "fail": sim.take_fault("flr_mount_fails", vpg=vpg["id"])
@@ -258,6 +259,10 @@ class OpsMixin:
         sim = self.server.sim
         base = WINDOWS_TREE if s.get("os") == "windows" else {PARTITION: FLR_TREE}
         parts = copy.deepcopy(base)
+        if s.get("os") != "windows" and s.get("partitions", 1) > 1:
+            # A second Linux filesystem holding the same paths (fixture
+            # "partitions": 2): a guest path then matches twice.
+            parts["partition#2 Ext4"] = copy.deepcopy(FLR_TREE)
         for gpath, versions in sim.flr_files.get(s["vm_name"], {}).items():
             past = [v for v in versions if v[0] <= s["cp_ts"]]
             if not past:
