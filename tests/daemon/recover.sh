@@ -116,6 +116,7 @@ check_eq "no temporary file is left" "" "$(ls "$G/etc/rt" | grep '\.part$')"
 check_out "every step is an event" '^received pending_approval approved running flr.mount_requested flr.mounted (flr.found flr.downloaded recover.written ){2}flr.unmount succeeded$' events $rid
 check_out "the report says the unmount succeeded" '"ok": true' as_alice $A show $rid
 check_eq "the session is gone from the ZVM" 0 "$(sim_flrs)"
+echo "# measured: restoring $(stat -c %s "$WORK/app.orig") + $(stat -c %s "$WORK/motd.orig") bytes took $(q "SELECT duration_ms FROM airlock.executions WHERE id = $rid") ms from approval's start to unmount (ZVM at ${ZVMSIM_SCALE}x)"
 
 # ---- a cloud-replicated VPG: refused, naming the site; nothing mounted
 m0=$(mounts)
