@@ -72,6 +72,37 @@ BEGIN
 END
 $$;
 
+-- The gate policy's flood limits (as run() applies them), for a recovery or
+-- an inspection request by the session user: raises AL010 over either.
+CREATE FUNCTION airlock._recover_flood_check(what text) RETURNS void
+LANGUAGE plpgsql SET search_path = airlock, pg_temp AS $$
+DECLARE
+	lim record;
+	n integer;
+BEGIN
+	IF NOT airlock._limits_apply() THEN
+		RETURN;
+	END IF;
+	lim := airlock._limits();
+	PERFORM pg_advisory_xact_lock(74287732, hashtext(session_user));
+	SELECT count(*) INTO n FROM (SELECT 1 FROM airlock.executions x
+		WHERE x.requested_by = session_user AND x.created_at > now() - interval '1 minute'
+		LIMIT lim.requests_per_minute) c;
+	IF n >= lim.requests_per_minute THEN
+		RAISE EXCEPTION '%: % already made % requests in the last minute; the gate policy allows % per minute (requests_per_minute). Nothing was queued.',
+			what, session_user, n, lim.requests_per_minute USING ERRCODE = 'AL010';
+	END IF;
+	SELECT count(*) INTO n FROM (SELECT 1 FROM airlock.executions x
+		WHERE x.requested_by = session_user
+		  AND x.state IN ('received', 'queued', 'pending_approval', 'approved')
+		LIMIT lim.pending_per_agent) c;
+	IF n >= lim.pending_per_agent THEN
+		RAISE EXCEPTION '%: % already has % requests waiting to run or to be decided; the gate policy allows % (pending_per_agent). Nothing was queued.',
+			what, session_user, n, lim.pending_per_agent USING ERRCODE = 'AL010';
+	END IF;
+END
+$$;
+
 -- Asks to restore paths on a VM from a rewind point: the rewind points of
 -- execution from_execution (a guarded run or guard request on that VM), or a
 -- checkpoint named by its Zerto id or its tag.  keep_replaced: the file now at
@@ -149,6 +180,7 @@ BEGIN
 		RAISE EXCEPTION 'recover on % blocked: the files are written back through the QEMU guest agent, which is not running. Start the agent first.', ent.slug
 			USING ERRCODE = pf.sqlstate;
 	END IF;
+	PERFORM airlock._recover_flood_check('recover on ' || ent.slug);
 	new_id := nextval(pg_get_serial_sequence('airlock.executions', 'id'));
 	whence := CASE WHEN from_execution IS NOT NULL
 		THEN format('the rewind point of execution %s', from_execution)
@@ -226,6 +258,7 @@ BEGIN
 	SELECT * INTO ent FROM airlock.entities e
 	WHERE e.type = 'vm' AND (e.slug = inspect.vm OR e.slug = 'vm:' || inspect.vm
 		OR (inspect.vm ~ '^[0-9]{3,9}$' AND e.vmid = inspect.vm::integer));
+	PERFORM airlock._recover_flood_check('inspect ' || ent.slug);
 	new_id := nextval(pg_get_serial_sequence('airlock.executions', 'id'));
 	whence := CASE WHEN from_execution IS NOT NULL
 		THEN format('the rewind point of execution %s', from_execution)

@@ -74,12 +74,16 @@ static int guest(const struct guestfile_target *g, const char *step, const char 
 static int inspect(const struct guestfile_target *g, const char *qp, struct guestfile_result *out)
 {
 	struct buf cmd = BUF_INIT;
-	char so[256], kind[16] = "";
+	char so[512], kind[16] = "";
 	int rc = -1;
 
 	buf_init(&cmd, 0);
+	/* A directory on the way that is a symbolic link would send the write
+	 * somewhere the request did not name: the resolved path is reported. */
 	buf_printf(&cmd,
-	           "p=%s; if [ -L \"$p\" ]; then echo link; elif [ -f \"$p\" ]; then "
+	           "p=%s; d=$(dirname -- \"$p\"); r=$(cd -P -- \"$d\" 2>/dev/null && pwd); "
+	           "if [ -n \"$r\" ] && [ \"$r\" != \"$d\" ]; then printf 'linkdir %%s\\n' \"$r\"; "
+	           "elif [ -L \"$p\" ]; then echo link; elif [ -f \"$p\" ]; then "
 	           "stat -c 'file %%a %%u %%g' -- \"$p\"; elif [ -e \"$p\" ]; then echo other; "
 	           "else d=$(dirname -- \"$p\"); if [ -d \"$d\" ] && [ ! -L \"$d\" ]; then "
 	           "stat -c 'missing 600 %%u %%g' -- \"$d\"; else echo nodir; fi; fi",
@@ -90,6 +94,12 @@ static int inspect(const struct guestfile_target *g, const char *qp, struct gues
 	    (strcmp(kind, "file") == 0 || strcmp(kind, "missing") == 0)) {
 		out->existed = strcmp(kind, "file") == 0;
 		rc = 0;
+	} else if (strncmp(so, "linkdir ", 8) == 0) {
+		so[strcspn(so, "\n")] = '\0';
+		snprintf(out->error, sizeof(out->error),
+		         "a directory on the path is a symbolic link in the guest (it resolves to "
+		         "%.300s); not replaced (restore the path as it really is)",
+		         so + 8);
 	} else if (strncmp(so, "link", 4) == 0) {
 		snprintf(out->error, sizeof(out->error),
 		         "the path is a symbolic link in the guest; not replaced (restore its "

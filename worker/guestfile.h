@@ -6,7 +6,8 @@
  * Steps, each one guest command (bounded by the transport's deadline):
  *   1 look at the path: a regular file (its mode, owner and group are kept),
  *     missing (created with mode 0600, owned like its directory), or anything
- *     else (a symbolic link, a directory, a device: refused, nothing written);
+ *     else (a symbolic link, a directory, a device, or a directory on the way
+ *     that is a symbolic link: refused, nothing written);
  *   2 write a temporary file beside it (<path><tmp_suffix>, created fresh,
  *     mode 0600) in base64 chunks;
  *   3 check its SHA-256 in the guest, give it the mode and owner, keep the

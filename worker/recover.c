@@ -302,6 +302,12 @@ static int restore_one(struct rec *r, const char *sid, const char *guest,
 	int fd = -1, rc = -1;
 	char msg[800];
 
+	if (item->browsable) {
+		snprintf(msg, sizeof(msg),
+		         "it is a %s in the checkpoint, not a file; name the files in it",
+		         item->type[0] ? item->type : "folder");
+		goto fail;
+	}
 	if (item->size > cap) {
 		snprintf(msg, sizeof(msg),
 		         "the file is %lld bytes in the checkpoint, over the %lld-byte cap "

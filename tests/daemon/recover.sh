@@ -59,6 +59,16 @@ cp "$WORK/big.orig" "$G/etc/rt/big.bin"
 sim_file /etc/rt/app.conf "$WORK/app.orig"
 sim_file /etc/rt/motd "$WORK/motd.orig"
 sim_file /etc/rt/big.bin "$WORK/big.orig"
+# Links in the guest where the checkpoint has plain files: a symlinked
+# directory on the way, and a symlink as the file itself.
+mkdir -p "$G/etc/rt/real"
+ln -s real "$G/etc/rt/lnk"
+printf 'x-now\n' >"$G/etc/rt/real/x.conf"
+printf 'target-now\n' >"$G/etc/rt/target.conf"
+ln -s target.conf "$G/etc/rt/link.conf"
+printf 'in the checkpoint\n' >"$WORK/x.orig"
+sim_file /etc/rt/lnk/x.conf "$WORK/x.orig"
+sim_file /etc/rt/link.conf "$WORK/x.orig"
 
 # ---- the approved change that breaks them (its guard takes the rewind points)
 chg=$(as_agent $A run --target vm:web01 --change-id chg-rt --action "rewrite app.conf" -- \
@@ -117,6 +127,22 @@ check_out "every step is an event" '^received pending_approval approved running 
 check_out "the report says the unmount succeeded" '"ok": true' as_alice $A show $rid
 check_eq "the session is gone from the ZVM" 0 "$(sim_flrs)"
 echo "# measured: restoring $(stat -c %s "$WORK/app.orig") + $(stat -c %s "$WORK/motd.orig") bytes took $(q "SELECT duration_ms FROM airlock.executions WHERE id = $rid") ms from approval's start to unmount (ZVM at ${ZVMSIM_SCALE}x)"
+
+# ---- each path on its own: links and folders refused, the plain file restored
+printf 'changed-again\n' >"$G/etc/rt/motd"
+odd=$(as_agent $A recover --from-execution $chg /etc/rt/lnk/x.conf /etc/rt/link.conf /etc/rt /etc/rt/motd)
+wait_for 60 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $odd"
+as_alice $A approve $odd >/dev/null
+check "the mixed recovery ends" final $odd 180
+check_eq "it failed: not every path was restored" failed "$(state_of $odd)"
+check_out "a symlinked directory on the way is refused, naming where it leads" 'a directory on the path is a symbolic link in the guest \(it resolves to /etc/rt/real\)' as_alice $A show $odd
+check_out "a symlink as the file is refused" 'the path is a symbolic link in the guest' as_alice $A show $odd
+check_out "a folder is refused" 'it is a Folder in the checkpoint, not a file' as_alice $A show $odd
+check_eq "the file behind the symlinked directory is untouched" x-now "$(cat "$G/etc/rt/real/x.conf")"
+check_eq "the symlink's target is untouched" target-now "$(cat "$G/etc/rt/target.conf")"
+check "the symlink is still a symlink" test -L "$G/etc/rt/link.conf"
+check "the plain file in the same request was restored" cmp "$WORK/motd.orig" "$G/etc/rt/motd"
+check_eq "and the session unmounted" 0 "$(sim_flrs)"
 
 # ---- a cloud-replicated VPG: refused, naming the site; nothing mounted
 m0=$(mounts)
