@@ -1,4 +1,9 @@
-/* guestfile.c -- a file's bytes into a VM through `qm guest exec`. */
+/* guestfile.c -- a file's bytes into a VM through `qm guest exec`.
+ *
+ * Each guest command is one script: the first checks the path and creates
+ * the temporary file, the last checks the checksum and puts the file in
+ * place, and each carries as many bytes as the one-packet command line
+ * leaves room for.  A small file is one command. */
 #include "worker/guestfile.h"
 
 #include "lib/buf.h"
@@ -9,9 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Raw bytes per command: 16 KiB is 21848 base64 characters, well under the
- * transport's one-packet command line limit with the rest of the command. */
-#define CHUNK 16384
+/* The transport's limit on a quoted command line (transport.c), less room
+ * for the qm wrapper around it. */
+#define CMDLINE_BUDGET (32640 - 1024)
+/* Never carry less than this per command (a path near its 1024-byte limit
+ * still leaves far more room than this). */
+#define MIN_CHUNK 3072
 
 static void b64_append(struct buf *b, const unsigned char *p, size_t n)
 {
@@ -35,9 +43,20 @@ static void b64_append(struct buf *b, const unsigned char *p, size_t n)
 	}
 }
 
-/* Runs one command in the guest.  0 when it exited 0; -1 with out->error
- * naming what (step) failed and the command's stderr or the transport's
- * reason.  stdout is copied to so (if not NULL). */
+/* Length of s once single-quoted for the node's shell. */
+static size_t quoted_len(const char *s)
+{
+	size_t n = strlen(s) + 2;
+
+	for (; *s; s++)
+		if (*s == '\'')
+			n += 3;
+	return n;
+}
+
+/* Runs one command in the guest.  0 when it exited 0, with its stdout in so;
+ * -1 with out->error: the script's own "airlock: ..." refusal, or what
+ * failed and how. */
 static int guest(const struct guestfile_target *g, const char *step, const char *cmd,
                  struct guestfile_result *out, char *so, size_t solen)
 {
@@ -55,11 +74,16 @@ static int guest(const struct guestfile_target *g, const char *step, const char 
 		rc = 0;
 	} else if (r.status == TRANSPORT_EXITED) {
 		size_t n = r.err_len;
+		const char *e = r.err ? r.err : "";
 
-		while (n > 0 && (r.err[n - 1] == '\n' || r.err[n - 1] == '\r'))
+		while (n > 0 && (e[n - 1] == '\n' || e[n - 1] == '\r'))
 			n--;
-		snprintf(out->error, sizeof(out->error), "%s: the guest command exited %d: %.*s",
-		         step, r.exit_code, (int)(n > 400 ? 400 : n), r.err ? r.err : "");
+		if (n > 9 && strncmp(e, "airlock: ", 9) == 0)
+			snprintf(out->error, sizeof(out->error), "%.*s", (int)(n - 9), e + 9);
+		else
+			snprintf(out->error, sizeof(out->error),
+			         "%s: the guest command exited %d: %.*s", step, r.exit_code,
+			         (int)(n > 400 ? 400 : n), e);
 	} else {
 		snprintf(out->error, sizeof(out->error), "%s: %s", step,
 		         r.errmsg[0]                       ? r.errmsg
@@ -70,123 +94,133 @@ static int guest(const struct guestfile_target *g, const char *step, const char 
 	return rc;
 }
 
-/* Step 1: what is at path now. */
-static int inspect(const struct guestfile_target *g, const char *qp, struct guestfile_result *out)
-{
-	struct buf cmd = BUF_INIT;
-	char so[512], kind[16] = "";
-	int rc = -1;
+/* The checks every script starts with (path in $p): refusals go to stderr
+ * as "airlock: ..." and exit 3.  A directory on the way that is a symbolic
+ * link would send the write somewhere the request did not name. */
+static const char checks[] =
+    "d=$(dirname -- \"$p\"); r=$(cd -P -- \"$d\" 2>/dev/null && pwd) || r=; "
+    "if [ -z \"$r\" ]; then echo 'airlock: its directory does not exist in the guest; not "
+    "created' >&2; exit 3; fi; "
+    "if [ \"$r\" != \"$d\" ]; then printf 'airlock: a directory on the path is a symbolic link "
+    "in the guest (it resolves to %s); not replaced (restore the path as it really is)\\n' "
+    "\"$r\" >&2; exit 3; fi; "
+    "if [ -L \"$p\" ]; then echo 'airlock: the path is a symbolic link in the guest; not "
+    "replaced (restore its target'\\''s path instead)' >&2; exit 3; fi; "
+    "if [ -e \"$p\" ] && [ ! -f \"$p\" ]; then echo 'airlock: the path is not a regular file "
+    "in the guest (a directory or a device); not replaced' >&2; exit 3; fi; ";
 
-	buf_init(&cmd, 0);
-	/* A directory on the way that is a symbolic link would send the write
-	 * somewhere the request did not name: the resolved path is reported. */
-	buf_printf(&cmd,
-	           "p=%s; d=$(dirname -- \"$p\"); r=$(cd -P -- \"$d\" 2>/dev/null && pwd); "
-	           "if [ -n \"$r\" ] && [ \"$r\" != \"$d\" ]; then printf 'linkdir %%s\\n' \"$r\"; "
-	           "elif [ -L \"$p\" ]; then echo link; elif [ -f \"$p\" ]; then "
-	           "stat -c 'file %%a %%u %%g' -- \"$p\"; elif [ -e \"$p\" ]; then echo other; "
-	           "else d=$(dirname -- \"$p\"); if [ -d \"$d\" ] && [ ! -L \"$d\" ]; then "
-	           "stat -c 'missing 600 %%u %%g' -- \"$d\"; else echo nodir; fi; fi",
-	           qp);
-	if (guest(g, "looking at the current file", buf_str(&cmd), out, so, sizeof(so)) < 0)
-		goto out;
-	if (sscanf(so, "%15s %7s %ld %ld", kind, out->mode, &out->uid, &out->gid) == 4 &&
-	    (strcmp(kind, "file") == 0 || strcmp(kind, "missing") == 0)) {
-		out->existed = strcmp(kind, "file") == 0;
-		rc = 0;
-	} else if (strncmp(so, "linkdir ", 8) == 0) {
-		so[strcspn(so, "\n")] = '\0';
-		snprintf(out->error, sizeof(out->error),
-		         "a directory on the path is a symbolic link in the guest (it resolves to "
-		         "%.300s); not replaced (restore the path as it really is)",
-		         so + 8);
-	} else if (strncmp(so, "link", 4) == 0) {
-		snprintf(out->error, sizeof(out->error),
-		         "the path is a symbolic link in the guest; not replaced (restore its "
-		         "target's path instead)");
-	} else if (strncmp(so, "nodir", 5) == 0) {
-		snprintf(out->error, sizeof(out->error),
-		         "its directory does not exist in the guest; not created");
-	} else if (strncmp(so, "other", 5) == 0) {
-		snprintf(out->error, sizeof(out->error),
-		         "the path is not a regular file in the guest (a directory or a device); "
-		         "not replaced");
-	} else {
-		snprintf(out->error, sizeof(out->error),
-		         "looking at the current file: unexpected answer from the guest: %.120s",
-		         so);
-	}
-out:
-	buf_free(&cmd);
-	return rc;
+/* The head of a script: variables, checks, and on the first command a fresh
+ * temporary file (an existing name, or a link planted there, is removed;
+ * noclobber then makes the create fail rather than follow anything). */
+static void head(struct buf *b, const char *qp, const char *qt, bool first)
+{
+	buf_printf(b, "set -e; p=%s; t=%s; %s", qp, qt, checks);
+	if (first)
+		buf_puts(b, "umask 077; rm -f -- \"$t\"; set -C; : > \"$t\"; set +C; ");
 }
 
-static void remove_tmp(const struct guestfile_target *g, const char *qt)
+/* The tail of the last script: checksum, owner and mode (the current
+ * file's; a new file is 0600, owned like its directory), the current file
+ * kept (cp -p) when qk is not NULL, the rename, and what was done on stdout:
+ * "existed|new MODE UID GID". */
+static void tail(struct buf *b, const char *qp, const char *qt, const char *qk,
+                 const char *sha256_hex)
 {
-	struct guestfile_result ignored = {0};
-	char *cmd = xasprintf("rm -f -- %s", qt);
-
-	guest(g, "removing the temporary file", cmd, &ignored, NULL, 0);
-	free(cmd);
+	(void)qp;
+	(void)qt;
+	buf_printf(b,
+	           "s=$(sha256sum < \"$t\"); if [ \"${s%%%% *}\" != %s ]; then rm -f -- \"$t\"; "
+	           "echo 'airlock: the copy in the guest does not match the checkpoint (SHA-256)' "
+	           ">&2; exit 3; fi; "
+	           "if [ -f \"$p\" ]; then w=existed; o=$(stat -c %%u:%%g -- \"$p\"); "
+	           "m=$(stat -c %%a -- \"$p\"); else w=new; o=$(stat -c %%u:%%g -- \"$d\"); m=600; "
+	           "fi; chown \"$o\" -- \"$t\"; chmod \"$m\" -- \"$t\"; ",
+	           sha256_hex);
+	if (qk != NULL)
+		buf_printf(b, "if [ $w = existed ]; then cp -p -- \"$p\" %s; fi; ", qk);
+	buf_puts(b, "mv -f -- \"$t\" \"$p\"; echo \"$w $m ${o%%:*} ${o#*:}\"");
 }
 
 int guestfile_put(const struct guestfile_target *g, const char *path, const unsigned char *data,
                   size_t len, const char *sha256_hex, const char *tmp_suffix,
                   const char *keep_suffix, struct guestfile_result *out)
 {
-	struct buf cmd = BUF_INIT, tmp = BUF_INIT, keep = BUF_INIT;
+	struct buf cmd = BUF_INIT, tmp = BUF_INIT, keep = BUF_INIT, probe = BUF_INIT;
 	char *qp = shellquote(path), *qt = NULL, *qk = NULL;
+	char so[256], what[16] = "";
 	bool tmp_made = false;
+	size_t chunk, off = 0;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
 	buf_init(&cmd, 0);
 	buf_init(&tmp, 0);
 	buf_init(&keep, 0);
+	buf_init(&probe, 0);
 	buf_printf(&tmp, "%s%s", path, tmp_suffix);
 	qt = shellquote(buf_str(&tmp));
-	if (inspect(g, qp, out) < 0)
-		goto out;
-	/* A fresh file: an existing name (or a link planted there) is removed,
-	 * then noclobber makes the create fail rather than follow anything. */
-	buf_printf(&cmd, "umask 077 && rm -f -- %s && set -C && : > %s", qt, qt);
-	if (guest(g, "creating the temporary file", buf_str(&cmd), out, NULL, 0) < 0)
-		goto out;
-	tmp_made = true;
-	for (size_t off = 0; off < len; off += CHUNK) {
-		size_t n = len - off < CHUNK ? len - off : CHUNK;
-
-		buf_reset(&cmd);
-		buf_puts(&cmd, "printf %s '");
-		b64_append(&cmd, data + off, n);
-		buf_printf(&cmd, "' | base64 -d >> %s", qt);
-		if (guest(g, "copying the bytes into the guest", buf_str(&cmd), out, NULL, 0) < 0)
-			goto out;
-	}
-	buf_reset(&cmd);
-	buf_printf(&cmd,
-	           "set -e; s=$(sha256sum < %s); if [ \"${s%%%% *}\" != %s ]; then "
-	           "echo 'the copy in the guest does not match the checkpoint (SHA-256)' >&2; "
-	           "exit 3; fi; chown %ld:%ld -- %s; chmod %s -- %s",
-	           qt, sha256_hex, out->uid, out->gid, qt, out->mode, qt);
-	if (out->existed && keep_suffix != NULL) {
+	if (keep_suffix != NULL) {
 		buf_printf(&keep, "%s%s", path, keep_suffix);
 		qk = shellquote(buf_str(&keep));
-		buf_printf(&cmd, "; cp -p -- %s %s", qp, qk);
 	}
-	buf_printf(&cmd, "; mv -f -- %s %s", qt, qp);
-	if (guest(g, "putting the file in place", buf_str(&cmd), out, NULL, 0) < 0)
+	/* Room for data: the longest script (first and last at once) without it. */
+	head(&probe, qp, qt, true);
+	buf_puts(&probe, "printf %s '' | base64 -d >> \"$t\"; ");
+	tail(&probe, qp, qt, qk, sha256_hex);
+	chunk = quoted_len(buf_str(&probe)) < CMDLINE_BUDGET
+	            ? (CMDLINE_BUDGET - quoted_len(buf_str(&probe))) / 4 * 3
+	            : 0;
+	if (chunk < MIN_CHUNK) {
+		snprintf(out->error, sizeof(out->error),
+		         "the path is too long to carry the file through the guest agent");
 		goto out;
+	}
+	do {
+		size_t n = len - off < chunk ? len - off : chunk;
+		bool first = off == 0, last = off + n == len;
+
+		buf_reset(&cmd);
+		head(&cmd, qp, qt, first);
+		if (n > 0) {
+			buf_puts(&cmd, "printf %s '");
+			b64_append(&cmd, data + off, n);
+			buf_puts(&cmd, "' | base64 -d >> \"$t\"; ");
+		}
+		if (last)
+			tail(&cmd, qp, qt, qk, sha256_hex);
+		else
+			buf_puts(&cmd, ":");
+		tmp_made = true;
+		if (guest(g,
+		          last ? "putting the file in place" : "copying the bytes into the guest",
+		          buf_str(&cmd), out, so, sizeof(so)) < 0)
+			goto out;
+		off += n;
+	} while (off < len);
 	tmp_made = false;
-	if (qk != NULL)
+	if (sscanf(so, "%15s %7s %ld %ld", what, out->mode, &out->uid, &out->gid) != 4 ||
+	    (strcmp(what, "existed") != 0 && strcmp(what, "new") != 0)) {
+		snprintf(out->error, sizeof(out->error),
+		         "the file was put in place, but the guest's answer was unexpected: %.120s",
+		         so);
+		goto out;
+	}
+	out->existed = strcmp(what, "existed") == 0;
+	if (out->existed && qk != NULL)
 		snprintf(out->kept_as, sizeof(out->kept_as), "%s", buf_str(&keep));
 	rc = 0;
 out:
-	if (tmp_made)
-		remove_tmp(g, qt);
+	if (tmp_made) {
+		struct guestfile_result ignored = {0};
+		char *rm = xasprintf("rm -f -- %s", qt);
+
+		guest(g, "removing the temporary file", rm, &ignored, NULL, 0);
+		free(rm);
+	}
 	buf_free(&cmd);
 	buf_free(&tmp);
 	buf_free(&keep);
+	buf_free(&probe);
 	free(qp);
 	free(qt);
 	free(qk);

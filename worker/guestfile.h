@@ -3,17 +3,19 @@
  * command line carries UTF-8 only), so any bytes arrive exactly, NUL and
  * high bytes included.
  *
- * Steps, each one guest command (bounded by the transport's deadline):
- *   1 look at the path: a regular file (its mode, owner and group are kept),
- *     missing (created with mode 0600, owned like its directory), or anything
- *     else (a symbolic link, a directory, a device, or a directory on the way
- *     that is a symbolic link: refused, nothing written);
- *   2 write a temporary file beside it (<path><tmp_suffix>, created fresh,
- *     mode 0600) in base64 chunks;
- *   3 check its SHA-256 in the guest, give it the mode and owner, keep the
- *     current file as <path><keep_suffix> (cp -p) unless keep_suffix is NULL,
- *     and rename the temporary file over the path (atomic: a reader sees the
- *     old file or the new one, never a half-written one).
+ * Each guest command is one /bin/sh script carrying as many bytes as the
+ * transport's one-packet command line leaves room for (about 22 KiB); a
+ * small file is one command.  Every script first checks the path (so a
+ * change between commands is caught): a regular file (its mode, owner and
+ * group are kept), missing (created with mode 0600, owned like its
+ * directory), or refused with nothing written: a symbolic link, a directory
+ * or a device, a missing directory, or a directory on the way that is a
+ * symbolic link.  The first creates a temporary file <path><tmp_suffix>
+ * fresh (mode 0600, never following a planted link), each appends its bytes,
+ * and the last checks the SHA-256 in the guest, gives the file the mode and
+ * owner, keeps the current file as <path><keep_suffix> (cp -p) unless
+ * keep_suffix is NULL, and renames the temporary file over the path (atomic:
+ * a reader sees the old file or the new one, never a half-written one).
  * A failure removes the temporary file and leaves the current file as it was.
  * The guest needs /bin/sh and coreutils (base64, sha256sum, stat, cp, mv). */
 #ifndef AIRLOCK_WORKER_GUESTFILE_H
