@@ -269,35 +269,66 @@ void zerto_flr_items_free(struct zerto_flr_item *items, size_t n)
 	free(items);
 }
 
+/* Browse pages asked for, and how many pages one folder may take. */
+#define BROWSE_PAGE_SIZE 500
+#define BROWSE_MAX_PAGES 400
+
 int zerto_flr_browse(struct zerto_client *c, const char *id, const char *path,
                      struct zerto_flr_item **items, size_t *n, struct zerto_err *e)
 {
 	const char *ep = "POST /v1/flrs/{id}/browse";
 	char *q = escape(id);
 	char *url = xasprintf("/v1/flrs/%s/browse", q);
-	cJSON *body = cJSON_CreateObject(), *j = NULL;
-	const cJSON *arr, *o;
+	size_t cap = 0;
 	int rc = -1;
 
 	*items = NULL;
 	*n = 0;
-	cJSON_AddStringToObject(body, "Path", path);
-	cJSON_AddNumberToObject(body, "PageNumber", 1);
-	cJSON_AddNumberToObject(body, "PageSize", 1000);
-	if (zerto_client_post(c, url, body, &j, e) < 0)
-		goto out;
-	arr = cJSON_GetObjectItem(j, "PathItems");
-	if (!cJSON_IsArray(arr)) {
-		zerto_err_set(e, ZERTO_ERR_SHAPE, 200,
-		              "%s: field PathItems missing or not an array", ep);
-		goto out;
-	}
-	*items = xcalloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof(**items));
-	cJSON_ArrayForEach(o, arr)
-	{
-		if (parse_item(o, ep, &(*items)[*n], e) < 0)
+	/* Pages until an empty one: the ZVM may cap PageSize below what is asked,
+	 * so a short page does not prove it was the last. */
+	for (int page = 1;; page++) {
+		cJSON *body = cJSON_CreateObject(), *j = NULL;
+		const cJSON *arr, *o;
+		int got;
+
+		if (page > BROWSE_MAX_PAGES) {
+			zerto_err_set(e, ZERTO_ERR_SHAPE, 200,
+			              "%s: %s has more than %d pages of items; refused", ep, path,
+			              BROWSE_MAX_PAGES);
 			goto out;
-		(*n)++;
+		}
+		cJSON_AddStringToObject(body, "Path", path);
+		cJSON_AddNumberToObject(body, "PageNumber", page);
+		cJSON_AddNumberToObject(body, "PageSize", BROWSE_PAGE_SIZE);
+		int pr = zerto_client_post(c, url, body, &j, e);
+		cJSON_Delete(body);
+		if (pr < 0) {
+			cJSON_Delete(j);
+			goto out;
+		}
+		arr = cJSON_GetObjectItem(j, "PathItems");
+		if (!cJSON_IsArray(arr)) {
+			zerto_err_set(e, ZERTO_ERR_SHAPE, 200,
+			              "%s: field PathItems missing or not an array", ep);
+			cJSON_Delete(j);
+			goto out;
+		}
+		got = cJSON_GetArraySize(arr);
+		if (*n + (size_t)got + 1 > cap) {
+			cap = (*n + (size_t)got + 1) * 2;
+			*items = xrealloc(*items, cap * sizeof(**items));
+		}
+		cJSON_ArrayForEach(o, arr)
+		{
+			if (parse_item(o, ep, &(*items)[*n], e) < 0) {
+				cJSON_Delete(j);
+				goto out;
+			}
+			(*n)++;
+		}
+		cJSON_Delete(j);
+		if (got == 0)
+			break;
 	}
 	rc = 0;
 out:
@@ -306,8 +337,6 @@ out:
 		*items = NULL;
 		*n = 0;
 	}
-	cJSON_Delete(body);
-	cJSON_Delete(j);
 	free(q);
 	free(url);
 	return rc;

@@ -203,6 +203,15 @@ static void test_linux_paths_download_and_cap(void **state)
 	cJSON_Delete(sim_call("POST", "/_sim/config", "{\"flr_object\": true}"));
 	sid = mount(env->c, r.vpg_id, r.vm_id, cp);
 	find_ok(env->c, sid, "/etc/nginx/nginx.conf", "partition#1 Ext4/etc/nginx/nginx.conf");
+	/* A folder longer than the ZVM's page: every page is read. */
+	struct zerto_flr_item *all = NULL;
+	size_t nall = 0;
+	assert_int_equal(
+	    zerto_flr_browse(env->c, sid, "partition#1 Ext4/usr/share/doc", &all, &nall, &e), 0);
+	assert_int_equal(nall, 1200);
+	assert_string_equal(all[1199].path, "partition#1 Ext4/usr/share/doc/f1199");
+	zerto_flr_items_free(all, nall);
+	find_ok(env->c, sid, "/usr/share/doc/f1150", "partition#1 Ext4/usr/share/doc/f1150");
 	assert_int_equal(zerto_flr_find(env->c, sid, "/var/lib/big.img", &it, &e), 0);
 	assert_false(it->downloadable); /* over 1.5 GB: the ZVM says why */
 	assert_non_null(strstr(it->why_not, "1.5 GB"));

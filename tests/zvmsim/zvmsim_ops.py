@@ -19,6 +19,8 @@ FLR_TREE = {
             "weird:name.conf": 10},
     "home": {"j": {"app.yaml": 311}},
     "var": {"lib": {"big.img": 2 * 1024 ** 3}},
+    # A folder longer than one browse page.
+    "usr": {"share": {"doc": {"f%04d" % i: 100 + i for i in range(1200)}}},
 }
 PARTITION = "partition#1 Ext4"
 # A Windows VM (fixture "os": "windows"): a reserved partition and the C: drive.
@@ -28,6 +30,9 @@ WINDOWS_TREE = {
                               "Windows": {"win.ini": 92}},
 }
 FLR_MAX_BYTES = 1536 * 1024 ** 2
+# Browse pages: PageSize defaults to 100 and is capped at 500 [I].
+BROWSE_PAGE_DEFAULT = 100
+BROWSE_PAGE_MAX = 500
 FLR_BAD_CHARS = set(':*?"<>|')
 
 
@@ -217,7 +222,16 @@ class OpsMixin:
                                  (s["id"], s["status"]))
         body = self.body_json(raw)
         if len(lseg) == 3 and lseg[2] == "browse" and method == "POST":
-            return self.flr_browse(s, (body.get("path") or "") if isinstance(body, dict) else "")
+            if not isinstance(body, dict):
+                body = {}
+            try:
+                page = int(body.get("pagenumber") or 1)
+                size = int(body.get("pagesize") or BROWSE_PAGE_DEFAULT)
+            except (TypeError, ValueError):
+                raise self.sim_error(400, "PageNumber and PageSize are integers")
+            if page < 1 or size < 1:
+                raise self.sim_error(400, "PageNumber and PageSize start at 1")
+            return self.flr_browse(s, body.get("path") or "", page, min(size, BROWSE_PAGE_MAX))
         if len(lseg) == 3 and lseg[2] == "download" and method == "POST":
             paths = body.get("pathlist") if isinstance(body, dict) else None
             if not isinstance(paths, list) or not paths:
@@ -322,21 +336,24 @@ class OpsMixin:
                 "SizeInBytes": size,
                 "CreationTime": t, "LastAccessTime": t, "LastWriteTime": t}
 
-    def flr_browse(self, s, path):
+    def flr_browse(self, s, path, page=1, size=BROWSE_PAGE_DEFAULT):
+        """One page of a folder's items (the server caps the page size)."""
         if "\\" in path:
             raise self.sim_error(400, "Backslash is not supported in paths; use /")
         node, parts = self.tree_at(s, path)
         if node is None:
             raise self.sim_error(400, "Path %s was not found" % path)
+        lo, hi = (page - 1) * size, page * size
         if node == "root":
             return {"MainPathItem": self.path_item("", {}),
                     "PathItems": [self.path_item(p, t)
-                                  for p, t in self.session_tree(s).items()]}
+                                  for p, t in list(self.session_tree(s).items())[lo:hi]]}
         if isinstance(node, (int, bytes)):
             raise self.sim_error(400, "Path %s is not browsable" % path)
         base = "/".join(parts)
         return {"MainPathItem": self.path_item(base, node),
-                "PathItems": [self.path_item(base + "/" + k, v) for k, v in sorted(node.items())]}
+                "PathItems": [self.path_item(base + "/" + k, v)
+                              for k, v in sorted(node.items())[lo:hi]]}
 
     def flr_download(self, s, paths):
         sim = self.server.sim
