@@ -464,6 +464,8 @@ LANGUAGE sql STABLE SET search_path = airlock, pg_temp AS $$
 	WHEN e.kind = 'recover' AND e.state = 'failed' THEN
 		'The recovery did not complete: ' || coalesce(e.error, 'see the history') ||
 		' Read stdout (the report, including the unmount''s outcome). If a restore session is still mounted, an operator lists and ends it (airlock flr list; airlock flr end ID) before another recovery of this VM.'
+	WHEN e.kind = 'recover' AND e.state = 'outcome_unknown' THEN
+		'The worker died during the recovery. Each file is replaced in one rename, so each is either as it was or restored, and a replaced one was kept beside it; check the files (a temporary <path>.airlock-' || e.id || '.part may be left). Its file-level restore session may still be mounted and blocks the next recovery of this VM: ask your operator to end it (airlock flr list; airlock flr end ID) before asking again.'
 	WHEN e.kind = 'recover' AND e.state = 'pending_approval' THEN
 		'A recovery always waits for an operator: ask your operator to review execution ' || e.id
 		|| ' (airlock show ' || e.id || '; airlock approve ' || e.id || '). You cannot approve it yourself.'

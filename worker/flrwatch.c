@@ -21,6 +21,7 @@ struct flrwatch {
 	/* The daemon's config: it outlives this thread, and the fields read here
 	 * (zerto, recover) are never changed by a reload. */
 	const struct config *orig;
+	struct zerto_client *zc; /* one client for the thread's life (one token) */
 	char *conninfo;
 	int interval_s;
 	pthread_t thread;
@@ -74,10 +75,8 @@ static char *slug_of(struct store *db, struct zerto_client *z, const char *vm_id
 	return slug;
 }
 
-static int round_with(const struct config *cfg, const char *conninfo)
+static int round_with(const struct config *cfg, struct zerto_client *z, const char *conninfo)
 {
-	struct zerto_config zc;
-	struct zerto_client *z = NULL;
 	struct store *db = NULL;
 	struct zerto_flr_session *ss = NULL;
 	size_t n = 0;
@@ -87,10 +86,8 @@ static int round_with(const struct config *cfg, const char *conninfo)
 	cJSON *stale_slugs = cJSON_CreateArray();
 	int stale = -1;
 
-	guard_zerto_config(cfg, &zc);
-	z = zerto_client_new(&zc, err, sizeof(err));
-	db = z ? store_open(conninfo, "airlockd-flrwatch", err, sizeof(err)) : NULL;
-	if (z == NULL || db == NULL) {
+	db = store_open(conninfo, "airlockd-flrwatch", err, sizeof(err));
+	if (db == NULL) {
 		log_msg(LOG_WARN, "evt=flr.watch_failed error=\"%s\"", err);
 		goto out;
 	}
@@ -137,15 +134,35 @@ out:
 	cJSON_Delete(stale_slugs);
 	zerto_flr_sessions_free(ss, n);
 	store_close(db);
-	zerto_client_free(z);
 	return stale;
+}
+
+static struct zerto_client *client_for(const struct config *cfg)
+{
+	struct zerto_config zc;
+	char err[600];
+	struct zerto_client *z;
+
+	guard_zerto_config(cfg, &zc);
+	z = zerto_client_new(&zc, err, sizeof(err));
+	if (z == NULL)
+		log_msg(LOG_WARN, "evt=flr.watch_failed error=\"%s\"", err);
+	return z;
 }
 
 int flrwatch_round(const struct config *cfg)
 {
+	struct zerto_client *z;
+	int n;
+
 	if (cfg->zerto_url == NULL || cfg->scheduler_database == NULL)
 		return 0;
-	return round_with(cfg, cfg->scheduler_database);
+	z = client_for(cfg);
+	if (z == NULL)
+		return -1;
+	n = round_with(cfg, z, cfg->scheduler_database);
+	zerto_client_free(z);
+	return n;
 }
 
 static void *run(void *arg)
@@ -155,7 +172,10 @@ static void *run(void *arg)
 	pthread_mutex_lock(&w->mu);
 	while (!w->stopping) {
 		pthread_mutex_unlock(&w->mu);
-		round_with(w->orig, w->conninfo);
+		if (w->zc == NULL)
+			w->zc = client_for(w->orig); /* retried next round if it failed */
+		if (w->zc != NULL)
+			round_with(w->orig, w->zc, w->conninfo);
 		pthread_mutex_lock(&w->mu);
 		struct timespec until = deadline_abs_after_ms((int64_t)w->interval_s * 1000);
 		while (!w->stopping)
@@ -194,6 +214,7 @@ void flrwatch_free(struct flrwatch *w)
 	pthread_join(w->thread, NULL);
 	pthread_cond_destroy(&w->cv);
 	pthread_mutex_destroy(&w->mu);
+	zerto_client_free(w->zc);
 	free(w->conninfo);
 	free(w);
 }

@@ -197,6 +197,27 @@ as_alice $A approve $nx2 >/dev/null
 check "after it was ended a recovery runs again" wait_for 180 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $nx2"
 check "and restores the file" cmp "$WORK/motd.orig" "$G/etc/rt/motd"
 
+# ---- the daemon killed mid-recovery: outcome unknown, the session left up, ended by hand
+head -c 95000 /dev/urandom >"$WORK/slow.orig"  # under the 100000-byte cap: five guest commands
+sim_file /etc/rt/slow.bin "$WORK/slow.orig"
+gk=$(as_agent psql -XAtq -c "SELECT airlock.guard('vm:web01', 'test/slow')")
+check "a fresh checkpoint holds the slow file" wait_for 120 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $gk"
+printf 'before-crash\n' >"$G/etc/rt/slow.bin"
+kr=$(as_agent $A recover --from-execution $gk /etc/rt/slow.bin)
+wait_for 60 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $kr"
+as_alice $A approve $kr >/dev/null
+check "the recovery is writing into the guest" wait_for 120 "SELECT count(*) > 0 FROM airlock.execution_events WHERE execution_id = $kr AND detail->>'step' = 'flr.downloaded'"
+kill -9 $DPID
+wait $DPID 2>/dev/null
+start_daemon rc
+check "after the crash the row is settled as outcome_unknown" wait_for 60 "SELECT state = 'outcome_unknown' FROM airlock.executions WHERE id = $kr"
+check_out "its next_step says the session may still be mounted" 'may still be mounted.*airlock flr end' as_agent $A show --json $kr
+check_eq "the file is either untouched or wholly restored, never half" ok "$(if [ "$(cat "$G/etc/rt/slow.bin")" = before-crash ] || cmp -s "$WORK/slow.orig" "$G/etc/rt/slow.bin"; then echo ok; fi)"
+check_eq "the session is left up" 1 "$(sim_flrs)"
+sk=$(AIRLOCK_CONFIG=$CFG $A flr list --json | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s[0]["id"] if len(s) == 1 else "")')
+check_out "and ended by hand" 'unmounted' env AIRLOCK_CONFIG="$CFG" $A flr end "$sk"
+rm -f "$G"/etc/rt/slow.bin.airlock-*
+
 # ---- whole-VM inspection (operators only): a failover test from the checkpoint, then stopped
 vpg_state() { sim GET /_sim/state | python3 -c 'import json,sys; print(next(v[sys.argv[1]] for v in json.load(sys.stdin)["vpgs"] if v["VpgName"] == sys.argv[2]))' "$1" "$2"; }
 check_out "an agent cannot ask for an inspection" 'permission denied' as_agent psql -XAtq -c "SELECT airlock.inspect('vm:web01', 'failover_test', $chg)"
