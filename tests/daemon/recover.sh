@@ -67,6 +67,14 @@ printf 'x-now\n' >"$G/etc/rt/real/x.conf"
 printf 'target-now\n' >"$G/etc/rt/target.conf"
 ln -s target.conf "$G/etc/rt/link.conf"
 printf 'in the checkpoint\n' >"$WORK/x.orig"
+# A name the two shells must not touch, and a file exactly at the cap.
+ODD="/etc/rt/it's a fïle \$HOME \`id\`.conf"
+python3 -c 'import sys; sys.stdout.buffer.write(b"\0\xff\xfe quotes \x27 \x22 $(id)\n" * 99)' >"$WORK/odd.orig"
+head -c 100000 /dev/urandom >"$WORK/edge.orig"
+cp "$WORK/odd.orig" "$G$ODD"
+cp "$WORK/edge.orig" "$G/etc/rt/edge.bin"
+sim_file "$ODD" "$WORK/odd.orig"
+sim_file /etc/rt/edge.bin "$WORK/edge.orig"
 sim_file /etc/rt/lnk/x.conf "$WORK/x.orig"
 sim_file /etc/rt/link.conf "$WORK/x.orig"
 
@@ -128,7 +136,18 @@ check_out "the report says the unmount succeeded" '"ok": true' as_alice $A show 
 check_eq "the session is gone from the ZVM" 0 "$(sim_flrs)"
 echo "# measured: restoring $(stat -c %s "$WORK/app.orig") + $(stat -c %s "$WORK/motd.orig") bytes took $(q "SELECT duration_ms FROM airlock.executions WHERE id = $rid") ms from approval's start to unmount (ZVM at ${ZVMSIM_SCALE}x)"
 
-# ---- each path on its own: links and folders refused, the plain file restored
+# ---- a name with quotes, $ and backquotes; a file exactly at the cap
+printf 'damaged\n' >"$G$ODD"
+printf 'damaged\n' >"$G/etc/rt/edge.bin"
+edge=$(as_agent $A recover --from-execution $chg "$ODD" /etc/rt/edge.bin)
+wait_for 60 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $edge"
+as_alice $A approve $edge >/dev/null
+check "the odd-name and at-the-cap recovery succeeds" wait_for 180 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $edge"
+check "the odd name is restored byte for byte" cmp "$WORK/odd.orig" "$G$ODD"
+check "the file at exactly the cap is restored" cmp "$WORK/edge.orig" "$G/etc/rt/edge.bin"
+check_eq "the replaced odd-named file is kept under its own name" damaged "$(cat "$G$ODD.airlock-$edge")"
+check_eq "no shell expanded anything in the name" 0 "$(find "$G/etc/rt" -name '*root*' -o -name '*uid=*' | wc -l)"
+
 printf 'changed-again\n' >"$G/etc/rt/motd"
 odd=$(as_agent $A recover --from-execution $chg /etc/rt/lnk/x.conf /etc/rt/link.conf /etc/rt /etc/rt/motd)
 wait_for 60 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $odd"
