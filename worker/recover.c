@@ -51,20 +51,13 @@ static void paths_text(const cJSON *paths, struct buf *b)
 	cJSON_ArrayForEach(p, paths) buf_printf(b, "%s%s", i++ ? ", " : "", p->valuestring);
 }
 
-/* received -> pending_approval with a plan, or refused. */
-static void plan(struct rec *r)
+/* Every path must be an absolute Linux path: files go back into the guest
+ * through /bin/sh.  0, or -1 after refusing the row. */
+static int paths_usable(struct rec *r)
 {
-	struct zerto_vm_row *rows = NULL;
-	size_t n = 0;
-	struct zerto_err e = {0};
-	struct buf why = BUF_INIT, sum = BUF_INIT;
-	cJSON *cands = NULL, *chosen = NULL, *plan = NULL, *elsewhere = NULL;
-	const cJSON *c, *p;
-	char msg[1500], *reason = NULL;
-	bool found = false, allowed = false;
+	const cJSON *p;
+	char msg[1500];
 
-	buf_init(&why, 4096);
-	buf_init(&sum, 8192);
 	cJSON_ArrayForEach(p, r->paths)
 	{
 		char drive, *rel = NULL;
@@ -75,7 +68,7 @@ static void plan(struct rec *r)
 			    r,
 			    "refused: a path is not an absolute guest file path. Nothing was done.",
 			    NULL);
-			goto out;
+			return -1;
 		}
 		free(rel);
 		if (drive) {
@@ -86,24 +79,25 @@ static void plan(struct rec *r)
 			    "was done.",
 			    p->valuestring);
 			rec_refuse(r, msg, NULL);
-			goto out;
+			return -1;
 		}
 	}
-	if (rec_client(r, msg, sizeof(msg)) < 0) {
-		rec_refuse(r, msg, NULL);
-		goto out;
-	}
-	if (rec_find_vm(r, &rows, &n) < 0)
-		goto out;
-	cands = rec_candidates(r, rows, n, &e);
-	if (cands == NULL) {
-		snprintf(msg, sizeof(msg),
-		         "refused: the ZVM could not list the checkpoints (%s). Nothing was done.",
-		         e.msg);
-		rec_refuse(r, msg, NULL);
-		goto out;
-	}
-	elsewhere = cJSON_CreateArray();
+	return 0;
+}
+
+/* The first candidate whose VPG recovers at this site (FLR runs only there)
+ * with its recovery_site added, the caller's; the others go to elsewhere.
+ * NULL after refusing the row (no candidate, or none recovers here: the
+ * refusal names each VPG and its site). */
+static cJSON *pick_local(struct rec *r, const struct zerto_vm_row *rows, size_t n,
+                         const cJSON *cands, cJSON *elsewhere)
+{
+	struct buf why = BUF_INIT;
+	cJSON *chosen = NULL;
+	const cJSON *c;
+	char msg[1500];
+
+	buf_init(&why, 4096);
 	cJSON_ArrayForEach(c, cands)
 	{
 		const struct zerto_vm_row *row = rec_row_of(rows, n, rec_str(c, "vpg_id"));
@@ -114,13 +108,12 @@ static void plan(struct rec *r)
 			           rec_str(c, "vpg_name"));
 			continue;
 		}
-		if (row->recovers_here && row->flr_enabled && chosen == NULL) {
-			chosen = cJSON_Duplicate(c, true);
-			cJSON_AddStringToObject(chosen, "recovery_site", row->recovery_site);
-			continue;
-		}
 		x = cJSON_Duplicate(c, true);
 		cJSON_AddStringToObject(x, "recovery_site", row->recovery_site);
+		if (row->recovers_here && row->flr_enabled && chosen == NULL) {
+			chosen = x;
+			continue;
+		}
 		cJSON_AddItemToArray(elsewhere, x);
 		buf_printf(&why, "%sVPG %s recovers to site %s", why.len ? "; " : "", row->vpg_name,
 		           row->recovery_site[0] ? row->recovery_site : row->recovery_site_id);
@@ -134,9 +127,7 @@ static void plan(struct rec *r)
 		         "(it may have aged out). Nothing was done.",
 		         r->checkpoint ? r->checkpoint : "(of the execution)", r->it->target);
 		rec_refuse(r, msg, NULL);
-		goto out;
-	}
-	if (chosen == NULL) {
+	} else if (chosen == NULL) {
 		snprintf(
 		    msg, sizeof(msg),
 		    "refused: file-level restore runs at a VPG's recovery site, and no VPG "
@@ -145,27 +136,51 @@ static void plan(struct rec *r)
 		    "done.",
 		    buf_str(&why));
 		rec_refuse(r, msg, elsewhere);
-		goto out;
 	}
+	buf_free(&why);
+	return chosen;
+}
+
+/* Whether the ZVM would mount point now (pointsInTime CanMount: no running
+ * test, clone, live failover, EJC or other session).  0, or -1 after refusing
+ * the row with the ZVM's reason. */
+static int mountable(struct rec *r, const char *vm_id, const cJSON *point)
+{
+	struct zerto_err e = {0};
+	bool found = false, allowed = false;
+	char msg[1500], *reason = NULL;
 	int64_t at = 0;
-	zerto_time_parse(rec_str(chosen, "checkpoint_time"), &at);
-	if (zerto_flr_can_mount(r->zc, rows[0].vm_id, rec_str(chosen, "vpg_id"),
-	                        rec_str(chosen, "checkpoint_id"), at, &found, &allowed, &reason,
+	int rc = 0;
+
+	zerto_time_parse(rec_str(point, "checkpoint_time"), &at);
+	if (zerto_flr_can_mount(r->zc, vm_id, rec_str(point, "vpg_id"),
+	                        rec_str(point, "checkpoint_id"), at, &found, &allowed, &reason,
 	                        &e) < 0 ||
 	    !found || !allowed) {
 		snprintf(msg, sizeof(msg),
 		         "refused: checkpoint %s of VPG %s cannot be mounted now: %s. "
 		         "Nothing was done.",
-		         rec_str(chosen, "checkpoint_id"), rec_str(chosen, "vpg_name"),
+		         rec_str(point, "checkpoint_id"), rec_str(point, "vpg_name"),
 		         e.kind != ZERTO_ERR_NONE ? e.msg
 		         : !found                 ? "the ZVM no longer lists it as a point in time"
 		         : reason && reason[0]    ? reason
 		                                  : "the ZVM does not allow it");
-		rec_refuse(r, msg, chosen);
-		goto out;
+		rec_refuse(r, msg, point);
+		rc = -1;
 	}
-	plan = cJSON_CreateObject();
-	cJSON_AddStringToObject(plan, "vm_id", rows[0].vm_id);
+	free(reason);
+	return rc;
+}
+
+/* Holds the row with the plan and what the operator reads. */
+static void hold_plan(struct rec *r, const char *vm_id, const cJSON *chosen, const cJSON *elsewhere)
+{
+	cJSON *plan = cJSON_CreateObject();
+	struct buf sum = BUF_INIT;
+	const char *tag = rec_str(chosen, "tag") ? rec_str(chosen, "tag") : "";
+
+	buf_init(&sum, 8192);
+	cJSON_AddStringToObject(plan, "vm_id", vm_id);
 	cJSON_AddItemToObject(plan, "point", cJSON_Duplicate(chosen, true));
 	cJSON_AddItemToObject(plan, "paths", cJSON_Duplicate(r->paths, true));
 	cJSON_AddBoolToObject(plan, "keep_replaced", r->keep);
@@ -181,8 +196,7 @@ static void plan(struct rec *r)
 	    &sum,
 	    " on %s from checkpoint %s taken %s%s%s%s, VPG %s, recovering at this site (%s). ",
 	    r->it->target, rec_str(chosen, "checkpoint_id"), rec_str(chosen, "checkpoint_time"),
-	    rec_str(chosen, "tag")[0] ? " (tag \"" : "", rec_str(chosen, "tag"),
-	    rec_str(chosen, "tag")[0] ? "\")" : "", rec_str(chosen, "vpg_name"),
+	    tag[0] ? " (tag \"" : "", tag, tag[0] ? "\")" : "", rec_str(chosen, "vpg_name"),
 	    rec_str(chosen, "recovery_site"));
 	if (r->keep)
 		buf_printf(&sum, "Each current file is kept beside it as <path>.airlock-%s; ",
@@ -193,15 +207,44 @@ static void plan(struct rec *r)
 	               "longer exists is recreated with mode 0600, owned like its directory). "
 	               "The checkpoint is crash-consistent, not application-quiesced.");
 	rec_hold(r, plan, buf_str(&sum));
+	cJSON_Delete(plan);
+	buf_free(&sum);
+}
+
+/* received -> pending_approval with a plan, or refused. */
+static void plan(struct rec *r)
+{
+	struct zerto_vm_row *rows = NULL;
+	size_t n = 0;
+	struct zerto_err e = {0};
+	cJSON *cands = NULL, *chosen = NULL, *elsewhere = cJSON_CreateArray();
+	char msg[1500];
+
+	if (paths_usable(r) < 0)
+		goto out;
+	if (rec_client(r, msg, sizeof(msg)) < 0) {
+		rec_refuse(r, msg, NULL);
+		goto out;
+	}
+	if (rec_find_vm(r, &rows, &n) < 0)
+		goto out;
+	cands = rec_candidates(r, rows, n, &e);
+	if (cands == NULL) {
+		snprintf(msg, sizeof(msg),
+		         "refused: the ZVM could not list the checkpoints (%s). Nothing was done.",
+		         e.msg);
+		rec_refuse(r, msg, NULL);
+		goto out;
+	}
+	chosen = pick_local(r, rows, n, cands, elsewhere);
+	if (chosen == NULL || mountable(r, rows[0].vm_id, chosen) < 0)
+		goto out;
+	hold_plan(r, rows[0].vm_id, chosen, elsewhere);
 out:
 	zerto_vm_rows_free(rows, n);
-	buf_free(&why);
-	buf_free(&sum);
 	cJSON_Delete(cands);
 	cJSON_Delete(chosen);
-	cJSON_Delete(plan);
 	cJSON_Delete(elsewhere);
-	free(reason);
 }
 
 /* ---------------------------------------------------------------- running */
@@ -402,10 +445,9 @@ static void run(struct rec *r)
 	struct zerto_flr_session *ss = NULL;
 	size_t ns = 0;
 	struct zerto_err e = {0};
-	char msg[1500], *sid = NULL, *reason = NULL;
+	char msg[1500], *sid = NULL;
 	cJSON *report = NULL;
-	bool found = false, allowed = false, all_ok = true;
-	int64_t at = 0;
+	bool all_ok = true;
 	struct store_res *res = NULL;
 
 	if (vm_id == NULL || vpg == NULL || cp == NULL) {
@@ -438,20 +480,8 @@ static void run(struct rec *r)
 		rec_refuse(r, msg, NULL);
 		goto out;
 	}
-	zerto_time_parse(rec_str(point, "checkpoint_time"), &at);
-	if (zerto_flr_can_mount(r->zc, vm_id, vpg, cp, at, &found, &allowed, &reason, &e) < 0 ||
-	    !found || !allowed) {
-		snprintf(
-		    msg, sizeof(msg),
-		    "refused: checkpoint %s of VPG %s cannot be mounted now: %s. Nothing was done.",
-		    cp, rec_str(point, "vpg_name"),
-		    e.kind != ZERTO_ERR_NONE ? e.msg
-		    : !found                 ? "the ZVM no longer lists it as a point in time"
-		    : reason && reason[0]    ? reason
-		                             : "the ZVM does not allow it");
-		rec_refuse(r, msg, NULL);
+	if (mountable(r, vm_id, point) < 0)
 		goto out;
-	}
 	res = store_exec(r->db, "SELECT airlock.worker_recover_start($1, $2)", 2,
 	                 (const char *const[]){r->id, r->env->worker_id});
 	if (res == NULL || strcmp(store_get(res, 0, 0), "running") != 0) {
@@ -529,7 +559,6 @@ out:
 	zerto_flr_sessions_free(ss, ns);
 	cJSON_Delete(report);
 	free(sid);
-	free(reason);
 }
 
 void recover_process(const struct pipeline_env *env, struct store *db, struct queue_item *it)
