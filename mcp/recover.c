@@ -2,17 +2,17 @@
  * get_execution shows it. */
 #include "mcp/recover.h"
 
-#include "mcp/db.h"
 #include "mcp/executions.h"
 #include "mcp/result.h"
 
 #include "lib/log.h"
+#include "store/store.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-void mcp_recover_file(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+void mcp_recover_file(struct store *st, const cJSON *args, struct mcp_call *call)
 {
 	const cJSON *paths = cJSON_GetObjectItemCaseSensitive(args, "paths");
 	int64_t from = mcp_arg_int(args, "execution_id", 0);
@@ -24,7 +24,7 @@ void mcp_recover_file(struct mcp_db *db, const cJSON *args, struct mcp_call *cal
 	                         mcp_arg_str(args, "checkpoint"),
 	                         keep == NULL || cJSON_IsTrue(keep) ? "true" : "false",
 	                         mcp_arg_str(args, "change_id")};
-	PGresult *res;
+	struct store_res *res;
 	cJSON *get;
 
 	snprintf(fromtext, sizeof(fromtext), "%" PRId64, from);
@@ -36,23 +36,22 @@ void mcp_recover_file(struct mcp_db *db, const cJSON *args, struct mcp_call *cal
 		cJSON_free(pj);
 		return;
 	}
-	res =
-	    mcp_db_query(db,
+	res = store_exec(st,
 	                 "SELECT airlock.recover($1::text, ARRAY(SELECT jsonb_array_elements_text("
 	                 "$2::jsonb)), $3::bigint, $4::text, $5::boolean, $6::text)",
 	                 6, params);
 	cJSON_free(pj);
-	if (res == NULL || PQntuples(res) != 1 || PQgetisnull(res, 0, 0)) {
-		call->result = res == NULL ? mcp_result_db_error(db, "recover_file")
+	if (res == NULL || store_nrows(res) != 1 || store_isnull(res, 0, 0)) {
+		call->result = res == NULL ? mcp_result_db_error(st, "recover_file")
 		                           : mcp_result_error("airlock.recover returned no id",
 		                                              "Tell your operator.");
-		PQclear(res);
+		store_clear(res);
 		return;
 	}
 	get = cJSON_CreateObject();
-	cJSON_AddNumberToObject(get, "id", (double)strtoll(PQgetvalue(res, 0, 0), NULL, 10));
-	log_msg(LOG_INFO, "exec=%s evt=mcp.recover_requested", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	mcp_exec_get(db, get, call); /* the row as it stands: held for an operator */
+	cJSON_AddNumberToObject(get, "id", (double)strtoll(store_get(res, 0, 0), NULL, 10));
+	log_msg(LOG_INFO, "exec=%s evt=mcp.recover_requested", store_get(res, 0, 0));
+	store_clear(res);
+	mcp_exec_get(st, get, call); /* the row as it stands: held for an operator */
 	cJSON_Delete(get);
 }

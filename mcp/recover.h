@@ -5,6 +5,6 @@
 
 #include "mcp/tools.h"
 
-void mcp_recover_file(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
+void mcp_recover_file(struct store *st, const cJSON *args, struct mcp_call *call);
 
 #endif
