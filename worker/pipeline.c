@@ -90,40 +90,6 @@ static void log_db_error(const struct queue_item *it, const char *what, struct s
 	        log_quote(store_errmsg(db), q, sizeof(q)));
 }
 
-static void notify_pending(const struct pipeline_env *env, const struct queue_item *it,
-                           const struct classification *c, const char *rewind_status, bool voided,
-                           const char *why)
-{
-	cJSON *m = cJSON_CreateObject();
-	struct visible_info vi;
-	char text[2048], more[64] = "";
-
-	cJSON_AddStringToObject(m, "event", voided ? "approval_void" : "pending_approval");
-	cJSON_AddNumberToObject(m, "execution_id", (double)it->id);
-	cJSON_AddStringToObject(m, "target", it->target);
-	cJSON_AddStringToObject(m, "command", it->command);
-	cJSON_AddStringToObject(m, "class", c->cls);
-	cJSON_AddStringToObject(m, "reasons", c->reasons_text ? c->reasons_text : "");
-	cJSON_AddStringToObject(m, "requested_by", it->requested_by);
-	if (rewind_status)
-		cJSON_AddStringToObject(m, "rewind_status", rewind_status);
-	if (why)
-		cJSON_AddStringToObject(m, "why", why);
-	/* The human line shows at most 300 bytes of the command, and says so. */
-	char *cmd = visible_text(it->command, strlen(it->command), 0, 300, &vi);
-	if (vi.cut)
-		snprintf(more, sizeof(more), " [%zu more bytes]", vi.cut);
-	snprintf(text, sizeof(text),
-	         "airlock: %s wants to run on %s (%s): %s%s -- review with "
-	         "`airlock show %lld`, then `airlock approve %lld` or `airlock reject %lld "
-	         "--reason ...`",
-	         it->requested_by, it->target, c->cls, cmd, more, (long long)it->id,
-	         (long long)it->id, (long long)it->id);
-	free(cmd);
-	cJSON_AddStringToObject(m, "text", text);
-	notifier_post(env->notifier, it->requested_by, m);
-}
-
 static bool target_lock(struct store *db, const char *target)
 {
 	PGresult *res =
@@ -281,7 +247,7 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
 		PQreset(store_conn(db));
 	}
 	PQclear(res);
-	notify_pending(env, it, c, NULL, false, r->error);
+	(void)c; /* the operators are told by the database's outbox */
 }
 
 /* queued/approved, re-validated: live check, guard, run, record. */
@@ -400,10 +366,8 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		}
 		log_msg(LOG_INFO, "exec=%lld evt=classified class=%s state=%s policy=%lld",
 		        (long long)it->id, c.cls, state, c.snap.version);
-		if (strcmp(state, "pending_approval") == 0) {
-			notify_pending(env, it, &c, rewind, false, NULL);
+		if (strcmp(state, "pending_approval") == 0)
 			goto out;
-		}
 		it->rewind_possible = possible;
 	} else {
 		if (queue_revalidate(db, it->id, env->worker_id, c.cls, c.reasons_json,
@@ -415,7 +379,6 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		if (strcmp(state, "pending_approval") == 0) {
 			log_msg(LOG_INFO, "exec=%lld evt=approval_void class=%s policy=%lld",
 			        (long long)it->id, c.cls, c.snap.version);
-			notify_pending(env, it, &c, NULL, true, NULL);
 			goto out;
 		}
 		if (strcmp(state, "queued") != 0 && strcmp(state, "approved") != 0) {
