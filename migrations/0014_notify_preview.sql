@@ -233,20 +233,22 @@ CREATE TABLE airlock.execution_previews (
 -- Records one preview's outcome (error set: it did not run, or did not finish).
 -- The row must be one this daemon held for approval; a preview recorded again
 -- (the request was held again) replaces the earlier one.
-CREATE FUNCTION airlock.worker_preview(exec_id bigint, ord integer, command text, exit_code integer,
-                                       stdout text, stderr text, truncated boolean, error text)
+CREATE FUNCTION airlock.worker_preview(exec_id bigint, p_ord integer, p_command text,
+                                       p_exit_code integer, p_stdout text, p_stderr text,
+                                       p_truncated boolean, p_error text)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
 BEGIN
 	IF NOT EXISTS (SELECT 1 FROM airlock.executions WHERE id = exec_id) THEN
 		RAISE EXCEPTION 'worker_preview: no execution %', exec_id USING ERRCODE = 'AL001';
 	END IF;
-	IF ord IS NULL OR ord < 1 OR ord > 16 THEN
+	IF p_ord IS NULL OR p_ord < 1 OR p_ord > 16 THEN
 		RAISE EXCEPTION 'worker_preview: ord must be 1..16' USING ERRCODE = 'AL002';
 	END IF;
 	INSERT INTO airlock.execution_previews AS p
 		(execution_id, ord, command, exit_code, stdout, stderr, truncated, error)
-	VALUES (exec_id, ord, command, exit_code, stdout, stderr, coalesce(truncated, false), error)
-	ON CONFLICT (execution_id, ord) DO UPDATE
+	VALUES (exec_id, p_ord, p_command, p_exit_code, p_stdout, p_stderr,
+	        coalesce(p_truncated, false), p_error)
+	ON CONFLICT ON CONSTRAINT execution_previews_pkey DO UPDATE
 	SET command = EXCLUDED.command, exit_code = EXCLUDED.exit_code, stdout = EXCLUDED.stdout,
 	    stderr = EXCLUDED.stderr, truncated = EXCLUDED.truncated, error = EXCLUDED.error,
 	    created_at = clock_timestamp();

@@ -78,7 +78,6 @@ static const struct field fields[] = {
     {"notifications", "poll_ms", F_INT, OFF(notify_poll_ms), 10, 60000},
     {"metrics", "address", F_STR, OFF(metrics_address), 0, 0},
     {"metrics", "port", F_INT, OFF(metrics_port), 1, 65535},
-    {"previews", "timeout_s", F_INT, OFF(preview_timeout_s), 1, 3600},
     {"testing", "classify_all_read_only", F_BOOL, OFF(test_classify_all_read_only), 0, 0},
 };
 
@@ -473,7 +472,6 @@ static void set_defaults(struct config *c)
 	c->notify_backoff_ms = 2000;
 	c->notify_backoff_max_ms = 600000;
 	c->notify_poll_ms = 1000;
-	c->preview_timeout_s = 30;
 }
 
 /* The audit section: both files named, and the key one the daemon can sign with. */

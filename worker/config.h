@@ -97,8 +97,6 @@ struct config {
 	/* metrics: the Prometheus endpoint; port 0 = off */
 	char *metrics_address;
 	int metrics_port;
-	/* previews: each preview command's own deadline */
-	int preview_timeout_s;
 	/* TEST ONLY -- testing.classify_all_read_only: the classifier answers
 	 * read_only for every command, so every command runs unreviewed in the
 	 * read-only jail (how the tests prove the jail holds).  Off by default;

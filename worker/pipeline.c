@@ -6,6 +6,7 @@
 #include "lib/visible.h"
 #include "lib/xalloc.h"
 #include "worker/guardonly.h"
+#include "worker/preview.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -366,8 +367,10 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		}
 		log_msg(LOG_INFO, "exec=%lld evt=classified class=%s state=%s policy=%lld",
 		        (long long)it->id, c.cls, state, c.snap.version);
-		if (strcmp(state, "pending_approval") == 0)
+		if (strcmp(state, "pending_approval") == 0) {
+			preview_run(env, db, it, v, c.snap.classifier); /* for the approver */
 			goto out;
+		}
 		it->rewind_possible = possible;
 	} else {
 		if (queue_revalidate(db, it->id, env->worker_id, c.cls, c.reasons_json,
