@@ -150,9 +150,9 @@ static int hook_index(const struct notifier *n, const char *name)
 	return -1;
 }
 
-static const char *col(PGresult *res, int c)
+static const char *col(struct store_res *res, int c)
 {
-	return PQgetisnull(res, 0, c) ? NULL : PQgetvalue(res, 0, c);
+	return store_isnull(res, 0, c) ? NULL : store_get(res, 0, c);
 }
 
 /* Takes one due delivery and tries it.  1: one was tried; 0: none due; -1: database error. */
@@ -164,18 +164,19 @@ static int outbox_one(struct notifier *n, struct store *db)
 	for (int i = 0; i < n->nhooks; i++)
 		maxt = n->hooks[i].timeout_ms > maxt ? n->hooks[i].timeout_ms : maxt;
 	snprintf(lease, sizeof(lease), "%d", maxt / 1000 + 30);
-	PGresult *res = store_exec(db, "SELECT * FROM airlock.notify_due($1::text[], 1, $2::int)",
-	                           2, (const char *const[]){n->hook_names, lease});
+	struct store_res *res =
+	    store_exec(db, "SELECT * FROM airlock.notify_due($1::text[], 1, $2::int)", 2,
+	               (const char *const[]){n->hook_names, lease});
 	if (res == NULL)
 		return -1;
-	if (PQntuples(res) == 0) {
-		PQclear(res);
+	if (store_nrows(res) == 0) {
+		store_clear(res);
 		return 0;
 	}
 	struct wh_event e = {
 	    .event = col(res, 4),
 	    .at = col(res, 5),
-	    .execution_id = strtoll(PQgetvalue(res, 0, 6), NULL, 10),
+	    .execution_id = strtoll(store_get(res, 0, 6), NULL, 10),
 	    .target = col(res, 7),
 	    .command = col(res, 8),
 	    .cls = col(res, 9),
@@ -184,16 +185,16 @@ static int outbox_one(struct notifier *n, struct store *db)
 	    .state = col(res, 12),
 	    .rewind_status = col(res, 13),
 	    .error = col(res, 14),
-	    .has_exit_code = !PQgetisnull(res, 0, 15),
-	    .exit_code = PQgetisnull(res, 0, 15) ? 0 : atoi(PQgetvalue(res, 0, 15)),
+	    .has_exit_code = !store_isnull(res, 0, 15),
+	    .exit_code = store_isnull(res, 0, 15) ? 0 : atoi(store_get(res, 0, 15)),
 	    .decided_by = col(res, 16),
 	    .decision_reason = col(res, 17),
 	    .pending_since = col(res, 18),
 	    .expires_at = col(res, 19),
 	};
-	const char *delivery = PQgetvalue(res, 0, 0);
-	int attempt = atoi(PQgetvalue(res, 0, 2));
-	int hook = hook_index(n, PQgetvalue(res, 0, 1));
+	const char *delivery = store_get(res, 0, 0);
+	int attempt = atoi(store_get(res, 0, 2));
+	int hook = hook_index(n, store_get(res, 0, 1));
 	char err[256] = "", st[16], retry[16];
 	long status = 0;
 	bool ok =
@@ -212,21 +213,21 @@ static int outbox_one(struct notifier *n, struct store *db)
 	}
 	snprintf(st, sizeof(st), "%ld", status);
 	snprintf(retry, sizeof(retry), "%d", retry_ms(n, attempt));
-	PGresult *r2 = store_exec(
+	struct store_res *r2 = store_exec(
 	    db, "SELECT airlock.notify_result($1::bigint, $2::boolean, $3::int, $4, $5::int)", 5,
 	    (const char *const[]){delivery, ok ? "true" : "false", status ? st : NULL,
 	                          ok ? NULL : err, ok || last ? NULL : retry});
-	PQclear(res);
+	store_clear(res);
 	if (r2 == NULL)
 		return -1;
-	PQclear(r2);
+	store_clear(r2);
 	return 1;
 }
 
 /* One round of the outbox: reminders, expansion, due deliveries. */
 static int outbox_round(struct notifier *n, struct store *db, int64_t *next_remind)
 {
-	PGresult *res;
+	struct store_res *res;
 
 	if ((n->remind_after_s || n->escalate_after_s) && deadline_now_ms() >= *next_remind) {
 		char ra[32], ea[32];
@@ -238,16 +239,16 @@ static int outbox_round(struct notifier *n, struct store *db, int64_t *next_remi
 		                                     n->escalate_after_s ? ea : NULL});
 		if (res == NULL)
 			return -1;
-		if (atoi(PQgetvalue(res, 0, 0)) > 0)
-			log_msg(LOG_INFO, "evt=notify.reminders queued=%s", PQgetvalue(res, 0, 0));
-		PQclear(res);
+		if (atoi(store_get(res, 0, 0)) > 0)
+			log_msg(LOG_INFO, "evt=notify.reminders queued=%s", store_get(res, 0, 0));
+		store_clear(res);
 		*next_remind = deadline_now_ms() + 1000;
 	}
 	res = store_exec(db, "SELECT airlock.notify_expand($1::jsonb, 200)", 1,
 	                 (const char *const[]){n->hooks_json});
 	if (res == NULL)
 		return -1;
-	PQclear(res);
+	store_clear(res);
 	for (int i = 0; i < NOTIFY_BATCH && n->nhooks > 0; i++) {
 		int rc = outbox_one(n, db);
 		if (rc < 0)

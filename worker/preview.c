@@ -37,7 +37,7 @@ static void record(struct store *db, const struct queue_item *it, int ord, const
 {
 	char id[24], o[16], ex[16];
 	char *out = NULL, *err = NULL;
-	PGresult *res;
+	struct store_res *res;
 
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
 	snprintf(o, sizeof(o), "%d", ord);
@@ -58,7 +58,7 @@ static void record(struct store *db, const struct queue_item *it, int ord, const
 	if (res == NULL)
 		log_msg(LOG_WARN, "exec=%lld evt=preview.record_failed ord=%d error=\"%s\"",
 		        (long long)it->id, ord, store_errmsg(db));
-	PQclear(res);
+	store_clear(res);
 	free(out);
 	free(err);
 }
