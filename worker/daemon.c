@@ -8,6 +8,7 @@
 #include "store/schema.h"
 #include "worker/anchorer.h"
 #include "worker/durability.h"
+#include "worker/metrics.h"
 #include "worker/pipeline.h"
 #include "worker/probe.h"
 #include "worker/sdnotify.h"
@@ -42,6 +43,7 @@ struct daemon {
 	struct guard *guard;
 	struct targets *targets;
 	struct notifier *notifier;
+	struct metrics *metrics; /* NULL: no metrics section configured */
 	struct slots *node_slots;
 	struct prober *prober;     /* NULL: no scheduler_database configured */
 	struct anchorer *anchorer; /* NULL: no audit section configured */
@@ -181,8 +183,14 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 		if (d->anchorer == NULL)
 			goto fail;
 	}
-	d->policies = policyset_new();
 	d->notifier = notifier_new(cfg);
+	if (cfg->metrics_port > 0) {
+		d->metrics =
+		    metrics_new(cfg, targets_transport(d->targets), d->notifier, err, errlen);
+		if (d->metrics == NULL)
+			goto fail;
+	}
+	d->policies = policyset_new();
 	d->node_slots = slots_new(cfg->per_node);
 	d->durability = durability_new(cfg);
 	pthread_mutex_init(&d->mu, NULL);
@@ -194,6 +202,7 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 	    .guard = d->guard,
 	    .targets = d->targets,
 	    .notifier = d->notifier,
+	    .metrics = d->metrics,
 	    .node_slots = d->node_slots,
 	    .durability = d->durability,
 	    .stopping = &d->stopping,
@@ -201,6 +210,7 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 	};
 	return d;
 fail:
+	notifier_free(d->notifier, 0);
 	guard_free(d->guard);
 	targets_free(d->targets);
 	anchorer_free(d->anchorer);
@@ -478,6 +488,7 @@ void daemon_free(struct daemon *d)
 		return;
 	free(d->threads);
 	store_close(d->listen);
+	metrics_free(d->metrics); /* borrows the notifier and the transport */
 	notifier_free(d->notifier, 2000);
 	slots_free(d->node_slots);
 	targets_free(d->targets);

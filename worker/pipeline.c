@@ -2,6 +2,7 @@
 #include "worker/pipeline.h"
 
 #include "classifier/classifier.h"
+#include "lib/deadline.h"
 #include "lib/log.h"
 #include "lib/visible.h"
 #include "lib/xalloc.h"
@@ -297,8 +298,12 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		}
 		goto out;
 	}
-	if (guard_before(env->guard, db, env->worker_id, it, cls, &rewind_json, &guard_json, reason,
-	                 sizeof(reason)) < 0) {
+	int64_t guard_t0 = deadline_now_ms();
+	int guarded = guard_before(env->guard, db, env->worker_id, it, cls, &rewind_json,
+	                           &guard_json, reason, sizeof(reason));
+	if (mutating)
+		metrics_guard(env->metrics, deadline_now_ms() - guard_t0, guarded < 0);
+	if (guarded < 0) {
 		refuse(db, env->worker_id, it, reason, guard_json);
 		goto out;
 	}
