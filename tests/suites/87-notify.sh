@@ -74,6 +74,9 @@ check "each failed attempt was logged" wait_log 5 "evt=webhook.failed hook=8 url
 check "a receiver that never answers is given up on after max_attempts" wait_for 30 \
 	"SELECT state = 'failed' AND attempts = 3 AND last_error <> '' FROM airlock.notification_status WHERE execution_id = $id1 AND hook = 'down'"
 check "and the log says so" wait_log 5 "evt=webhook.gave_up hook=9 url=http://127.0.0.1:1/***" n1
+check_out "airlock notifications lists the deliveries" "pending_approval +json +delivered" as_alice $A notifications "$id1"
+check_out "--failed shows the one given up on" "pending_approval +down +failed +3 " as_alice $A notifications --failed
+check_rc "agents may not list them (exit 3)" 3 as_agent $A notifications
 check_eq "the delivery records keep no secret part of a URL" 0 \
 	"$(q "SELECT count(*) FROM airlock.notification_status WHERE url LIKE '%/json%' OR url LIKE '%alerts%'")"
 

@@ -35,6 +35,10 @@ check_eq "no error, not truncated" "|false" "$(pv "$id" "coalesce(error, '') || 
 check_eq "the simulation reached the node" 1 "$(node_lines nfs-kernel-server | grep -c -- -s)"
 check_eq "nothing else did" 0 "$(node_lines nfs-kernel-server | grep -vc -- -s)"
 check_out "the preview ran in the read-only jail" "exec=$id evt=preview.ran ord=1 state=succeeded exit=0 ms=[0-9]+ jail=user" cat "$WORK/p1.log"
+check_out "airlock previews shows it to an operator" "^preview 1: 'apt-get' '-s' 'install' '-y' 'nfs-kernel-server'" as_alice $A previews "$id"
+check_out "with its output" '^Inst nfs-kernel-server' as_alice $A previews "$id"
+check_out "--json keeps the exact rows" '"command": "'"'"'apt-get'"'"' '"'"'-s'"'"'' as_alice $A previews "$id" --json
+check_rc "an agent may not read them (exit 3)" 3 as_agent $A previews "$id"
 check_out "approval goes on: alice approves" "approved" as_alice $A approve "$id" --reason ok
 check "and the install itself runs" wait_for 30 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
 
