@@ -224,6 +224,17 @@ static int outbox_one(struct notifier *n, struct store *db)
 	return 1;
 }
 
+/* Stopping, and the grace is over. */
+static bool out_of_time(struct notifier *n)
+{
+	bool over;
+
+	pthread_mutex_lock(&n->mu);
+	over = n->stopping && deadline_now_ms() >= n->stop_at_ms;
+	pthread_mutex_unlock(&n->mu);
+	return over;
+}
+
 /* One round of the outbox: reminders, expansion, due deliveries. */
 static int outbox_round(struct notifier *n, struct store *db, int64_t *next_remind)
 {
@@ -249,7 +260,7 @@ static int outbox_round(struct notifier *n, struct store *db, int64_t *next_remi
 	if (res == NULL)
 		return -1;
 	store_clear(res);
-	for (int i = 0; i < NOTIFY_BATCH && n->nhooks > 0; i++) {
+	for (int i = 0; i < NOTIFY_BATCH && n->nhooks > 0 && !out_of_time(n); i++) {
 		int rc = outbox_one(n, db);
 		if (rc < 0)
 			return -1;
@@ -274,7 +285,7 @@ static bool hook_wants(const struct config_webhook *h, const char *event)
 /* Delivers the in-memory items that are due (called without the lock held). */
 static void memory_round(struct notifier *n)
 {
-	for (;;) {
+	while (!out_of_time(n)) {
 		struct mitem *it = NULL, **pp;
 		int64_t now = deadline_now_ms();
 
@@ -325,9 +336,8 @@ static void *run(void *arg)
 	for (;;) {
 		pthread_mutex_lock(&n->mu);
 		bool stopping = n->stopping;
-		bool over = stopping && deadline_now_ms() >= n->stop_at_ms;
 		pthread_mutex_unlock(&n->mu);
-		if (over)
+		if (out_of_time(n))
 			break;
 		if (db == NULL && deadline_now_ms() >= next_connect) {
 			db = store_open_with(n->database, "airlockd-notify", NOTIFY_SESSION, err,
@@ -339,17 +349,20 @@ static void *run(void *arg)
 				next_connect = deadline_now_ms() + connect_delay;
 				if (connect_delay < 10000)
 					connect_delay *= 2;
-			} else {
-				connect_delay = 500;
 			}
 		}
-		if (db && outbox_round(n, db, &next_remind) < 0) {
+		int round = db ? outbox_round(n, db, &next_remind) : 0;
+		if (db && round == 0)
+			connect_delay = 500; /* a round that worked ends the backoff */
+		if (db && round < 0) {
 			atomic_fetch_add(&n->outbox_error, 1);
 			log_msg(LOG_WARN, "evt=notify.outbox_failed sqlstate=%s error=\"%s\"",
 			        store_sqlstate(db)[0] ? store_sqlstate(db) : "-", store_errmsg(db));
-			store_close(db); /* a fresh session next round */
+			store_close(db); /* a fresh session next round, backing off */
 			db = NULL;
 			next_connect = deadline_now_ms() + connect_delay;
+			if (connect_delay < 10000)
+				connect_delay *= 2;
 		}
 		memory_round(n);
 		if (stopping)

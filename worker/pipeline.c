@@ -4,7 +4,6 @@
 #include "classifier/classifier.h"
 #include "lib/deadline.h"
 #include "lib/log.h"
-#include "lib/visible.h"
 #include "lib/xalloc.h"
 #include "worker/guardonly.h"
 #include "worker/preview.h"
