@@ -347,8 +347,11 @@ static int load_webhook(struct config *c, struct config_webhook *h, const struct
 		             "a webhook needs url: http://... or https://...%s", "", NULL);
 	h->url = xstrdup(v->scalar);
 	v = yt_get(w, "name");
-	if (v && (v->kind != YT_SCALAR || v->scalar[0] == '\0' || strlen(v->scalar) > 64))
-		return failf(err, errlen, path, v, "name must be 1..64 characters%s", "", NULL);
+	if (v && (v->kind != YT_SCALAR || v->scalar[0] == '\0' || strlen(v->scalar) > 64 ||
+	          strspn(v->scalar, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                            "0123456789._-") != strlen(v->scalar)))
+		return failf(err, errlen, path, v,
+		             "name must be 1..64 letters, digits, '.', '_' or '-'%s", "", NULL);
 	h->name = v ? xstrdup(v->scalar) : xasprintf("webhook-%d", c->nwebhooks);
 	for (int i = 0; i < c->nwebhooks - 1; i++)
 		if (strcmp(c->webhooks[i].name, h->name) == 0)
@@ -387,10 +390,10 @@ static int load_webhook(struct config *c, struct config_webhook *h, const struct
 	v = yt_get(w, "token_file");
 	if (v) {
 		size_t tl;
-		if (h->format != WEBHOOK_MATRIX)
+		if (h->format != WEBHOOK_MATRIX && h->format != WEBHOOK_NTFY)
 			return failf(err, errlen, path, v,
-			             "token_file is for format: matrix (its access token)%s", "",
-			             NULL);
+			             "token_file is for format: matrix or ntfy (an access token)%s",
+			             "", NULL);
 		if (v->kind != YT_SCALAR ||
 		    (h->token = read_secret(v->scalar, &tl, why, sizeof(why))) == NULL)
 			return failf(err, errlen, path, v, "webhook token_file: %s",

@@ -239,7 +239,8 @@ static cJSON *ntfy_json(const struct config_webhook *h, const struct wh_event *e
 
 	while (slash > 0 && h->url[slash - 1] != '/')
 		slash--;
-	*url = xasprintf("%.*s", (int)slash, h->url);
+	/* the query stays: ntfy also takes ?auth=... */
+	*url = xasprintf("%.*s%s", (int)slash, h->url, q && *q == '?' ? q : "");
 	char *topic = xasprintf("%.*s", (int)(end - slash), h->url + slash);
 	cJSON_AddStringToObject(m, "topic", topic);
 	free(topic);
@@ -367,6 +368,8 @@ void webhookfmt_build(const struct config_webhook *h, const char *base_url,
 		break;
 	case WEBHOOK_NTFY:
 		m = ntfy_json(h, e, text, link, &out->url);
+		if (h->token)
+			add_header(out, xasprintf("Authorization: Bearer %s", h->token));
 		break;
 	case WEBHOOK_SLACK:
 		m = slack_json(text, link, e->execution_id);

@@ -154,6 +154,8 @@ check_out "an unknown event is named" 'unknown event "pending"' \
 	cfg "webhooks:" "  - {url: \"http://127.0.0.1:$P/x\", events: [pending]}"
 check_out "an unknown webhook key names the keys there are" 'unknown webhook key "secret" \(keys: name, url, format, secret_file' \
 	cfg "webhooks:" "  - {url: \"http://127.0.0.1:$P/x\", secret: abc}"
+check_out "a webhook's name is an identifier" "name must be 1..64 letters, digits" \
+	cfg "webhooks:" "  - {name: \"ops team\", url: \"http://127.0.0.1:$P/x\"}"
 check_out "base_url must be a URL" 'notifications base_url must be http' \
 	cfg "notifications:" "  base_url: console.example"
 check_eq "no secret in the log" 0 "$(grep -cF -e "$(cat "$WORK/hook.secret")" -e "$(cat "$WORK/mx.token")" "$WORK/n1.log")"

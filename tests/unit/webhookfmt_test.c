@@ -103,8 +103,10 @@ static void test_ntfy_and_matrix_addresses(void **state)
 	struct wh_event e = event("approved", "ls");
 	struct wh_request r;
 
+	h.token = "tk_1";
 	webhookfmt_build(&h, "https://c.example", &e, "5", 1, &r);
-	assert_string_equal(r.url, "https://ntfy.example/sub/");
+	assert_string_equal(r.url, "https://ntfy.example/sub/?x=1");
+	assert_string_equal(header(&r, "Authorization"), "Bearer tk_1");
 	cJSON *b = cJSON_Parse(r.body);
 	assert_string_equal(cJSON_GetObjectItem(b, "topic")->valuestring, "alerts");
 	assert_string_equal(cJSON_GetObjectItem(b, "click")->valuestring,
