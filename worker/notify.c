@@ -235,7 +235,8 @@ static bool out_of_time(struct notifier *n)
 	return over;
 }
 
-/* One round of the outbox: reminders, expansion, due deliveries. */
+/* One round of the outbox: reminders, expansion, due deliveries.  The number
+ * of deliveries tried (NOTIFY_BATCH: more may be due), or -1. */
 static int outbox_round(struct notifier *n, struct store *db, int64_t *next_remind)
 {
 	struct store_res *res;
@@ -260,14 +261,16 @@ static int outbox_round(struct notifier *n, struct store *db, int64_t *next_remi
 	if (res == NULL)
 		return -1;
 	store_clear(res);
-	for (int i = 0; i < NOTIFY_BATCH && n->nhooks > 0 && !out_of_time(n); i++) {
+	int tried = 0;
+	while (tried < NOTIFY_BATCH && n->nhooks > 0 && !out_of_time(n)) {
 		int rc = outbox_one(n, db);
 		if (rc < 0)
 			return -1;
 		if (rc == 0)
 			break;
+		tried++;
 	}
-	return 0;
+	return tried;
 }
 
 static bool hook_wants(const struct config_webhook *h, const char *event)
@@ -352,7 +355,7 @@ static void *run(void *arg)
 			}
 		}
 		int round = db ? outbox_round(n, db, &next_remind) : 0;
-		if (db && round == 0)
+		if (db && round >= 0)
 			connect_delay = 500; /* a round that worked ends the backoff */
 		if (db && round < 0) {
 			atomic_fetch_add(&n->outbox_error, 1);
@@ -367,6 +370,8 @@ static void *run(void *arg)
 		memory_round(n);
 		if (stopping)
 			break; /* one last round after the stop, within the grace */
+		if (round == NOTIFY_BATCH)
+			continue; /* a full round: more may be due now */
 		struct timespec until = deadline_abs_after_ms(n->poll_ms);
 		pthread_mutex_lock(&n->mu);
 		if (!n->stopping)
