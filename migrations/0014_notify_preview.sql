@@ -230,15 +230,18 @@ CREATE TABLE airlock.execution_previews (
 	PRIMARY KEY (execution_id, ord)
 );
 
--- Records one preview's outcome (error set: it did not run, or did not finish).
--- The row must be one this daemon held for approval; a preview recorded again
--- (the request was held again) replaces the earlier one.
+-- Records one preview's outcome (error set: it did not run, or did not finish),
+-- and an event in the request's history.  A preview recorded again (the
+-- request was held again) replaces the earlier one; the history keeps both.
 CREATE FUNCTION airlock.worker_preview(exec_id bigint, p_ord integer, p_command text,
                                        p_exit_code integer, p_stdout text, p_stderr text,
                                        p_truncated boolean, p_error text)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
+DECLARE
+	st text;
 BEGIN
-	IF NOT EXISTS (SELECT 1 FROM airlock.executions WHERE id = exec_id) THEN
+	SELECT state INTO st FROM airlock.executions WHERE id = exec_id;
+	IF st IS NULL THEN
 		RAISE EXCEPTION 'worker_preview: no execution %', exec_id USING ERRCODE = 'AL001';
 	END IF;
 	IF p_ord IS NULL OR p_ord < 1 OR p_ord > 16 THEN
@@ -252,6 +255,13 @@ BEGIN
 	SET command = EXCLUDED.command, exit_code = EXCLUDED.exit_code, stdout = EXCLUDED.stdout,
 	    stderr = EXCLUDED.stderr, truncated = EXCLUDED.truncated, error = EXCLUDED.error,
 	    created_at = clock_timestamp();
+	-- The history says a preview ran, and its chained event carries the
+	-- output's digests, so an edited preview is detectable.
+	PERFORM airlock._event(exec_id, st, st, jsonb_build_object(
+		'step', 'preview', 'ord', p_ord, 'command', p_command, 'exit_code', p_exit_code,
+		'error', p_error, 'truncated', coalesce(p_truncated, false),
+		'stdout_sha256', encode(sha256(convert_to(coalesce(p_stdout, ''), 'UTF8')), 'hex'),
+		'stderr_sha256', encode(sha256(convert_to(coalesce(p_stderr, ''), 'UTF8')), 'hex')));
 END
 $$;
 

@@ -39,6 +39,10 @@ check_out "airlock previews shows it to an operator" "^preview 1: 'apt-get' '-s'
 check_out "with its output" '^Inst nfs-kernel-server' as_alice $A previews "$id"
 check_out "--json keeps the exact rows" '"command": "'"'"'apt-get'"'"' '"'"'-s'"'"'' as_alice $A previews "$id" --json
 check_rc "an agent may not read them (exit 3)" 3 as_agent $A previews "$id"
+check_out "the history records the preview, with its output's digest" '"step": "preview".*"stdout_sha256": "[0-9a-f]{64}"' \
+	q "SELECT detail::text FROM airlock.execution_events WHERE execution_id = $id AND detail->>'step' = 'preview'"
+check_eq "and the digest is the output's" "$(pv "$id" "encode(sha256(convert_to(stdout, 'UTF8')), 'hex')")" \
+	"$(q "SELECT detail->>'stdout_sha256' FROM airlock.execution_events WHERE execution_id = $id AND detail->>'step' = 'preview'")"
 check_out "approval goes on: alice approves" "approved" as_alice $A approve "$id" --reason ok
 check "and the install itself runs" wait_for 30 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
 
@@ -101,5 +105,6 @@ check_eq "and it never reached the node" 0 "$(grep -cE "qm'? '?start'? '?101" "$
 check_out "operators read previews" 'apt-get' psql -XAtq -U alice -c "SELECT command FROM airlock.execution_previews LIMIT 1"
 check_out "agents do not" 'permission denied' psql -XAtq -U hermes -c "SELECT * FROM airlock.execution_previews"
 check_out "agents cannot write them" 'permission denied' psql -XAtq -U hermes -c "SELECT airlock.worker_preview(1, 1, 'x', 0, '', '', false, NULL)"
+check "the audit chain still verifies (exit 0)" as_alice $A audit verify
 check_eq "the daemon is still up" 0 "$(kill -0 "$DPID" 2>/dev/null; echo $?)"
 finish
