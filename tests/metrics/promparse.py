@@ -181,7 +181,10 @@ def check_histograms(types, samples):
             le = labels.pop("le")
             groups.setdefault(key(fam, labels), []).append((parse_value(le, fam), v))
         if not groups:
-            raise Bad("histogram %s has no buckets" % fam)
+            # a family with no series yet is valid; stray _sum/_count are not
+            if any(k.startswith((fam + "_sum{", fam + "_count{")) for k in samples):
+                raise Bad("histogram %s has _sum or _count but no buckets" % fam)
+            continue
         for g, buckets in groups.items():
             buckets.sort()
             if buckets[-1][0] != math.inf:

@@ -26,6 +26,7 @@ bad "+Inf not _count" '# HELP h x\n# TYPE h histogram\nh_bucket{le="1"} 1\nh_buc
 bad "a series twice" '# HELP a x\n# TYPE a gauge\na{l="1"} 1\na{l="1"} 2\n'
 bad "a negative counter" '# HELP a_total x\n# TYPE a_total counter\na_total -1\n'
 bad "families interleaved" '# HELP a x\n# TYPE a gauge\n# HELP b x\n# TYPE b gauge\nb 1\na 1\n'
+bad "_count without buckets" '# HELP h x\n# TYPE h histogram\nh_sum 1\nh_count 3\n'
 printf '# HELP a x\n# TYPE a gauge\na{l="q\\"\\\\"} 1\n' >"$WORK/good.prom"
 check_out "parser reads a good text" '"a\{l=q\\"\\\\\}": 1.0' python3 $PARSE "$WORK/good.prom"
 
@@ -49,6 +50,9 @@ assert mine and all(r[1].split(":")[0] == "0100007F" for r in mine), mine
 rows6 = [l.split() for l in open("/proc/net/tcp6").read().splitlines()[1:]]
 assert not [r for r in rows6 if int(r[1].split(":")[1], 16) == port and r[3] == "0A"]
 PY
+
+check "before any request, a scrape parses too" bash -c "curl -sS --max-time 10 http://127.0.0.1:$MP/metrics >$WORK/empty.prom && python3 $PARSE $WORK/empty.prom >/dev/null"
+check_out "with the families announced and no series yet" '^# TYPE airlock_execution_duration_seconds histogram' cat "$WORK/empty.prom"
 
 # ---- some life to count
 ro=$(as_agent $A run --target proxmox-host:hubris -- 'hostname; echo metrics-ro')
