@@ -20,6 +20,8 @@
 #define NOTIFY_QUEUE_MAX 256
 #define NOTIFY_BATCH     32 /* deliveries per round, one statement each */
 #define NOTIFY_SESSION   "-c statement_timeout=10s -c TimeZone=UTC"
+/* A timestamptz column as RFC 3339 in UTC, as receivers parse times. */
+#define RFC3339(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 
 /* A detection posted from memory (it has no request, so no outbox row). */
 struct mitem {
@@ -164,9 +166,17 @@ static int outbox_one(struct notifier *n, struct store *db)
 	for (int i = 0; i < n->nhooks; i++)
 		maxt = n->hooks[i].timeout_ms > maxt ? n->hooks[i].timeout_ms : maxt;
 	snprintf(lease, sizeof(lease), "%d", maxt / 1000 + 30);
-	struct store_res *res =
-	    store_exec(db, "SELECT * FROM airlock.notify_due($1::text[], 1, $2::int)", 2,
-	               (const char *const[]){n->hook_names, lease});
+	struct store_res *res = store_exec(
+	    db,
+	    "SELECT delivery_id, hook, attempt, notification_id, event, " RFC3339(
+	        "event_at") ", "
+	                    " execution_id, target, command, class, reasons, requested_by, state, "
+	                    "rewind_status, "
+	                    " error, exit_code, decided_by, decision_reason, " RFC3339(
+	                        "pending_since") ", " RFC3339("expires_at") " FROM "
+	                                                                    "airlock.notify_due($1:"
+	                                                                    ":text[], 1, $2::int)",
+	    2, (const char *const[]){n->hook_names, lease});
 	if (res == NULL)
 		return -1;
 	if (store_nrows(res) == 0) {

@@ -90,6 +90,9 @@ def shape(fmt, rec, rid, event, base, hostile):
                 fail("json: %s missing or not %s: %r" % (k, t.__name__, body.get(k)))
         if body["event"] != event or body["url"] != link:
             fail("json: event/url %r %r" % (body["event"], body["url"]))
+        for k in ("at", "pending_since", "expires_at"):
+            if body.get(k) is not None and not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", body[k]):
+                fail("json: %s is not RFC 3339 UTC: %r" % (k, body[k]))
         if hostile is not None:
             if body["command"] != hostile:
                 fail("json: command is not the exact command")
