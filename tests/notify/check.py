@@ -163,7 +163,7 @@ TOKEN = None
 if cmd == "find":
     fmt, path, rid, event, base = args[0], args[1], int(args[2]), args[3], args[4]
     secretfile = args[5] if len(args) > 5 else "-"
-    hostile = open(args[6], encoding="utf-8").read() if len(args) > 6 else None
+    hostile = open(args[6], encoding="utf-8", newline="").read() if len(args) > 6 else None
     TOKEN = args[7] if len(args) > 7 else "/dev/null"
     hits = [r for r in records() if r["path"].startswith(path) and r["status"] == 200
             and r["headers"].get("x-airlock-event") == event and about(r, rid, base)]
