@@ -73,6 +73,40 @@ out=$(pv "$id" stdout)
 check_out "each operand reached apt-get as one literal word" 'Inst pkg;echo INJECTED-1 .*Inst x\$\(echo INJECTED-2\) .*Inst `echo INJECTED-3` .*Inst q'"'"'; echo INJECTED-4; '"'"' ' echo $out
 check_eq "no operand ran as a command" 0 "$(grep -cE '^INJECTED-[0-9]' <<<"$out")"
 
+# ---- generated hostile operands: each preview's argv is exactly the template
+# with the operands as given (read back with a POSIX shell's quoting rules)
+python3 - "$WORK" <<'PY'
+import json, random, shlex, sys
+random.seed(8801)
+pieces = [";", "&&", "|", "$(", ")", "`", "'", '"', "\\", "\n", "*", "?", "[", "]", "{a,b}", "<", ">",
+          "$HOME", "${IFS}", "#", "~", " ", "\t", "!", "&", "reboot", "touch /tmp/airlock-pwned", "x", "é"]
+cases = []
+for i in range(5):
+    ops = []
+    for _ in range(random.randint(1, 3)):
+        w = "u" + "".join(random.choice(pieces) for _ in range(random.randint(1, 6)))
+        ops.append(w.encode().decode("unicode_escape").encode("latin-1").decode("utf-8"))
+    cases.append(ops)
+    with open("%s/op%d.cmd" % (sys.argv[1], i), "w", newline="") as f:
+        f.write("systemctl restart " + " ".join(shlex.quote(o) for o in ops))
+json.dump(cases, open(sys.argv[1] + "/ops.json", "w"))
+PY
+op_ids=()
+for i in 0 1 2 3 4; do op_ids+=("$(as_agent $A run --target proxmox-host:hubris -- "$(cat "$WORK/op$i.cmd")" 2>/dev/null)"); done
+for i in 0 1 2 3 4; do previews_done "${op_ids[$i]}" 2 || true; done
+check "generated operands: every preview is the template with the operands, each one word" python3 - "$WORK/ops.json" "${op_ids[@]}" <<'PY'
+import json, shlex, subprocess, sys
+cases = json.load(open(sys.argv[1]))
+for ops, eid in zip(cases, sys.argv[2:]):
+    rows = subprocess.run(["psql", "-XAtq", "-c",
+        "SELECT coalesce(json_agg(command ORDER BY ord), '[]') FROM airlock.execution_previews WHERE execution_id = %d" % int(eid)],
+        capture_output=True, text=True, check=True).stdout
+    got = [shlex.split(c) for c in json.loads(rows)]
+    want = [["systemctl", "status", "--no-pager"] + ops] + \
+           [["systemctl", "list-dependencies", "--reverse", "--no-pager", o] for o in ops]
+    assert got == want, (eid, got, want)
+PY
+
 # ---- not one simple command: a recorded "no preview"
 id=$(as_agent $A run --target proxmox-host:hubris -- 'apt-get install -y a && apt-get install -y b')
 check "the chained install is held" held "$id"
