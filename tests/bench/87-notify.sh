@@ -1,5 +1,6 @@
 #!/bin/bash
-# Notifications: how fast airlockd drains the outbox to a local receiver.
+# Notifications and metrics: how fast airlockd drains the outbox to a local
+# receiver, and what a metrics scrape costs on a large history.
 # BENCH_NOTIFY_N held requests (default 500) are made by SQL on a throwaway
 # database (no rig: nothing runs), then airlockd starts with 1 and then 3
 # webhooks (json, signed); the time from its start until every delivery is
@@ -77,3 +78,26 @@ EOC
 		'BEGIN { printf "notify: %d deliveries (%d webhooks) in %.2f s: %.0f deliveries/s\n", n, h, b - a, n / (b - a) }'
 	q "UPDATE airlock.executions SET state = 'cancelled' WHERE state = 'pending_approval'" >/dev/null
 done
+
+# ---- metrics: a scrape over BENCH_METRICS_ROWS finished requests (default 100000)
+M=${BENCH_METRICS_ROWS:-100000}
+q "INSERT INTO airlock.executions (target, target_type, command, requested_by, class, state,
+     classified_at, decided_at, duration_ms)
+   SELECT 'proxmox-host:hubris', 'proxmox-host', 'echo m-' || g, 'bench',
+          (ARRAY['read_only','reversible_low','config_mutation','destructive'])[1 + g % 4],
+          'cancelled', now() - interval '1 hour', CASE WHEN g % 3 = 0 THEN now() END, g % 60000
+   FROM generate_series(1, $M) g"
+MP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+printf 'metrics:\n  port: %s\n' "$MP" >>"$W/d.yaml"
+$D -c "$W/d.yaml" >"$W/d.log" 2>&1 &
+dp=$!
+pids+=($dp)
+for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$MP/metrics" && break; sleep 0.1; done
+times=()
+for _ in 1 2 3 4 5; do
+	times+=("$(curl -s -o "$W/scrape" -w '%{time_total}' "http://127.0.0.1:$MP/metrics")")
+done
+kill -TERM $dp
+wait $dp 2>/dev/null || true
+printf '%s\n' "${times[@]}" | sort -n | awk -v m="$M" -v b="$(wc -c <"$W/scrape")" \
+	'{ t[NR] = $1 } END { printf "metrics: scrape over %d requests: median %.0f ms (min %.0f, max %.0f), %d bytes\n", m, t[3] * 1000, t[1] * 1000, t[5] * 1000, b }'
