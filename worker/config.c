@@ -78,6 +78,8 @@ static const struct field fields[] = {
     {"notifications", "poll_ms", F_INT, OFF(notify_poll_ms), 10, 60000},
     {"metrics", "address", F_STR, OFF(metrics_address), 0, 0},
     {"metrics", "port", F_INT, OFF(metrics_port), 1, 65535},
+    {"recover", "max_file_bytes", F_SIZE, OFF(recover_max_file_bytes), 1, 64L << 30},
+    {"recover", "flr_session_warn_s", F_INT, OFF(recover_flr_session_warn_s), 60, 7 * 86400},
     {"testing", "classify_all_read_only", F_BOOL, OFF(test_classify_all_read_only), 0, 0},
 };
 
@@ -469,6 +471,8 @@ static void set_defaults(struct config *c)
 	c->zerto_connect_timeout_ms = 5000;
 	c->zerto_request_timeout_ms = 30000;
 	c->zerto_time_scale = 1.0;
+	c->recover_max_file_bytes = CONFIG_RECOVER_MAX_FILE_BYTES;
+	c->recover_flr_session_warn_s = 3600;
 	c->audit_every_events = 100;
 	c->audit_every_seconds = 60;
 	c->notify_max_attempts = 8;
