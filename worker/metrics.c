@@ -327,13 +327,17 @@ static int from_database(struct metrics *m, struct buf *b)
 		m->db = store_open_with(m->database, "airlockd-metrics", METRICS_SESSION, err,
 		                        sizeof(err));
 		if (m->db == NULL) {
-			log_msg(LOG_WARN, "evt=metrics.connect_failed error=\"%s\"", err);
+			char q[512];
+			log_msg(LOG_WARN, "evt=metrics.connect_failed error=%s",
+			        log_quote(err, q, sizeof(q)));
 			return -1;
 		}
 	}
 	if (requests(b, m->db) < 0 || durations(b, m->db) < 0 || estate(b, m->db, m->t) < 0 ||
 	    webhooks(b, m->db) < 0) {
-		log_msg(LOG_WARN, "evt=metrics.query_failed error=\"%s\"", store_errmsg(m->db));
+		char q[512];
+		log_msg(LOG_WARN, "evt=metrics.query_failed error=%s",
+		        log_quote(store_errmsg(m->db), q, sizeof(q)));
 		store_close(m->db); /* a fresh session next scrape */
 		m->db = NULL;
 		return -1;

@@ -136,11 +136,12 @@ static int deliver(struct notifier *n, int hook, const struct wh_event *e, const
 		return 0;
 	}
 	atomic_fetch_add(&n->failed, 1);
+	char q[600];
 	log_msg(LOG_WARN,
-	        "exec=%lld evt=webhook.failed hook=%d url=%s attempt=%d error=\"%s\" name=%s "
+	        "exec=%lld evt=webhook.failed hook=%d url=%s attempt=%d error=%s name=%s "
 	        "event=%s delivery=%s",
-	        e->execution_id, hook + 1, n->logurl[hook], attempt, err, h->name, e->event,
-	        delivery);
+	        e->execution_id, hook + 1, n->logurl[hook], attempt, log_quote(err, q, sizeof(q)),
+	        h->name, e->event, delivery);
 	return -1;
 }
 

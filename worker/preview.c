@@ -55,9 +55,11 @@ static void record(struct store *db, const struct queue_item *it, int ord, const
 	               (const char *const[]){
 	                   id, o, command, r && r->exit_code >= 0 ? ex : NULL, out, err,
 	                   r && (r->out.truncated || r->err.truncated) ? "true" : "false", error});
-	if (res == NULL)
-		log_msg(LOG_WARN, "exec=%lld evt=preview.record_failed ord=%d error=\"%s\"",
-		        (long long)it->id, ord, store_errmsg(db));
+	if (res == NULL) {
+		char q[512];
+		log_msg(LOG_WARN, "exec=%lld evt=preview.record_failed ord=%d error=%s",
+		        (long long)it->id, ord, log_quote(store_errmsg(db), q, sizeof(q)));
+	}
 	store_clear(res);
 	free(out);
 	free(err);
@@ -120,8 +122,9 @@ void preview_run(const struct pipeline_env *env, struct store *db, const struct 
 	rc = previewtpl_build(classifier_policy(cl), v, it->command, strlen(it->command), &t, why,
 	                      sizeof(why));
 	if (rc < 0) {
-		log_msg(LOG_INFO, "exec=%lld evt=preview.none rule=%s why=\"%s\"",
-		        (long long)it->id, t.rule, why);
+		char q[600];
+		log_msg(LOG_INFO, "exec=%lld evt=preview.none rule=%s why=%s", (long long)it->id,
+		        t.rule, log_quote(why, q, sizeof(q)));
 		record(db, it, 1, "", NULL, why);
 	}
 	for (size_t i = 0; rc > 0 && i < t.n && !*env->stopping; i++)
