@@ -389,6 +389,13 @@ static int preview(struct buf *out, struct store *db, const char *id)
 	if (store_nrows(r) == 0)
 		buf_puts(out, "<p class=\"note\">no preview</p>");
 	for (int i = 0; i < store_nrows(r); i++) {
+		if (col(r, i, 1) == NULL || col(r, i, 1)[0] == '\0') {
+			/* None could be made; the reason is in error. */
+			buf_puts(out, "<p class=\"note\">");
+			text_or(out, col(r, i, 6), "no preview");
+			buf_puts(out, "</p>");
+			continue;
+		}
 		buf_puts(out, "<div class=\"preview\"><p>read-only preview: <code>");
 		html_text(out, col(r, i, 1));
 		buf_puts(out, "</code> &middot; exit ");

@@ -90,7 +90,7 @@ try {
   expect(/rule /.test(await alice.textContent('ul.reasons')), 'the reasons with their rule ids');
   expect(/rewind/.test(await alice.textContent('#rewind')), 'the rewind status');
   expect(/vm:db01/.test(await alice.textContent('#blast')), 'the blast radius');
-  expect(/no preview/.test(await alice.textContent('#preview')), 'the preview section');
+  expect(/no preview|read-only preview/.test(await alice.textContent('#preview')), 'the preview section');
 
   // Approve it, and watch it run on the same page.
   await alice.fill('#approve-form input[name=note]', 'browser approval');
