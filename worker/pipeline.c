@@ -5,6 +5,7 @@
 #include "lib/log.h"
 #include "lib/visible.h"
 #include "lib/xalloc.h"
+#include "store/lockkeys.h"
 #include "worker/guardonly.h"
 
 #include <cjson/cJSON.h>
@@ -14,8 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Advisory-lock class for "one mutating execution per target". */
-#define TARGET_LOCK_CLASS "74287731"
 /* How long a row waits when its target is busy with another mutation. */
 #define TARGET_BUSY_RETRY_MS 500
 
@@ -127,7 +126,7 @@ static void notify_pending(const struct pipeline_env *env, const struct queue_it
 static bool target_lock(struct store *db, const char *target)
 {
 	PGresult *res =
-	    store_exec(db, "SELECT pg_try_advisory_lock(" TARGET_LOCK_CLASS ", hashtext($1))", 1,
+	    store_exec(db, "SELECT pg_try_advisory_lock(" LOCK_KIND_TARGET ", hashtext($1))", 1,
 	               (const char *const[]){target});
 	bool got = res && PQgetvalue(res, 0, 0)[0] == 't';
 
@@ -137,7 +136,7 @@ static bool target_lock(struct store *db, const char *target)
 
 static void target_unlock(struct store *db, const char *target)
 {
-	PQclear(store_exec(db, "SELECT pg_advisory_unlock(" TARGET_LOCK_CLASS ", hashtext($1))", 1,
+	PQclear(store_exec(db, "SELECT pg_advisory_unlock(" LOCK_KIND_TARGET ", hashtext($1))", 1,
 	                   (const char *const[]){target}));
 }
 

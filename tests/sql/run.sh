@@ -40,6 +40,38 @@ for p in "${pids[@]}"; do wait "$p" || ok=0; done
 check_eq "six concurrent migrates all succeed" 1 $ok
 check_eq "exactly one of them applied 0001" 1 "$(cat "$tmp"/conc.* | grep -c 'applied 0001_schema.sql')"
 
+# ---- advisory locks: one registry, no kind colliding with another
+check_out "every advisory lock uses an execution id or a registered kind" \
+	'^[0-9]+ advisory locks checked, [0-9]+ kinds registered$' tests/sql/lockkeys.py
+mkdir -p "$tmp/locks"
+cp -r migrations store worker "$tmp/locks/"
+printf "SELECT pg_advisory_lock(7428773000);\n" >>"$tmp/locks/migrations/0002_worker.sql"
+check_out "a one-key lock on anything but an execution id is refused" \
+	'0002_worker.sql:[0-9]+: one-key lock on .7428773000.' tests/sql/lockkeys.py "$tmp/locks"
+cp migrations/0002_worker.sql "$tmp/locks/migrations/"
+printf 'SELECT pg_try_advisory_lock(74287799, hashtext($1))\n' >>"$tmp/locks/worker/guard.c"
+check_out "a two-key lock of an unregistered kind is refused" \
+	"guard.c:[0-9]+: two-key lock of kind '74287799'" tests/sql/lockkeys.py "$tmp/locks"
+cp worker/guard.c "$tmp/locks/worker/"
+sed -i 's/^#define LOCK_KIND_MIGRATE "74287735"/#define LOCK_KIND_MIGRATE "74287730"/' "$tmp/locks/store/lockkeys.h"
+check_out "two kinds with one number are refused" 'two kinds share a number' tests/sql/lockkeys.py "$tmp/locks"
+# A session holding execution 7428773000's liveness lock (the one-key space)
+# does not stop a migrate; one holding the migrate kind does.
+holdlock() { psql -XAtq -c "SELECT pg_advisory_lock($1); SELECT pg_sleep(30)" >/dev/null 2>&1 & HOLDER=$!; }
+waitheld() { for _ in $(seq 100); do [ "$(psql -XAtc "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")" -gt 0 ] && return; sleep 0.1; done; }
+holdlock 7428773000
+waitheld
+check_out "a migrate is not blocked by an execution's lock, whatever its id" 'up to date' \
+	env PGOPTIONS="-c lock_timeout=5s" $A migrate --dir "$tmp/newer"
+kill $HOLDER 2>/dev/null; wait $HOLDER 2>/dev/null
+psql -XAtq -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()" >/dev/null
+holdlock "74287735, 0"
+waitheld
+check_out "a migrate waits for the one holding the migrate lock" 'lock timeout' \
+	env PGOPTIONS="-c lock_timeout=1s" $A migrate --dir "$tmp/newer"
+kill $HOLDER 2>/dev/null; wait $HOLDER 2>/dev/null
+psql -XAtq -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()" >/dev/null
+
 # ---- seed
 check_out "seed ingests policy, tools and inventory" 'policy: version 1 ingested' $A seed seeds
 check_out "a second seed changes nothing" 'policy: version 1 unchanged.*' $A seed seeds
