@@ -160,13 +160,14 @@ int queue_note(struct store *s, int64_t id, const char *worker, const char *deta
 }
 
 int queue_start(struct store *s, int64_t id, const char *worker, const char *rewind_points_json,
-                const char *guard_json)
+                const char *guard_json, const char *confinement)
 {
 	char ids[24];
 
 	snprintf(ids, sizeof(ids), "%lld", (long long)id);
-	return call(s, "SELECT airlock.worker_start($1, $2, $3::jsonb, $4::jsonb)", 4,
-	            (const char *const[]){ids, worker, rewind_points_json, guard_json}, NULL, 0);
+	return call(s, "SELECT airlock.worker_start($1, $2, $3::jsonb, $4::jsonb, $5)", 5,
+	            (const char *const[]){ids, worker, rewind_points_json, guard_json, confinement},
+	            NULL, 0);
 }
 
 int queue_finish(struct store *s, int64_t id, const char *worker, const struct queue_result *r,

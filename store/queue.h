@@ -58,8 +58,10 @@ int queue_revalidate(struct store *s, int64_t id, const char *worker, const char
 int queue_refuse(struct store *s, int64_t id, const char *worker, const char *reason,
                  const char *detail_json);
 int queue_note(struct store *s, int64_t id, const char *worker, const char *detail_json);
+/* Marks the row running, confined as `confinement` (none, user or root),
+ * in one statement: committed before the command is sent. */
 int queue_start(struct store *s, int64_t id, const char *worker, const char *rewind_points_json,
-                const char *guard_json);
+                const char *guard_json, const char *confinement);
 /* *recorded is false when the row was no longer this worker's (the result
  * is then kept as an event only). */
 int queue_finish(struct store *s, int64_t id, const char *worker, const struct queue_result *r,

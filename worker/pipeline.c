@@ -242,19 +242,6 @@ static enum transport_jail jail_for(const struct queue_item *it, const char *cls
 	return v->needs_root ? TRANSPORT_JAIL_ROOT : TRANSPORT_JAIL_USER;
 }
 
-static int confine(struct store *db, const char *worker, const struct queue_item *it,
-                   enum transport_jail j)
-{
-	char id[24];
-	PGresult *res;
-
-	snprintf(id, sizeof(id), "%lld", (long long)it->id);
-	res = store_exec(db, "SELECT airlock.worker_confine($1, $2, $3)", 3,
-	                 (const char *const[]){id, worker, jail_name(j)});
-	PQclear(res);
-	return res ? 0 : -1;
-}
-
 /* The jail could not be built: nothing ran; the row goes back to a human. */
 static void unconfinable(const struct pipeline_env *env, struct store *db,
                          const struct queue_item *it, const struct target_result *r,
@@ -339,8 +326,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		release(db, env->worker_id, it, 0, "airlockd is stopping; released before it ran");
 		goto out;
 	}
-	if (confine(db, env->worker_id, it, jail) < 0 ||
-	    queue_start(db, it->id, env->worker_id, rewind_json, guard_json) < 0) {
+	if (queue_start(db, it->id, env->worker_id, rewind_json, guard_json, jail_name(jail)) < 0) {
 		log_db_error(it, "start_failed", db);
 		if (strcmp(store_sqlstate(db), "AL005") == 0) {
 			pipeline_let_go_if_gone(db, it);

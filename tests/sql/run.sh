@@ -203,6 +203,7 @@ pgtap() { # pgtap FILE DB
 }
 pgtap tests/sql/api.sql api
 pgtap tests/sql/gate.sql gate
+pgtap tests/sql/queue.sql queue
 
 # ---- run() refuses what the transport cannot carry: the same rule as the C side
 PKGS="libpq libcurl libcjson openssl libssh2 yaml-0.1"
