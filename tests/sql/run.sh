@@ -59,18 +59,20 @@ check_out "two kinds with one number are refused" 'two kinds share a number' tes
 # does not stop a migrate; one holding the migrate kind does.
 holdlock() { psql -XAtq -c "SELECT pg_advisory_lock($1); SELECT pg_sleep(30)" >/dev/null 2>&1 & HOLDER=$!; }
 waitheld() { for _ in $(seq 100); do [ "$(psql -XAtc "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")" -gt 0 ] && return; sleep 0.1; done; }
+psql -XAtq -c "ALTER DATABASE $PGDATABASE SET lock_timeout = '2s'"
 holdlock 7428773000
 waitheld
 check_out "a migrate is not blocked by an execution's lock, whatever its id" 'up to date' \
-	env PGOPTIONS="-c lock_timeout=5s" $A migrate --dir "$tmp/newer"
+	$A migrate --dir "$tmp/newer"
 kill $HOLDER 2>/dev/null; wait $HOLDER 2>/dev/null
 psql -XAtq -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()" >/dev/null
 holdlock "74287735, 0"
 waitheld
 check_out "a migrate waits for the one holding the migrate lock" 'lock timeout' \
-	env PGOPTIONS="-c lock_timeout=1s" $A migrate --dir "$tmp/newer"
+	$A migrate --dir "$tmp/newer"
 kill $HOLDER 2>/dev/null; wait $HOLDER 2>/dev/null
 psql -XAtq -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()" >/dev/null
+psql -XAtq -c "ALTER DATABASE $PGDATABASE RESET lock_timeout"
 
 # ---- seed
 check_out "seed ingests policy, tools and inventory" 'policy: version 1 ingested' $A seed seeds
