@@ -12,6 +12,7 @@
 --    statement, one record and one event instead of two statements and two
 --    records (worker_confine then worker_start).  The two-statement form
 --    stays for callers that use it.
+-- 3. A wake-up names the row and goes to one daemon (see worker_channels).
 
 -- ---------------------------------------------------------------- records and hashes
 
@@ -91,6 +92,126 @@ BEGIN
 END
 $$;
 
-SELECT airlock._secure_new_objects();
 
-GRANT EXECUTE ON FUNCTION airlock.worker_start(bigint, text, jsonb, jsonb, text) TO airlock_worker;
+-- ---------------------------------------------------------------- wake-up with the row id, to one daemon
+
+-- Each airlockd registers a channel of its own, named with 128 random bits,
+-- and LISTENs on it.  When a row becomes claimable (inserted, approved, or
+-- given back), one live daemon's channel gets a NOTIFY whose payload is the
+-- row id, so one worker of that daemon is woken and claims that row
+-- directly.  Any login may LISTEN on any channel, so the names are the
+-- secret: this table is readable by its owner only, and pg_stat_activity
+-- shows a session's last statement (the LISTEN) to its own role and to
+-- superusers only.  The payload-free airlock_work NOTIFY stays for daemons
+-- without a channel.
+CREATE TABLE airlock.worker_channels (
+	channel       text PRIMARY KEY CHECK (channel ~ '^airlock_w_[0-9a-f]{32}$'),
+	worker        text NOT NULL,
+	backend_pid   integer NOT NULL,
+	role_oid      oid NOT NULL,
+	registered_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE airlock.worker_channels IS
+	'Each daemon''s secret NOTIFY channel for targeted wake-ups (row id as payload); owner only.';
+
+-- Whether the session that registered a channel is still there: its
+-- backend exists and runs as the same role (a reused pid of another login
+-- is not it).  pg_stat_get_activity shows pid and role to every caller.
+CREATE FUNCTION airlock._channel_alive(c airlock.worker_channels) RETURNS boolean
+LANGUAGE plpgsql STABLE SET search_path = airlock, pg_temp AS $$
+BEGIN
+	RETURN EXISTS (SELECT 1 FROM pg_catalog.pg_stat_get_activity(c.backend_pid) a
+		       WHERE a.usesysid = c.role_oid);
+END
+$$;
+
+-- A new channel for the calling session (its LISTEN connection); channels
+-- of sessions that are gone, and this session's earlier one, are dropped.
+CREATE FUNCTION airlock.worker_channel(worker text) RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
+DECLARE
+	ch text := 'airlock_w_' || replace(gen_random_uuid()::text, '-', '');
+	me oid := (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = session_user);
+BEGIN
+	IF worker IS NULL OR btrim(worker) = '' THEN
+		RAISE EXCEPTION 'worker_channel: a worker id is required' USING ERRCODE = 'AL002';
+	END IF;
+	-- A registration needs no standby's confirmation (a lost one only means
+	-- wake-ups that name no row): its commit must not wait for one, or a
+	-- daemon could not start while a synchronous standby is away.
+	PERFORM set_config('synchronous_commit', 'local', true);
+	DELETE FROM airlock.worker_channels c
+	WHERE c.backend_pid = pg_backend_pid() OR NOT airlock._channel_alive(c);
+	INSERT INTO airlock.worker_channels (channel, worker, backend_pid, role_oid)
+	VALUES (ch, worker, pg_backend_pid(), me);
+	RETURN ch;
+END
+$$;
+
+-- One live daemon, picked at random, is told the row id.
+CREATE FUNCTION airlock._wake_one() RETURNS trigger
+LANGUAGE plpgsql SET search_path = airlock, pg_temp AS $$
+DECLARE
+	ch text;
+BEGIN
+	SELECT c.channel INTO ch FROM airlock.worker_channels c
+	WHERE airlock._channel_alive(c) ORDER BY random() LIMIT 1;
+	IF ch IS NOT NULL THEN
+		PERFORM pg_notify(ch, NEW.id::text);
+	END IF;
+	RETURN NULL;
+END
+$$;
+CREATE TRIGGER executions_wake AFTER INSERT OR UPDATE OF state, claimed_by, run_after
+	ON airlock.executions
+	FOR EACH ROW WHEN (NEW.state IN ('received', 'queued', 'approved') AND NEW.claimed_by IS NULL)
+	EXECUTE FUNCTION airlock._wake_one();
+
+-- worker_claim with the row a wake-up named: that row when it can be
+-- claimed now, else the oldest claimable one (as worker_claim(worker)), so a
+-- stale hint costs nothing more than a plain claim.
+CREATE FUNCTION airlock.worker_claim(worker text, hint bigint)
+RETURNS TABLE (id bigint, state text, target text, target_type text, command text,
+	       declared_risk text, change_id text, action text, requested_by text, class text,
+	       policy_version bigint, rewind_possible boolean, attempts integer, vmid integer,
+	       node text, address text, port integer, ssh_user text, host_key_fingerprint text,
+	       zerto_vm_identifier text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
+DECLARE
+	cid bigint;
+BEGIN
+	IF hint IS NOT NULL THEN
+		WITH c AS (
+			SELECT x.id FROM airlock.executions x
+			WHERE x.id = hint AND x.state IN ('received', 'queued', 'approved')
+			  AND x.claimed_by IS NULL AND x.run_after <= now()
+			FOR UPDATE SKIP LOCKED)
+		UPDATE airlock.executions e SET claimed_by = worker, lease_until = NULL
+		FROM c WHERE e.id = c.id
+		RETURNING e.id INTO cid;
+	END IF;
+	IF cid IS NULL THEN
+		RETURN QUERY SELECT * FROM airlock.worker_claim(worker);
+		RETURN;
+	END IF;
+	PERFORM pg_advisory_lock(cid);
+	RETURN QUERY
+		SELECT e.id, e.state, e.target, e.target_type, e.command, e.declared_risk, e.change_id,
+		       e.action, e.requested_by, e.class, e.policy_version, e.rewind_possible, e.attempts,
+		       t.vmid, h.slug, h.address, h.port, h.ssh_user, h.host_key_fingerprint,
+		       t.zerto_vm_identifier
+		FROM airlock.executions e
+		JOIN airlock.entities t ON t.slug = e.target
+		JOIN airlock.entities h ON h.slug = coalesce(t.node, t.slug)
+		WHERE e.id = cid;
+END
+$$;
+
+SELECT airlock._secure_new_objects();
+REVOKE ALL ON airlock.worker_channels FROM PUBLIC;
+
+GRANT EXECUTE ON FUNCTION
+	airlock.worker_start(bigint, text, jsonb, jsonb, text),
+	airlock.worker_channel(text),
+	airlock.worker_claim(text, bigint)
+TO airlock_worker;

@@ -40,8 +40,13 @@ struct queue_result {
 };
 
 /* 1 with *it filled (free with queue_item_clear), 0 when there is no work,
- * -1 on error (reason on s). */
-int queue_claim(struct store *s, const char *worker, struct queue_item *it);
+ * -1 on error (reason on s).  hint (0: none) is the row a wake-up named:
+ * claimed when it can be, else the oldest claimable row is, in one call. */
+int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_item *it);
+/* Registers a new secret wake-up channel for this session (the caller then
+ * LISTENs on it): wake-ups on it carry a row id.  channel gets the name
+ * (42 bytes and the NUL); -1 with the reason on s. */
+int queue_channel(struct store *s, const char *worker, char *channel, size_t len);
 void queue_item_clear(struct queue_item *it);
 
 int queue_release(struct store *s, int64_t id, const char *worker, int delay_ms,

@@ -38,10 +38,24 @@ echo "airlockd idle RSS: $(rss $pid) KiB"
 
 # Wake-up: one run() at a time on an idle queue; from the committing run() to
 # the command starting on the rig (the node's log stamps it on arrival).
-for i in $(seq 1 "$WAKE_N"); do
-	id=$(q "SELECT airlock.run('proxmox-host:hubris', 'echo wake-$i')")
-	wait_for 10 "SELECT state IN ('succeeded', 'failed') FROM airlock.executions WHERE id = $id" >/dev/null
+# run() is called from one open session, as an agent's MCP server does (a new
+# session's first call also pays for planning every function it reaches), and
+# that session waits for each row to finish before the next (bounded).
+coproc PQ { psql -XAtq 2>&1; }
+for i in $(seq 0 "$WAKE_N"); do
+	# Sample 0 warms the session up and is not counted.
+	[ "$i" = 0 ] && cmd="echo warm-up" || cmd="echo wake-$i"
+	echo "SELECT airlock.run('proxmox-host:hubris', '$cmd');" >&"${PQ[1]}"
+	read -r id <&"${PQ[0]}"
+	for _ in $(seq 2000); do
+		echo "SELECT state IN ('succeeded', 'failed') FROM airlock.executions WHERE id = $id;" >&"${PQ[1]}"
+		read -r fin <&"${PQ[0]}"
+		[ "$fin" = t ] && break
+		sleep 0.005
+	done
 done
+echo '\q' >&"${PQ[1]}"
+wait "$PQ_PID" 2>/dev/null
 q "SELECT command, extract(epoch FROM created_at) FROM airlock.executions WHERE command LIKE 'echo wake-%'" >"$WORK/created"
 python3 - "$WORK/created" "$AIRLOCK_RIG_LOG" <<'PY'
 import re, sys, datetime, statistics
@@ -73,6 +87,14 @@ q "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 2) || 
          WHERE x.command LIKE 'echo wake-%' AND v.from_state = 'received') t" |
 	sed 's/^/queue wake-up run() -> classified by a worker: /'
 
+# The rig's own ceiling for the same work, right before: one jailed `echo`
+# per command on the host over the pooled transport, as many threads as the
+# daemon has workers, no database.
+make -s build/bench/transport_bench || exit 1
+ceiling=$(build/bench/transport_bench $((N / ${BENCH_WORKERS:-8})) - ceiling "${BENCH_WORKERS:-8}")
+echo "$ceiling"
+ceiling_per_s=$(sed -n 's/.*one session: \([0-9.]*\) cmds\/s.*/\1/p' <<<"$ceiling")
+
 # Throughput: N read-only host commands enqueued at once, drained by one daemon.
 c0=$(cpu $pid); p0=$(pgcpu); t0=$(date +%s.%N)
 q "SELECT airlock.run('proxmox-host:hubris', 'echo tput-' || g) FROM generate_series(1, $N) g" >/dev/null
@@ -90,6 +112,9 @@ python3 - <<PY
 n, secs = $N, $t1 - $t0
 print("throughput: %d read-only host executions (%d succeeded%s) in %.2f s = %.0f/s (workers=${BENCH_WORKERS:-8})" % (n, $ok, ("; " + "$others") if "$others" else "", secs, n / secs))
 print("CPU per execution: airlockd %.3f ms, PostgreSQL %.3f ms" % (($c1 - $c0) * 1000.0 / $hz / n, ($p1 - $p0) * 1000.0 / $hz / n))
+ceiling = float("${ceiling_per_s:-0}" or 0)
+if ceiling > 0:
+    print("end to end / the rig's ceiling: %.0f/s / %.0f/s = %.0f %%" % (n / secs, ceiling, 100.0 * n / secs / ceiling))
 PY
 if [ -n "${BENCH_PROFILE:-}" ]; then
 	q "SELECT pg_stat_force_next_flush()" >/dev/null 2>&1

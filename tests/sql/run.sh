@@ -270,6 +270,51 @@ done
 check_eq "no notification on those channels carries a payload (ids, states, names)" 0 \
 	"$(grep -E 'Asynchronous notification "airlock_(state|work|pending)" with payload' "$tmp/notify.out" | wc -l)"
 
+# A daemon's own wake-up channel carries the row id; agents can neither find
+# its name nor hear it.  A worker session registers and LISTENs (as airlockd's
+# listen connection does) while an agent LISTENs on every airlock channel,
+# looks for the name and enqueues.
+psql -qc "CREATE ROLE gate_worker LOGIN IN ROLE airlock_worker"
+cat >"$tmp/wlisten.sql" <<'SQL'
+SELECT airlock.worker_channel('bench-w') AS ch \gset
+SELECT :'ch' ~ '^airlock_w_[0-9a-f]{32}$' AS well_formed;
+LISTEN :"ch";
+\! touch "$WREADY"
+-- The waiting statement names the channel, as the daemon's last statement
+-- (its LISTEN) does.
+SELECT pg_sleep(0.1), :'ch' FROM generate_series(1, 100) WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = 'agent-done');
+SELECT 1;
+SQL
+WREADY="$tmp/wready" PGUSER=gate_worker psql -X -d notify -f "$tmp/wlisten.sql" >"$tmp/wlisten.out" 2>&1 &
+wl=$!
+for _ in $(seq 100); do [ -e "$tmp/wready" ] && break; sleep 0.1; done
+ch=$(psql -XAtq -d notify -c "SELECT channel FROM airlock.worker_channels WHERE worker = 'bench-w'")
+check_eq "a superuser sees the worker session's statement, channel name and all" 1 \
+	"$(psql -XAtq -d notify -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%$ch%' AND pid <> pg_backend_pid()")"
+PGUSER=gate_agent PGAPPNAME=agent psql -X -d notify >"$tmp/agent.out" 2>&1 <<SQL
+LISTEN airlock_state; LISTEN airlock_work; LISTEN airlock_pending; LISTEN airlock_policy;
+SELECT count(*) FROM airlock.worker_channels;
+SELECT 'seen:' || count(*) FROM pg_stat_activity WHERE query LIKE '%airlock\\_w\\_%' AND pid <> pg_backend_pid();
+SELECT 'pid:' || count(*) FROM pg_stat_activity WHERE usename = 'gate_worker';
+SELECT airlock.worker_channel('agent');
+SELECT id AS wid FROM airlock.run('proxmox-host:hubris', 'uptime') id \gset
+SELECT pg_sleep(0.3);
+SET application_name = 'agent-done';
+SELECT pg_sleep(0.5);
+SQL
+wait $wl
+wid=$(psql -XAtq -d notify -c "SELECT max(id) FROM airlock.executions WHERE command = 'uptime'")
+check_eq "a worker session registers a well-formed secret channel" "1" "$(grep -c '^ t$' "$tmp/wlisten.out")"
+check_out "the daemon's channel hears the new row's id" \
+	"Asynchronous notification \"$ch\" with payload \"$wid\" received" cat "$tmp/wlisten.out"
+check_out "an agent cannot read the channel names" 'permission denied for table worker_channels' cat "$tmp/agent.out"
+check_out "an agent cannot register a channel" 'permission denied for function worker_channel' cat "$tmp/agent.out"
+check_out "the worker's session is there for the agent to see" 'pid:1' cat "$tmp/agent.out"
+check_out "but not its LISTEN: pg_stat_activity hides other logins' statements" 'seen:0' cat "$tmp/agent.out"
+check_eq "the agent, LISTENing on every airlock channel, heard no payload and not the daemon's channel" 0 \
+	"$(grep -cE 'with payload|airlock_w_' "$tmp/agent.out")"
+check_eq "the channel was not even named to the agent" 0 "$(grep -c "$ch" "$tmp/agent.out")"
+
 # ---- the flood limit holds under concurrent sessions (4 x 25 calls, 60 allowed)
 psql -qc "CREATE ROLE gate_flood LOGIN IN ROLE airlock_agent"
 for i in $(seq 25); do echo "SELECT airlock.run('proxmox-host:hubris', 'echo $i');"; done >"$tmp/flood.sql"
