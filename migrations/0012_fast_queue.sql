@@ -169,13 +169,14 @@ CREATE TRIGGER executions_wake AFTER INSERT OR UPDATE OF state, claimed_by, run_
 
 -- worker_claim with the row a wake-up named: that row when it can be
 -- claimed now, else the oldest claimable one (as worker_claim(worker)), so a
--- stale hint costs nothing more than a plain claim.
+-- stale hint costs nothing more than a plain claim.  It also says the row's
+-- kind, which the worker otherwise asked for in a statement of its own.
 CREATE FUNCTION airlock.worker_claim(worker text, hint bigint)
 RETURNS TABLE (id bigint, state text, target text, target_type text, command text,
 	       declared_risk text, change_id text, action text, requested_by text, class text,
 	       policy_version bigint, rewind_possible boolean, attempts integer, vmid integer,
 	       node text, address text, port integer, ssh_user text, host_key_fingerprint text,
-	       zerto_vm_identifier text)
+	       zerto_vm_identifier text, kind text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
 DECLARE
 	cid bigint;
@@ -191,7 +192,8 @@ BEGIN
 		RETURNING e.id INTO cid;
 	END IF;
 	IF cid IS NULL THEN
-		RETURN QUERY SELECT * FROM airlock.worker_claim(worker);
+		RETURN QUERY SELECT c.*, (SELECT x.kind FROM airlock.executions x WHERE x.id = c.id)
+			FROM airlock.worker_claim(worker) c;
 		RETURN;
 	END IF;
 	PERFORM pg_advisory_lock(cid);
@@ -199,7 +201,7 @@ BEGIN
 		SELECT e.id, e.state, e.target, e.target_type, e.command, e.declared_risk, e.change_id,
 		       e.action, e.requested_by, e.class, e.policy_version, e.rewind_possible, e.attempts,
 		       t.vmid, h.slug, h.address, h.port, h.ssh_user, h.host_key_fingerprint,
-		       t.zerto_vm_identifier
+		       t.zerto_vm_identifier, e.kind
 		FROM airlock.executions e
 		JOIN airlock.entities t ON t.slug = e.target
 		JOIN airlock.entities h ON h.slug = coalesce(t.node, t.slug)

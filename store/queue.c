@@ -29,7 +29,7 @@ int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_
 	    s,
 	    "SELECT id, state, target, target_type, command, declared_risk, change_id, "
 	    " action, requested_by, class, policy_version, rewind_possible, attempts, vmid, "
-	    " node, address, port, ssh_user, host_key_fingerprint, zerto_vm_identifier "
+	    " node, address, port, ssh_user, host_key_fingerprint, zerto_vm_identifier, kind "
 	    "FROM airlock.worker_claim($1, $2)",
 	    2, (const char *const[]){worker, hint > 0 ? hints : NULL});
 	if (res == NULL)
@@ -59,6 +59,7 @@ int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_
 	it->ssh_user = dup_or_null(res, 17);
 	it->host_key_fingerprint = dup_or_null(res, 18);
 	it->zerto_vm_identifier = dup_or_null(res, 19);
+	it->guard_only = strcmp(store_get(res, 0, 20), "guard") == 0;
 	store_clear(res);
 	return 1;
 }

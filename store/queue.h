@@ -26,6 +26,7 @@ struct queue_item {
 	char *node; /* the proxmox-host slug that runs it */
 	char *address, *ssh_user, *host_key_fingerprint, *zerto_vm_identifier;
 	int port;
+	bool guard_only; /* kind 'guard': a checkpoint only, no command */
 };
 
 struct queue_result {

@@ -9,11 +9,8 @@
 
 #include <stdbool.h>
 
-/* True when the claimed row is a guard request (false also when the kind
- * cannot be read: the run path then handles it and refuses what it cannot
- * carry). */
-bool guardonly_is(struct store *db, const struct queue_item *it);
-
+/* A claimed row is a guard request when its guard_only is set (the claim
+ * reads the row's kind). */
 /* received|queued -> queued -> (guard) -> running -> succeeded with the
  * rewind points, or refused with the guard's words; a lost database is a
  * release, retried later. */

@@ -360,7 +360,7 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 	struct classification c;
 	char state[24] = "";
 
-	if (guardonly_is(db, it)) {
+	if (it->guard_only) {
 		guardonly_process(env, db, it); /* a checkpoint only: nothing to classify or run */
 		return;
 	}

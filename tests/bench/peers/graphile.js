@@ -75,7 +75,9 @@ const drainer = await run({
 		},
 	},
 });
-const t1 = await Promise.race([all, new Promise((r) => setTimeout(() => r(null), 300000))]);
+let timer;
+const t1 = await Promise.race([all, new Promise((r) => (timer = setTimeout(() => r(null), 300000)))]);
+clearTimeout(timer);
 await drainer.stop();
 await client.end();
 if (t1 === null) {
@@ -84,3 +86,4 @@ if (t1 === null) {
 }
 const secs = ms(t1 - t0) / 1000;
 console.log(`peer graphile-worker drain: ${N} jobs in ${secs.toFixed(2)} s = ${(N / secs).toFixed(0)}/s (concurrency=${CONCURRENCY})`);
+process.exit(0);
