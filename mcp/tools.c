@@ -3,6 +3,7 @@
 
 #include "mcp/entities.h"
 #include "mcp/executions.h"
+#include "mcp/recover.h"
 #include "mcp/result.h"
 
 #include "lib/buf.h"
@@ -15,13 +16,14 @@
 
 #define MAX_ID 9007199254740991LL /* 2^53 - 1: ids a JSON client holds exactly */
 
-enum param_type { PT_STRING, PT_INTEGER, PT_OBJECT };
+enum param_type { PT_STRING, PT_INTEGER, PT_OBJECT, PT_STRINGS, PT_BOOLEAN };
 
 struct param {
 	const char *name;
 	enum param_type type;
 	bool required;
-	int64_t min, max;           /* string: length in characters; integer: value */
+	int64_t min, max;           /* string: length in characters; integer: value;
+	                             * strings: how many (each 1..1024 characters) */
 	const char *const *choices; /* allowed strings, NULL-terminated; NULL = any */
 	const char *description;
 };
@@ -124,6 +126,20 @@ static const struct param check_tool_params[] = {
     {NULL},
 };
 
+static const struct param recover_params[] = {
+    {"paths", PT_STRINGS, true, 1, 16, NULL,
+     "The guest files to restore, absolute: /etc/nginx/nginx.conf (Linux guests)."},
+    {"execution_id", PT_INTEGER, false, 1, MAX_ID, NULL,
+     "Restore from the rewind points taken before this execution (its target is the VM)."},
+    {"checkpoint", PT_STRING, false, 1, 500, NULL,
+     "Or: a Zerto checkpoint id or tag (then vm is required)."},
+    SLUG_PARAM("vm", false, "The VM, e.g. vm:web01 (implied by execution_id)."),
+    {"keep_replaced", PT_BOOLEAN, false, 0, 0, NULL,
+     "Keep each current file beside it as <path>.airlock-<id> (default true)."},
+    {"change_id", PT_STRING, false, 1, 200, NULL, "Your change or ticket id."},
+    {NULL},
+};
+
 #define EXECUTION_OUTPUT                                                                           \
 	"{\"type\":\"object\",\"properties\":{"                                                    \
 	"\"execution\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"},"        \
@@ -204,6 +220,14 @@ static const struct tool tools[] = {
      "\"what_to_do\":{\"type\":\"string\"}},\"required\":[\"verdict\",\"advice\","
      "\"what_to_do\"]}",
      mcp_entity_check_tool},
+    {"recover_file", "Recover files from a rewind point",
+     "Ask airlock to restore guest files as they were at a rewind point (the Zerto checkpoint "
+     "taken before one of your executions, or one named by id or tag), with file-level "
+     "restore. Always held for a human operator, who sees the checkpoint, its time, the VPG "
+     "and site and the paths; you cannot approve it. Each current file is kept beside it "
+     "unless keep_replaced is false. The answer is the execution; follow it with "
+     "get_execution.",
+     recover_params, false, true, false, true, EXECUTION_OUTPUT, mcp_recover_file},
 };
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
@@ -244,6 +268,19 @@ static cJSON *param_schema(const struct param *p)
 		break;
 	case PT_OBJECT:
 		cJSON_AddStringToObject(s, "type", "object");
+		break;
+	case PT_STRINGS: {
+		cJSON_AddStringToObject(s, "type", "array");
+		cJSON *it = cJSON_AddObjectToObject(s, "items");
+		cJSON_AddStringToObject(it, "type", "string");
+		cJSON_AddNumberToObject(it, "minLength", 1);
+		cJSON_AddNumberToObject(it, "maxLength", 1024);
+		cJSON_AddNumberToObject(s, "minItems", (double)p->min);
+		cJSON_AddNumberToObject(s, "maxItems", (double)p->max);
+		break;
+	}
+	case PT_BOOLEAN:
+		cJSON_AddStringToObject(s, "type", "boolean");
 		break;
 	}
 	cJSON_AddStringToObject(s, "description", p->description);
@@ -357,6 +394,22 @@ static void check_param(const struct param *p, const cJSON *v, struct buf *probl
 		if (!cJSON_IsObject(v))
 			buf_printf(&one, "\"%s\" must be an object", p->name);
 		break;
+	case PT_STRINGS: {
+		int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
+		const cJSON *e;
+		bool strings = n >= 0;
+		cJSON_ArrayForEach(e, v) strings = strings && cJSON_IsString(e) &&
+		                                   e->valuestring[0] != '\0' &&
+		                                   utf8_chars(e->valuestring) <= 1024;
+		if (!strings || n < p->min || n > p->max)
+			buf_printf(&one, "\"%s\" must be a list of %lld to %lld non-empty strings",
+			           p->name, (long long)p->min, (long long)p->max);
+		break;
+	}
+	case PT_BOOLEAN:
+		if (!cJSON_IsBool(v))
+			buf_printf(&one, "\"%s\" must be true or false", p->name);
+		break;
 	}
 	if (one.len > 0)
 		buf_printf(problems, "%s%s", problems->len > 0 ? "; " : "", buf_str(&one));
@@ -365,7 +418,8 @@ static void check_param(const struct param *p, const cJSON *v, struct buf *probl
 
 static void describe_params(const struct tool *t, struct buf *b)
 {
-	static const char *const type_names[] = {"string", "integer", "object"};
+	static const char *const type_names[] = {"string", "integer", "object", "array of strings",
+	                                         "boolean"};
 
 	buf_printf(b, ". %s takes:", t->name);
 	for (const struct param *p = t->params; p->name != NULL; p++)
@@ -409,18 +463,21 @@ char *mcp_tools_validate(const char *name, const cJSON *args)
 	return buf_steal(&msg);
 }
 
-void mcp_tools_call(struct mcp_db *db, const char *name, const cJSON *args, struct mcp_call *call)
+cJSON *mcp_tools_check(const char *name, const cJSON *args)
 {
-	const struct tool *t = find_tool(name);
 	char *problem = mcp_tools_validate(name, args);
+	cJSON *r;
 
+	if (problem == NULL)
+		return NULL;
+	r = mcp_result_error(problem, "Nothing was done. Fix the arguments and call again.");
+	log_msg(LOG_INFO, "evt=mcp.tool_invalid tool=%s", name);
+	free(problem);
+	return r;
+}
+
+void mcp_tools_call(struct store *st, const char *name, const cJSON *args, struct mcp_call *call)
+{
 	memset(call, 0, sizeof(*call));
-	if (problem != NULL) {
-		call->result = mcp_result_error(problem, "Nothing was done. Fix the arguments "
-		                                         "and call again.");
-		log_msg(LOG_INFO, "evt=mcp.tool_invalid tool=%s", name);
-		free(problem);
-		return;
-	}
-	t->fn(db, args, call);
+	find_tool(name)->fn(st, args, call);
 }

@@ -67,6 +67,8 @@ static const struct field fields[] = {
     {"zerto", "connect_timeout_ms", F_INT, OFF(zerto_connect_timeout_ms), 100, 600000},
     {"zerto", "request_timeout_ms", F_INT, OFF(zerto_request_timeout_ms), 100, 600000},
     {"zerto", "time_scale", F_DOUBLE, OFF(zerto_time_scale), 1, 10000},
+    {"recover", "max_file_bytes", F_SIZE, OFF(recover_max_file_bytes), 1, 64L << 30},
+    {"recover", "flr_session_warn_s", F_INT, OFF(recover_flr_session_warn_s), 60, 7 * 86400},
     {"testing", "classify_all_read_only", F_BOOL, OFF(test_classify_all_read_only), 0, 0},
 };
 
@@ -276,6 +278,8 @@ static void set_defaults(struct config *c)
 	c->zerto_connect_timeout_ms = 5000;
 	c->zerto_request_timeout_ms = 30000;
 	c->zerto_time_scale = 1.0;
+	c->recover_max_file_bytes = CONFIG_RECOVER_MAX_FILE_BYTES;
+	c->recover_flr_session_warn_s = 3600;
 	c->audit_every_events = 100;
 	c->audit_every_seconds = 60;
 }

@@ -8,6 +8,7 @@
 #include "store/schema.h"
 #include "worker/anchorer.h"
 #include "worker/durability.h"
+#include "worker/flrwatch.h"
 #include "worker/pipeline.h"
 #include "worker/probe.h"
 #include "worker/sdnotify.h"
@@ -46,6 +47,7 @@ struct daemon {
 	struct notifier *notifier;
 	struct slots *node_slots;
 	struct prober *prober;     /* NULL: no scheduler_database configured */
+	struct flrwatch *flrwatch; /* NULL: no scheduler_database or no zerto section */
 	struct anchorer *anchorer; /* NULL: no audit section configured */
 	struct durability *durability;
 	struct pipeline_env env;
@@ -482,6 +484,7 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 		d->prober =
 		    prober_new_alerting(d->cfg->scheduler_database, targets_transport(d->targets),
 		                        d->cfg->probe_interval_s, d->notifier);
+	d->flrwatch = flrwatch_new(d->cfg);
 	log_msg(LOG_INFO, "evt=started worker=%s workers=%d per_node=%d policy=%lld",
 	        d->cfg->worker_id, d->nthreads, d->cfg->per_node, policyset_version(d->policies));
 	if (sdnotify_send("READY=1\nSTATUS=claiming") < 0)
@@ -539,6 +542,7 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 	}
 	sdnotify_send("STOPPING=1\nSTATUS=stopping: running commands get the grace period");
 	prober_free(d->prober);
+	flrwatch_free(d->flrwatch);
 	d->prober = NULL;
 	stop_threads(d, grace_s);
 	/* The file covers everything this daemon did before it stopped. */

@@ -7,6 +7,7 @@
 #include "lib/xalloc.h"
 #include "store/lockkeys.h"
 #include "worker/guardonly.h"
+#include "worker/recover.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -362,6 +363,11 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 
 	if (it->guard_only) {
 		guardonly_process(env, db, it); /* a checkpoint only: nothing to classify or run */
+		return;
+	}
+	if (recover_is(db, it)) {
+		recover_process(env, db,
+		                it); /* a file-level restore: planned, approved, carried out */
 		return;
 	}
 	if (classify(env, v, it, &c) < 0) {

@@ -54,11 +54,11 @@ await check('ping', async () => {
 });
 
 let tools;
-await check('tools/list: ten tools, each with input and output schemas and annotations', async () => {
+await check('tools/list: eleven tools, each with input and output schemas and annotations', async () => {
 	tools = (await client.listTools()).tools;
 	assert.deepEqual(tools.map((t) => t.name), ['run', 'get_execution', 'list_executions',
 		'cancel_execution', 'update_entity_attributes', 'create_relationship', 'get_relations',
-		'get_health_summary', 'list_checks', 'check_tool']);
+		'get_health_summary', 'list_checks', 'check_tool', 'recover_file']);
 	for (const t of tools) {
 		assert.equal(t.inputSchema.type, 'object', t.name);
 		assert.equal(t.inputSchema.additionalProperties, false, t.name);
@@ -114,6 +114,18 @@ await check('get_execution', async () => {
 	const r = await client.callTool({ name: 'get_execution', arguments: { id } });
 	assert.equal(r.structuredContent.execution.id, id);
 	assert.equal(r.structuredContent.execution.change_id, 'sdk-1');
+});
+
+await check('a waiting call does not hold up the next one: the quick answer comes first', async () => {
+	const order = [];
+	const waiting = client.callTool({ name: 'get_execution', arguments: { id, wait_seconds: 4 } })
+		.then((r) => { order.push('wait'); return r; });
+	const quick = client.callTool({ name: 'list_executions', arguments: { limit: 1 } })
+		.then((r) => { order.push('list'); return r; });
+	const [w, q] = await Promise.all([waiting, quick]);
+	assert.deepEqual(order, ['list', 'wait']);
+	assert.equal(w.structuredContent.wait.ended, 'timeout');
+	assert.equal(q.structuredContent.executions[0].id, id);
 });
 
 await check('list_executions pages with nextCursor', async () => {
