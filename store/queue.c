@@ -59,7 +59,7 @@ int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_
 	it->ssh_user = dup_or_null(res, 17);
 	it->host_key_fingerprint = dup_or_null(res, 18);
 	it->zerto_vm_identifier = dup_or_null(res, 19);
-	it->guard_only = strcmp(store_get(res, 0, 20), "guard") == 0;
+	snprintf(it->kind, sizeof(it->kind), "%s", store_get(res, 0, 20));
 	store_clear(res);
 	return 1;
 }

@@ -26,7 +26,7 @@ struct queue_item {
 	char *node; /* the proxmox-host slug that runs it */
 	char *address, *ssh_user, *host_key_fingerprint, *zerto_vm_identifier;
 	int port;
-	bool guard_only; /* kind 'guard': a checkpoint only, no command */
+	char kind[16]; /* run, guard (a checkpoint only), recover, ... */
 };
 
 struct queue_result {

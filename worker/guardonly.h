@@ -9,8 +9,8 @@
 
 #include <stdbool.h>
 
-/* A claimed row is a guard request when its guard_only is set (the claim
- * reads the row's kind). */
+/* A claimed row is a guard request when its kind (read by the claim) is
+ * "guard". */
 /* received|queued -> queued -> (guard) -> running -> succeeded with the
  * rewind points, or refused with the guard's words; a lost database is a
  * release, retried later. */

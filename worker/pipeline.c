@@ -361,11 +361,11 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 	struct classification c;
 	char state[24] = "";
 
-	if (it->guard_only) {
+	if (strcmp(it->kind, "guard") == 0) {
 		guardonly_process(env, db, it); /* a checkpoint only: nothing to classify or run */
 		return;
 	}
-	if (recover_is(db, it)) {
+	if (strcmp(it->kind, "recover") == 0) {
 		recover_process(env, db,
 		                it); /* a file-level restore: planned, approved, carried out */
 		return;
