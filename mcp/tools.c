@@ -6,6 +6,8 @@
 #include "mcp/recover.h"
 #include "mcp/result.h"
 
+#include "classifier/classes.h"
+#include "lib/execstate.h"
 #include "lib/buf.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
@@ -38,9 +40,6 @@ struct tool {
 	mcp_tool_fn fn;
 };
 
-static const char *const risks[] = {"read_only", "reversible_low", "config_mutation", "destructive",
-                                    NULL};
-
 #define ID_PARAM(what)                                                                             \
 	{                                                                                          \
 		"id", PT_INTEGER, true, 1, MAX_ID, NULL, what                                      \
@@ -63,7 +62,7 @@ static const struct param run_params[] = {
      "script on the target instead."},
     {"action", PT_STRING, true, 1, 500, NULL,
      "A plain description of the change, for the operator and the rewind point's tag."},
-    {"declared_risk", PT_STRING, false, 0, 0, risks,
+    {"declared_risk", PT_STRING, false, 0, 0, risk_class_names,
      "Your own estimate of the risk. It can raise airlock's classification, never lower it."},
     {"change_id", PT_STRING, false, 1, 200, NULL,
      "Your change or ticket id, carried into the rewind point's tag."},
@@ -80,7 +79,7 @@ static const struct param get_params[] = {
 };
 
 static const struct param list_params[] = {
-    {"state", PT_STRING, false, 0, 0, mcp_exec_states, "Only executions in this state."},
+    {"state", PT_STRING, false, 0, 0, exec_state_names, "Only executions in this state."},
     SLUG_PARAM("target", false, "Only executions on this target."),
     {"limit", PT_INTEGER, false, 1, 200, NULL, "Page size (default 50)."},
     {"cursor", PT_STRING, false, 1, 40, NULL,
@@ -465,13 +464,14 @@ char *mcp_tools_validate(const char *name, const cJSON *args)
 
 cJSON *mcp_tools_check(const char *name, const cJSON *args)
 {
+	char lq[512];
 	char *problem = mcp_tools_validate(name, args);
 	cJSON *r;
 
 	if (problem == NULL)
 		return NULL;
 	r = mcp_result_error(problem, "Nothing was done. Fix the arguments and call again.");
-	log_msg(LOG_INFO, "evt=mcp.tool_invalid tool=%s", name);
+	log_msg(LOG_INFO, "evt=mcp.tool_invalid tool=%s", log_quote(name, lq, sizeof(lq)));
 	free(problem);
 	return r;
 }

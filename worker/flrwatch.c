@@ -32,6 +32,8 @@ struct flrwatch {
 
 static void record(struct store *db, const char *slug, const char *status, const char *detail)
 {
+	char lq2[512];
+	char lq[512];
 	cJSON *checks = cJSON_CreateArray(), *c = cJSON_CreateObject();
 	char *cj;
 	struct store_res *res;
@@ -44,8 +46,9 @@ static void record(struct store *db, const char *slug, const char *status, const
 	res = store_exec(db, "SELECT airlock.record_probe($1, '{}'::jsonb, $2::jsonb)", 2,
 	                 (const char *const[]){slug, cj});
 	if (res == NULL)
-		log_msg(LOG_WARN, "evt=flr.check_unrecorded entity=%s error=\"%s\"", slug,
-		        store_errmsg(db));
+		log_msg(LOG_WARN, "evt=flr.check_unrecorded entity=%s error=%s",
+		        log_quote(slug, lq, sizeof(lq)),
+		        log_quote(store_errmsg(db), lq2, sizeof(lq2)));
 	store_clear(res);
 	cJSON_free(cj);
 	cJSON_Delete(checks);
@@ -77,6 +80,7 @@ static char *slug_of(struct store *db, struct zerto_client *z, const char *vm_id
 
 static int round_with(const struct config *cfg, struct zerto_client *z, const char *conninfo)
 {
+	char lq[512];
 	struct store *db = NULL;
 	struct zerto_flr_session *ss = NULL;
 	size_t n = 0;
@@ -88,11 +92,12 @@ static int round_with(const struct config *cfg, struct zerto_client *z, const ch
 
 	db = store_open(conninfo, "airlockd-flrwatch", err, sizeof(err));
 	if (db == NULL) {
-		log_msg(LOG_WARN, "evt=flr.watch_failed error=\"%s\"", err);
+		log_msg(LOG_WARN, "evt=flr.watch_failed error=%s", log_quote(err, lq, sizeof(lq)));
 		goto out;
 	}
 	if (zerto_flr_list(z, NULL, &ss, &n, &e) < 0 || zerto_server_time(z, &now_ms, &e) < 0) {
-		log_msg(LOG_WARN, "evt=flr.watch_failed error=\"%s\"", e.msg);
+		log_msg(LOG_WARN, "evt=flr.watch_failed error=%s",
+		        log_quote(e.msg, lq, sizeof(lq)));
 		goto out;
 	}
 	stale = 0;
@@ -139,6 +144,7 @@ out:
 
 static struct zerto_client *client_for(const struct config *cfg)
 {
+	char lq[512];
 	struct zerto_config zc;
 	char err[600];
 	struct zerto_client *z;
@@ -146,7 +152,7 @@ static struct zerto_client *client_for(const struct config *cfg)
 	guard_zerto_config(cfg, &zc);
 	z = zerto_client_new(&zc, err, sizeof(err));
 	if (z == NULL)
-		log_msg(LOG_WARN, "evt=flr.watch_failed error=\"%s\"", err);
+		log_msg(LOG_WARN, "evt=flr.watch_failed error=%s", log_quote(err, lq, sizeof(lq)));
 	return z;
 }
 
@@ -177,9 +183,9 @@ static void *run(void *arg)
 		if (w->zc != NULL)
 			round_with(w->orig, w->zc, w->conninfo);
 		pthread_mutex_lock(&w->mu);
-		struct timespec until = deadline_abs_after_ms((int64_t)w->interval_s * 1000);
+		int64_t until = deadline_now_ms() + (int64_t)w->interval_s * 1000;
 		while (!w->stopping)
-			if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0)
+			if (deadline_cond_wait(&w->cv, &w->mu, until) != 0)
 				break;
 	}
 	pthread_mutex_unlock(&w->mu);

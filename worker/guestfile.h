@@ -31,8 +31,8 @@ struct guestfile_target {
 	struct transport *transport;
 	struct transport_node node;
 	int vmid;
-	const atomic_int *cancel; /* optional */
-	int timeout_ms;           /* per guest command; 0 = 60000 */
+	const atomic_bool *cancel; /* optional */
+	int timeout_ms;            /* per guest command; 0 = 60000 */
 };
 
 struct guestfile_result {

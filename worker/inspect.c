@@ -171,6 +171,7 @@ out:
 
 void inspect_run(struct rec *r)
 {
+	char lq[512];
 	const cJSON *point = cJSON_GetObjectItemCaseSensitive(r->plan, "point");
 	const cJSON *vpgs = cJSON_GetObjectItemCaseSensitive(r->plan, "vpgs"), *v;
 	char msg[1500];
@@ -190,8 +191,8 @@ void inspect_run(struct rec *r)
 	                                   (const char *const[]){r->id, r->env->worker_id});
 	bool running = res != NULL && strcmp(store_get(res, 0, 0), "running") == 0;
 	if (res == NULL) {
-		log_msg(LOG_ERROR, "exec=%s evt=inspect.start_failed error=\"%s\"", r->id,
-		        store_errmsg(r->db));
+		log_msg(LOG_ERROR, "exec=%s evt=inspect.start_failed error=%s", r->id,
+		        log_quote(store_errmsg(r->db), lq, sizeof(lq)));
 		pipeline_let_go_if_gone(r->db, r->it);
 	}
 	store_clear(res);

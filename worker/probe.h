@@ -13,6 +13,7 @@
 #include "worker/notify.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 
 struct prober;
 
@@ -23,9 +24,13 @@ struct prober *prober_new(const char *conninfo, struct transport *t, int interva
  * outlive the prober. */
 struct prober *prober_new_alerting(const char *conninfo, struct transport *t, int interval_s,
                                    struct notifier *n);
-/* One round now, on the caller's thread (tests, `airlockd --probe-once`).
- * Returns the number of entities written, -1 when the database failed. */
+/* One round now, on the caller's thread.  Returns the number of entities
+ * written, -1 when the database failed. */
 int prober_round(const char *conninfo, struct transport *t);
+/* The same, printing one line per entity to out (slug, health,
+ * confinement, what the probe saw); *unhealthy gets how many were not
+ * healthy.  For `airlockd --probe-once`. */
+int prober_round_report(const char *conninfo, struct transport *t, FILE *out, int *unhealthy);
 void prober_free(struct prober *p); /* stops the thread; NULL is a no-op */
 
 #endif

@@ -2,7 +2,10 @@
 #include "worker/recover.h"
 
 #include "lib/buf.h"
+#include "lib/deadline.h"
+#include "lib/execstate.h"
 #include "lib/log.h"
+#include "lib/sqlstate.h"
 #include "lib/sha256.h"
 #include "lib/xalloc.h"
 #include "worker/guard.h"
@@ -252,7 +255,7 @@ out:
 /* Waits for the mount: 0 mounted, -1 not (why says so). */
 static int wait_mount(struct rec *r, const char *sid, char *why, size_t whylen)
 {
-	double until = rec_mono_s() + MOUNT_BUDGET_S / zerto_client_time_scale(r->zc) +
+	double until = deadline_now_s() + MOUNT_BUDGET_S / zerto_client_time_scale(r->zc) +
 	               (double)zerto_client_request_ms(r->zc) / 1000.0;
 	char last[64] = "(never read)";
 
@@ -277,7 +280,7 @@ static int wait_mount(struct rec *r, const char *sid, char *why, size_t whylen)
 			snprintf(why, whylen, "reading the session: %s", e.msg);
 			return -1;
 		}
-		if (rec_mono_s() > until) {
+		if (deadline_now_s() > until) {
 			snprintf(
 			    why, whylen,
 			    "the mount did not complete within %.0f ZVM seconds (last status %s)",
@@ -571,14 +574,16 @@ void recover_process(const struct pipeline_env *env, struct store *db, struct qu
 		log_msg(LOG_ERROR, "exec=%s evt=recover.unreadable error=%s", r.id,
 		        log_quote(store_errmsg(db), q, sizeof(q)));
 		pipeline_let_go_if_gone(db, it);
-		if (strcmp(store_sqlstate(db), "AL005") != 0)
+		if (!sqlstate_is(store_sqlstate(db), SQLSTATE_ILLEGAL_TRANSITION))
 			queue_release(db, it->id, env->worker_id, 5000, NULL);
 		goto out;
 	}
 	bool files = strcmp(r.mode, "files") == 0;
-	if (strcmp(it->state, "received") == 0)
+	enum exec_state claimed = EXEC_REFUSED;
+	exec_state_parse(it->state, &claimed);
+	if (claimed == EXEC_RECEIVED)
 		files ? plan(&r) : inspect_plan(&r);
-	else if (strcmp(it->state, "approved") == 0)
+	else if (claimed == EXEC_APPROVED)
 		files ? run(&r) : inspect_run(&r);
 	else
 		rec_refuse(&r,

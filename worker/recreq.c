@@ -1,7 +1,10 @@
 /* recreq.c -- what file restores and whole-VM inspections share. */
 #include "worker/recreq.h"
 
+#include "lib/deadline.h"
+#include "lib/execstate.h"
 #include "lib/log.h"
+#include "lib/sqlstate.h"
 #include "lib/xalloc.h"
 #include "worker/guard.h"
 #include "zerto/policy.h"
@@ -12,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 /* A checkpoint named by id (not tag) is looked for this far back. */
 #define ID_LOOKBACK_S (24 * 3600)
@@ -130,14 +134,6 @@ void rec_sleep(struct rec *r, double s)
 		;
 }
 
-double rec_mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The time a tag carries at its end ("... | 20260921T150405Z"), or 0. */
 static int64_t tag_time_ms(const char *tag)
 {
@@ -241,7 +237,7 @@ void rec_finish(struct rec *r, const char *state, cJSON *report, const char *err
 			break;
 		log_msg(LOG_ERROR, "exec=%s evt=recover.done_unrecorded state=%s error=%s", r->id,
 		        state, log_quote(store_errmsg(r->db), q, sizeof(q)));
-		if (strcmp(store_sqlstate(r->db), "AL005") == 0)
+		if (sqlstate_is(store_sqlstate(r->db), SQLSTATE_ILLEGAL_TRANSITION))
 			break;
 		sleep(1);
 	}
@@ -298,7 +294,7 @@ out:
 int rec_wait_task(struct rec *r, const char *task_id, double budget_s, int *state, char **reason,
                   char *why, size_t whylen)
 {
-	double until = rec_mono_s() + budget_s / zerto_client_time_scale(r->zc) +
+	double until = deadline_now_s() + budget_s / zerto_client_time_scale(r->zc) +
 	               (double)zerto_client_request_ms(r->zc) / 1000.0;
 
 	*reason = NULL;
@@ -317,7 +313,7 @@ int rec_wait_task(struct rec *r, const char *task_id, double budget_s, int *stat
 			snprintf(why, whylen, "reading task %s: %s", task_id, e.msg);
 			return -1;
 		}
-		if (rec_mono_s() > until) {
+		if (deadline_now_s() > until) {
 			snprintf(why, whylen, "task %s did not end within %.0f ZVM seconds",
 			         task_id, budget_s);
 			return -1;
@@ -337,7 +333,7 @@ void rec_hold(struct rec *r, const cJSON *plan, const char *summary)
 		log_msg(LOG_ERROR, "exec=%s evt=recover.hold_failed error=%s", r->id,
 		        log_quote(store_errmsg(r->db), q, sizeof(q)));
 		pipeline_let_go_if_gone(r->db, r->it);
-		if (strcmp(store_sqlstate(r->db), "AL005") != 0)
+		if (!sqlstate_is(store_sqlstate(r->db), SQLSTATE_ILLEGAL_TRANSITION))
 			queue_release(r->db, r->it->id, r->env->worker_id, 2000,
 			              "the recovery plan could not be recorded");
 	} else {

@@ -58,8 +58,6 @@ void rec_hold(struct rec *r, const cJSON *plan, const char *summary);
 int rec_client(struct rec *r, char *why, size_t whylen);
 /* Sleeps s ZVM seconds in real time (at least 50 ms). */
 void rec_sleep(struct rec *r, double s);
-/* Monotonic seconds. */
-double rec_mono_s(void);
 
 /* The VM's rows in GET /v1/vms (by Zerto id, else by the slug's name).
  * -1 after refusing the row (ZVM unreachable, not protected, ambiguous). */

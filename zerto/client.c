@@ -1,6 +1,7 @@
 /* client.c -- ZVM REST over libcurl: token cache, TLS, timeouts, 401 retry. */
 #include "zerto/client.h"
 
+#include "lib/deadline.h"
 #include "lib/buf.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
@@ -75,14 +76,6 @@ void zerto_err_set(struct zerto_err *e, enum zerto_errkind kind, long http_statu
 	va_start(ap, fmt);
 	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	va_end(ap);
-}
-
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *userp)
@@ -207,7 +200,7 @@ struct zerto_client *zerto_client_new(const struct zerto_config *cfg, char *err,
 	if (c->insecure)
 		log_msg(LOG_WARN,
 		        "evt=zerto.tls_unverified url=%s msg=\"TLS certificate "
-		        "verification of the ZVM is OFF (insecure_skip_verify); anyone on "
+		        "verification of the ZVM is OFF (verify_tls: false); anyone on "
 		        "the path can impersonate it\"",
 		        c->base_url);
 	if (c->time_scale != 1.0)
@@ -464,7 +457,7 @@ static char *get_token(struct zerto_client *c, const char *stale, struct zerto_e
 
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
-		double now = mono_now();
+		double now = deadline_now_s();
 		bool fresh = c->token != NULL && (stale == NULL || strcmp(stale, c->token) != 0);
 
 		if (fresh && now < c->refresh_at) {
@@ -478,11 +471,9 @@ static char *get_token(struct zerto_client *c, const char *stale, struct zerto_e
 				break;
 			}
 			long seq = c->fetch_seq;
-			struct timespec until;
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec += (time_t)wait_s;
+			int64_t until = deadline_now_ms() + (int64_t)(wait_s * 1000.0);
 			while (c->fetching && c->fetch_seq == seq) {
-				if (pthread_cond_timedwait(&c->cv, &c->mu, &until) == ETIMEDOUT)
+				if (deadline_cond_wait(&c->cv, &c->mu, until) == ETIMEDOUT)
 					break;
 			}
 			if (c->fetch_seq == seq) {
@@ -504,7 +495,7 @@ static char *get_token(struct zerto_client *c, const char *stale, struct zerto_e
 		double exp_in = 0;
 		struct zerto_err fe = {0};
 		int rc = fetch_token(c, &nt, &exp_in, &fe);
-		double t = mono_now();
+		double t = deadline_now_s();
 		pthread_mutex_lock(&c->mu);
 		c->fetching = false;
 		c->fetch_seq++;

@@ -16,6 +16,10 @@ if len(set(kinds.values())) != len(kinds):
     problems.append("store/lockkeys.h: two kinds share a number: %s" % sorted(kinds.items()))
 # The expressions that name an execution id where the one-key space is used.
 EXEC_ID = {"exec_id", "cid", "e.id", "$1::bigint"}
+# Landed migrations cannot change; a one-key lock they took before the
+# registry is listed here until a later migration moves it to a kind.
+# 0014's reminder lock would collide with execution 74287732's lock.
+LANDED = {("migrations/0014_notify_preview.sql", "74287732")}
 CALL = re.compile(r"pg_(?:try_)?advisory_(?:xact_)?(?:un)?lock(?:_shared)?\s*\(")
 
 
@@ -56,7 +60,9 @@ for path in files:
         checked += 1
         where = "%s:%d" % (path, line)
         if len(a) == 1:
-            if a[0] not in EXEC_ID:
+            if (path, a[0]) in LANDED:
+                print("%s: one-key lock on %r, landed before the registry (to be moved to a kind)" % (where, a[0]))
+            elif a[0] not in EXEC_ID:
                 problems.append("%s: one-key lock on %r: that space is for execution ids only" % (where, a[0]))
         elif len(a) == 2:
             k = a[0]
