@@ -711,7 +711,7 @@ static void test_claim_connection_lost(void **state)
 	(void)state;
 	script(C_CLAIM, 0, SQLSTATE_CONNECTION_FAILURE, true);
 	memset(&it, 0, sizeof(it));
-	assert_int_equal(queue_claim(&the_db, "w-test", &it), -1);
+	assert_int_equal(queue_claim(&the_db, "w-test", 0, &it), -1);
 	assert_int_equal(it.id, 0);
 	assert_false(store_connected(&the_db));
 }
