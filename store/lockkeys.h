@@ -29,5 +29,7 @@
 #define LOCK_KIND_VPG "74287734"
 /* Concurrent `airlock migrate` runs on one database (id 0). */
 #define LOCK_KIND_MIGRATE "74287735"
+/* One daemon at a time queues reminders and escalations (id 0). */
+#define LOCK_KIND_REMINDERS "74287736"
 
 #endif

@@ -18,8 +18,7 @@ if len(set(kinds.values())) != len(kinds):
 EXEC_ID = {"exec_id", "cid", "e.id", "$1::bigint"}
 # Landed migrations cannot change; a one-key lock they took before the
 # registry is listed here until a later migration moves it to a kind.
-# 0014's reminder lock would collide with execution 74287732's lock.
-LANDED = {("migrations/0014_notify_preview.sql", "74287732")}
+LANDED = set()
 CALL = re.compile(r"pg_(?:try_)?advisory_(?:xact_)?(?:un)?lock(?:_shared)?\s*\(")
 
 
