@@ -43,6 +43,15 @@ static const char *short_name(const char *slug)
 	return c ? c + 1 : slug;
 }
 
+/* The key the daemon uses for a node: its own (ssh.node_keys) or the shared one. */
+static const char *node_key(const struct config *cfg, const char *name)
+{
+	for (int i = 0; i < cfg->nssh_node_keys; i++)
+		if (strcmp(cfg->ssh_node_keys[i].node, name) == 0)
+			return cfg->ssh_node_keys[i].private_key;
+	return cfg->ssh_private_key;
+}
+
 static void node_failed(struct doctor_report *r, const char *slug, const struct transport_node *n,
                         const struct transport_result *res, const struct config *cfg)
 {
@@ -61,7 +70,7 @@ static void node_failed(struct doctor_report *r, const char *slug, const struct 
 		snprintf(fix, sizeof(fix),
 		         "add %s.pub to ~%s/.ssh/authorized_keys on the node, restricted with "
 		         "from=\"<this host's address>\" (docs/deploy.md)",
-		         cfg->ssh_private_key, n->user);
+		         node_key(cfg, n->name), n->user);
 		break;
 	case TRANSPORT_ERR_CONNECT:
 		snprintf(fix, sizeof(fix),
@@ -233,6 +242,7 @@ static void check_guests(struct doctor_ctx *c, struct transport *t, const PGresu
 void doctor_nodes(struct doctor_ctx *c)
 {
 	struct transport_config tc = {0};
+	struct transport_node_key keys[CONFIG_MAX_NODE_KEYS];
 	struct transport *t = NULL;
 	PGresult *e = NULL;
 	char err[512];
@@ -253,6 +263,11 @@ void doctor_nodes(struct doctor_ctx *c)
 	}
 	tc.private_key = c->cfg->ssh_private_key;
 	tc.known_hosts = c->cfg->ssh_known_hosts;
+	for (int i = 0; i < c->cfg->nssh_node_keys; i++)
+		keys[i] = (struct transport_node_key){c->cfg->ssh_node_keys[i].node,
+		                                      c->cfg->ssh_node_keys[i].private_key};
+	tc.node_keys = keys;
+	tc.nnode_keys = (size_t)c->cfg->nssh_node_keys;
 	tc.connect_timeout_ms = c->cfg->ssh_connect_timeout_ms;
 	tc.keepalive_s = c->cfg->ssh_keepalive_s;
 	tc.qm_timeout_s = c->cfg->qm_timeout_s;

@@ -6,6 +6,7 @@
 #include "lib/xalloc.h"
 #include "store/store.h"
 #include "worker/bypass.h"
+#include "worker/discover.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -25,6 +26,7 @@ struct prober {
 	pthread_cond_t cv;
 	bool stopping;
 	struct notifier *notifier; /* side-door alerts; NULL: none */
+	bool discover;             /* ask the nodes for the cluster's guests first */
 };
 
 static const char *name_of(const char *slug)
@@ -181,7 +183,7 @@ static int probe_node(struct store *db, struct transport *t, struct notifier *nt
 	return n;
 }
 
-static int round_with(const char *conninfo, struct transport *t, struct notifier *nt)
+static int round_with(const char *conninfo, struct transport *t, struct notifier *nt, bool discover)
 {
 	char err[1024];
 	struct store *db = store_open(conninfo, "airlockd-probe", err, sizeof(err));
@@ -192,12 +194,18 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
 		log_msg(LOG_WARN, "evt=probe.connect_failed error=\"%s\"", err);
 		return -1;
 	}
+	/* The estate first: the probes below then ask each guest's node as
+	 * discovery found it (a migrated VM is probed where it runs now), and
+	 * a guest that is gone is not probed. */
+	if (discover)
+		discover_round(db, t, NULL);
 	/* Every entity with its node's connection facts, grouped by node. */
 	res = store_exec(
 	    db,
 	    "SELECT e.slug, h.slug, e.type, e.vmid, h.address, coalesce(h.port, 22), "
 	    " h.ssh_user, h.host_key_fingerprint "
 	    "FROM airlock.entities e JOIN airlock.entities h ON h.slug = coalesce(e.node, e.slug) "
+	    "WHERE e.gone_at IS NULL "
 	    "ORDER BY h.slug, e.type <> 'proxmox-host', e.slug",
 	    0, NULL);
 	if (res == NULL) {
@@ -218,9 +226,9 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
 	return written;
 }
 
-int prober_round(const char *conninfo, struct transport *t)
+int prober_round(const char *conninfo, struct transport *t, bool discover)
 {
-	return round_with(conninfo, t, NULL);
+	return round_with(conninfo, t, NULL, discover);
 }
 
 static void *run(void *arg)
@@ -230,7 +238,7 @@ static void *run(void *arg)
 	pthread_mutex_lock(&p->mu);
 	while (!p->stopping) {
 		pthread_mutex_unlock(&p->mu);
-		round_with(p->conninfo, p->t, p->notifier);
+		round_with(p->conninfo, p->t, p->notifier, p->discover);
 		pthread_mutex_lock(&p->mu);
 		struct timespec until = deadline_abs_after_ms((int64_t)p->interval_s * 1000);
 		while (!p->stopping)
@@ -243,15 +251,16 @@ static void *run(void *arg)
 
 struct prober *prober_new(const char *conninfo, struct transport *t, int interval_s)
 {
-	return prober_new_alerting(conninfo, t, interval_s, NULL);
+	return prober_new_alerting(conninfo, t, interval_s, NULL, false);
 }
 
 struct prober *prober_new_alerting(const char *conninfo, struct transport *t, int interval_s,
-                                   struct notifier *n)
+                                   struct notifier *n, bool discover)
 {
 	struct prober *p = xcalloc(1, sizeof(*p));
 
 	p->notifier = n;
+	p->discover = discover;
 
 	p->conninfo = xstrdup(conninfo);
 	p->t = t;

@@ -17,15 +17,16 @@
 struct prober;
 
 /* conninfo: the scheduler's login.  Starts the thread; probes at once, then
- * every interval_s. */
+ * every interval_s.  No discovery (discover.h). */
 struct prober *prober_new(const char *conninfo, struct transport *t, int interval_s);
-/* The same, posting side-door alerts (bypass.h) to n's webhooks; n must
- * outlive the prober. */
+/* The same, posting side-door alerts (bypass.h) to n's webhooks (n must
+ * outlive the prober), and, when discover is set, starting every round with
+ * discovery of the cluster's guests (discover.h). */
 struct prober *prober_new_alerting(const char *conninfo, struct transport *t, int interval_s,
-                                   struct notifier *n);
-/* One round now, on the caller's thread (tests, `airlockd --probe-once`).
- * Returns the number of entities written, -1 when the database failed. */
-int prober_round(const char *conninfo, struct transport *t);
+                                   struct notifier *n, bool discover);
+/* One round now, on the caller's thread (tests, benches).  Returns the
+ * number of entities written, -1 when the database failed. */
+int prober_round(const char *conninfo, struct transport *t, bool discover);
 void prober_free(struct prober *p); /* stops the thread; NULL is a no-op */
 
 #endif
