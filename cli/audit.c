@@ -114,19 +114,19 @@ static void anchors_missing_before(struct verify *v, long long id)
 /* One event: its link, its hash recomputed from its content, and the
  * anchors that name it.  cols: id, execution_id, at, actor, from, to, detail,
  * prev_hash, hash. */
-static void check_event(struct verify *v, const PGresult *res, int r)
+static void check_event(struct verify *v, const struct store_res *res, int r)
 {
-	const char *id = PQgetvalue(res, r, 0), *stored = PQgetvalue(res, r, 8);
+	const char *id = store_get(res, r, 0), *stored = store_get(res, r, 8);
 	long long eid = strtoll(id, NULL, 10);
 	char hash[SHA256_HEX_LEN + 1];
 	struct buf content = BUF_INIT;
 
-	buf_printf(&content, "%s|%s|%s|%s|%s|%s|%s|%s", PQgetvalue(res, r, 7), id,
-	           PQgetvalue(res, r, 1), PQgetvalue(res, r, 2), PQgetvalue(res, r, 3),
-	           PQgetvalue(res, r, 4), PQgetvalue(res, r, 5), PQgetvalue(res, r, 6));
+	buf_printf(&content, "%s|%s|%s|%s|%s|%s|%s|%s", store_get(res, r, 7), id,
+	           store_get(res, r, 1), store_get(res, r, 2), store_get(res, r, 3),
+	           store_get(res, r, 4), store_get(res, r, 5), store_get(res, r, 6));
 	sha256_hex(buf_str(&content), content.len, hash);
 	buf_free(&content);
-	if (!v->chain_broken && strcmp(PQgetvalue(res, r, 7), v->prev) != 0) {
+	if (!v->chain_broken && strcmp(store_get(res, r, 7), v->prev) != 0) {
 		problem(v,
 		        "event %lld: its link does not match the event before it (an event was "
 		        "removed or reordered)",
@@ -169,7 +169,7 @@ static int walk_events(struct store *s, struct verify *v)
 	    "'YYYY-MM-DD\"T\"HH24:MI:SS.US'), actor, coalesce(from_state, ''), to_state, "
 	    "detail::text, prev_hash, hash FROM airlock.execution_events ORDER BY id",
 	};
-	PGresult *res;
+	struct store_res *res;
 
 	memset(v->prev, '0', 64);
 	v->prev[64] = '\0';
@@ -177,16 +177,16 @@ static int walk_events(struct store *s, struct verify *v)
 		res = store_exec(s, setup[i], 0, NULL);
 		if (res == NULL)
 			return -1;
-		PQclear(res);
+		store_clear(res);
 	}
 	for (;;) {
 		res = store_exec(s, "FETCH 5000 FROM audit_events", 0, NULL);
 		if (res == NULL)
 			return -1;
-		int n = PQntuples(res);
+		int n = store_nrows(res);
 		for (int r = 0; r < n; r++)
 			check_event(v, res, r);
-		PQclear(res);
+		store_clear(res);
 		if (n == 0)
 			break;
 	}
@@ -247,33 +247,33 @@ static const char records_sql[] =
 
 static int check_records(struct store *s, struct verify *v)
 {
-	PGresult *res = store_exec(s, records_sql, 0, NULL);
+	struct store_res *res = store_exec(s, records_sql, 0, NULL);
 
 	if (res == NULL)
 		return -1;
-	for (int r = 0; r < PQntuples(res); r++) {
-		const char *what = PQgetvalue(res, r, 0), *id = PQgetvalue(res, r, 1);
-		if (PQgetisnull(res, r, 2))
+	for (int r = 0; r < store_nrows(res); r++) {
+		const char *what = store_get(res, r, 0), *id = store_get(res, r, 1);
+		if (store_isnull(res, r, 2))
 			problem(v,
 			        "%s %s has no chained record: it was written around the triggers",
 			        what, id);
-		else if (PQgetisnull(res, r, 3))
+		else if (store_isnull(res, r, 3))
 			problem(v, "%s %s is gone, but event %s records it: %s", what, id,
-			        PQgetvalue(res, r, 2), PQgetvalue(res, r, 4));
-		else if (!PQgetisnull(res, r, 5))
+			        store_get(res, r, 2), store_get(res, r, 4));
+		else if (!store_isnull(res, r, 5))
 			problem(v,
 			        "%s %s names an approver whose own session did not write its "
 			        "record: event %s was written by %s (%s)",
-			        what, id, PQgetvalue(res, r, 2), PQgetvalue(res, r, 5),
-			        PQgetvalue(res, r, 4));
+			        what, id, store_get(res, r, 2), store_get(res, r, 5),
+			        store_get(res, r, 4));
 		else
 			problem(v,
 			        "%s %s differs from its record (event %s): the row says %s, the "
 			        "record says %s",
-			        what, id, PQgetvalue(res, r, 2), PQgetvalue(res, r, 3),
-			        PQgetvalue(res, r, 4));
+			        what, id, store_get(res, r, 2), store_get(res, r, 3),
+			        store_get(res, r, 4));
 	}
-	PQclear(res);
+	store_clear(res);
 	return 0;
 }
 
@@ -362,7 +362,7 @@ out:
 static int verify_in_database(const char *db, bool json)
 {
 	struct store *s = cli_connect(db);
-	PGresult *res;
+	struct store_res *res;
 	int rc;
 
 	if (s == NULL)
@@ -374,21 +374,20 @@ static int verify_in_database(const char *db, bool json)
 		store_close(s);
 		return rc;
 	}
-	bool broken = !PQgetisnull(res, 0, 1);
+	bool broken = !store_isnull(res, 0, 1);
 	if (json) {
-		printf("{\"checked\":%s,\"intact\":%s,\"first_broken\":%s}\n",
-		       PQgetvalue(res, 0, 0), broken ? "false" : "true",
-		       broken ? PQgetvalue(res, 0, 1) : "null");
+		printf("{\"checked\":%s,\"intact\":%s,\"first_broken\":%s}\n", store_get(res, 0, 0),
+		       broken ? "false" : "true", broken ? store_get(res, 0, 1) : "null");
 	} else if (broken) {
-		char *detail = visible_str(PQgetvalue(res, 0, 2), 0);
+		char *detail = visible_str(store_get(res, 0, 2), 0);
 		printf("audit: BROKEN at %s (%s events verified before it)\n", detail,
-		       PQgetvalue(res, 0, 0));
+		       store_get(res, 0, 0));
 		free(detail);
 	} else {
-		printf("audit: intact, %s events verified\n", PQgetvalue(res, 0, 0));
+		printf("audit: intact, %s events verified\n", store_get(res, 0, 0));
 	}
 	rc = broken ? CLI_REFUSED : CLI_OK;
-	PQclear(res);
+	store_clear(res);
 	store_close(s);
 	return rc;
 }

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "lib/log.h"
 #include "lib/paths.h"
+#include "store/conninfo.h"
 #include "lib/xalloc.h"
 #include "store/schema.h"
 
@@ -106,7 +107,7 @@ static struct config *check_config(struct doctor_report *r, const char *path)
 
 /* ------------------------------------------------------------------ database */
 
-static PGresult *q0(struct store *s, const char *sql)
+static struct store_res *q0(struct store *s, const char *sql)
 {
 	return store_exec(s, sql, 0, NULL);
 }
@@ -115,7 +116,7 @@ static struct store *check_connection(struct doctor_report *r, const char *db)
 {
 	char err[1024];
 	struct store *s = store_open(db, "airlock-doctor", err, sizeof(err));
-	PGresult *res;
+	struct store_res *res;
 
 	if (s == NULL) {
 		doctor_add(r, "database", "connection", DOCTOR_FAIL,
@@ -133,10 +134,10 @@ static struct store *check_connection(struct doctor_report *r, const char *db)
 		return NULL;
 	}
 	doctor_add(r, "database", "connection", DOCTOR_OK, NULL,
-	           "connected as %s%s to database %s (PostgreSQL %s)", PQgetvalue(res, 0, 0),
-	           strcmp(PQgetvalue(res, 0, 3), "t") == 0 ? " (superuser)" : "",
-	           PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2));
-	PQclear(res);
+	           "connected as %s%s to database %s (PostgreSQL %s)", store_get(res, 0, 0),
+	           strcmp(store_get(res, 0, 3), "t") == 0 ? " (superuser)" : "",
+	           store_get(res, 0, 1), store_get(res, 0, 2));
+	store_clear(res);
 	return s;
 }
 
@@ -174,7 +175,7 @@ static bool check_schema(struct doctor_report *r, struct store *s)
 
 static void check_group_roles(struct doctor_report *r, struct store *s)
 {
-	PGresult *res =
+	struct store_res *res =
 	    q0(s, "SELECT g.name, p.rolname IS NOT NULL, coalesce(p.rolcanlogin, false)"
 	          " FROM unnest(ARRAY['airlock_owner', 'airlock_agent', 'airlock_operator',"
 	          "  'airlock_worker', 'airlock_scheduler']) WITH ORDINALITY g(name, i)"
@@ -185,14 +186,14 @@ static void check_group_roles(struct doctor_report *r, struct store *s)
 		doctor_add(r, "database", "roles", DOCTOR_FAIL, NULL, "%s", store_errmsg(s));
 		return;
 	}
-	for (int i = 0; i < PQntuples(res); i++) {
-		const char *name = PQgetvalue(res, i, 0);
-		if (strcmp(PQgetvalue(res, i, 1), "t") != 0) {
+	for (int i = 0; i < store_nrows(res); i++) {
+		const char *name = store_get(res, i, 0);
+		if (strcmp(store_get(res, i, 1), "t") != 0) {
 			doctor_add(r, "database", name, DOCTOR_FAIL,
 			           "airlock migrate creates the group roles",
 			           "group role %s does not exist", name);
 			bad++;
-		} else if (strcmp(PQgetvalue(res, i, 2), "t") == 0) {
+		} else if (strcmp(store_get(res, i, 2), "t") == 0) {
 			char fix[256];
 			snprintf(fix, sizeof(fix),
 			         "ALTER ROLE %s NOLOGIN; give each person and program a login of "
@@ -209,7 +210,7 @@ static void check_group_roles(struct doctor_report *r, struct store *s)
 		doctor_add(r, "database", "roles", DOCTOR_OK, NULL,
 		           "airlock_owner, airlock_agent, airlock_operator, airlock_worker and "
 		           "airlock_scheduler exist and cannot log in");
-	PQclear(res);
+	store_clear(res);
 }
 
 /* A few grants that carry the security model: who may and may not call what. */
@@ -236,7 +237,7 @@ static void check_grants(struct doctor_report *r, struct store *s)
 {
 	const char *fix = "the migrations set these; a manual GRANT or REVOKE changed them: "
 	                  "undo it (docs/sql-api.md lists who may call what)";
-	PGresult *res;
+	struct store_res *res;
 	int bad = 0;
 
 	res =
@@ -257,25 +258,25 @@ static void check_grants(struct doctor_report *r, struct store *s)
 		doctor_add(r, "database", "grants", DOCTOR_FAIL, NULL, "%s", store_errmsg(s));
 		return;
 	}
-	if (strcmp(PQgetvalue(res, 0, 0), "0") != 0) {
+	if (strcmp(store_get(res, 0, 0), "0") != 0) {
 		doctor_add(r, "database", "grants", DOCTOR_FAIL, fix,
-		           "PUBLIC may execute %s airlock function(s)", PQgetvalue(res, 0, 0));
+		           "PUBLIC may execute %s airlock function(s)", store_get(res, 0, 0));
 		bad++;
 	}
-	if (strcmp(PQgetvalue(res, 0, 1), "0") != 0) {
+	if (strcmp(store_get(res, 0, 1), "0") != 0) {
 		doctor_add(r, "database", "grants", DOCTOR_FAIL, fix,
 		           "%s airlock table(s) or view(s) are not owned by airlock_owner",
-		           PQgetvalue(res, 0, 1));
+		           store_get(res, 0, 1));
 		bad++;
 	}
-	if (strcmp(PQgetvalue(res, 0, 2), "0") != 0) {
+	if (strcmp(store_get(res, 0, 2), "0") != 0) {
 		doctor_add(r, "database", "grants", DOCTOR_FAIL, fix,
 		           "an airlock role may write %s table(s) directly (every write must go "
 		           "through the SQL functions)",
-		           PQgetvalue(res, 0, 2));
+		           store_get(res, 0, 2));
 		bad++;
 	}
-	PQclear(res);
+	store_clear(res);
 	for (size_t i = 0; i < sizeof(expected_grants) / sizeof(expected_grants[0]); i++) {
 		const char *p[2] = {expected_grants[i].fn, expected_grants[i].role};
 		res = store_exec(s,
@@ -287,8 +288,8 @@ static void check_grants(struct doctor_report *r, struct store *s)
 			           store_errmsg(s));
 			return;
 		}
-		bool has = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-		PQclear(res);
+		bool has = strcmp(store_get(res, 0, 0), "t") == 0;
+		store_clear(res);
 		if (has != expected_grants[i].want) {
 			doctor_add(r, "database", "grants", DOCTOR_FAIL, fix, "%s %s execute %s",
 			           expected_grants[i].role, has ? "may" : "may not",
@@ -306,19 +307,7 @@ static void check_grants(struct doctor_report *r, struct store *s)
 /* The login named by user= in a conninfo; caller frees; NULL when none. */
 static char *conninfo_user(const char *conninfo)
 {
-	PQconninfoOption *opts, *o;
-	char *user = NULL;
-
-	if (conninfo == NULL)
-		return NULL;
-	opts = PQconninfoParse(conninfo, NULL);
-	if (opts == NULL)
-		return NULL;
-	for (o = opts; o->keyword; o++)
-		if (strcmp(o->keyword, "user") == 0 && o->val && o->val[0])
-			user = xstrdup(o->val);
-	PQconninfoFree(opts);
-	return user;
+	return conninfo_get(conninfo, "user");
 }
 
 /* The daemon's own login (from the config) is in role and in no other. */
@@ -327,7 +316,7 @@ static void check_daemon_login(struct doctor_report *r, struct store *s, const c
 {
 	char *user = conninfo_user(conninfo);
 	char fix[512];
-	PGresult *res;
+	struct store_res *res;
 	const char *p[2];
 
 	if (user == NULL) {
@@ -349,24 +338,24 @@ static void check_daemon_login(struct doctor_report *r, struct store *s, const c
 		doctor_add(r, "database", what, DOCTOR_FAIL, NULL, "%s", store_errmsg(s));
 		goto out;
 	}
-	if (PQntuples(res) == 0) {
+	if (store_nrows(res) == 0) {
 		snprintf(fix, sizeof(fix), "CREATE ROLE %s LOGIN IN ROLE %s (as the administrator)",
 		         user, role);
 		doctor_add(r, "database", what, DOCTOR_FAIL, fix, "login %s does not exist", user);
-	} else if (strcmp(PQgetvalue(res, 0, 3), "t") == 0) {
+	} else if (strcmp(store_get(res, 0, 3), "t") == 0) {
 		snprintf(fix, sizeof(fix),
 		         "use a login of its own: CREATE ROLE airlockd LOGIN IN "
 		         "ROLE %s, and user=airlockd in the configuration",
 		         role);
 		doctor_add(r, "database", what, DOCTOR_FAIL, fix,
 		           "login %s is a superuser: the daemon needs %s only", user, role);
-	} else if (strcmp(PQgetvalue(res, 0, 0), "t") != 0 ||
-	           strcmp(PQgetvalue(res, 0, 1), "t") != 0) {
+	} else if (strcmp(store_get(res, 0, 0), "t") != 0 ||
+	           strcmp(store_get(res, 0, 1), "t") != 0) {
 		snprintf(fix, sizeof(fix), "ALTER ROLE %s LOGIN; GRANT %s TO %s", user, role, user);
 		doctor_add(r, "database", what, DOCTOR_FAIL, fix, "login %s %s", user,
-		           strcmp(PQgetvalue(res, 0, 0), "t") != 0 ? "cannot log in"
-		                                                   : "is not a member of its role");
-	} else if (strcmp(PQgetvalue(res, 0, 2), "t") == 0) {
+		           strcmp(store_get(res, 0, 0), "t") != 0 ? "cannot log in"
+		                                                  : "is not a member of its role");
+	} else if (strcmp(store_get(res, 0, 2), "t") == 0) {
 		snprintf(fix, sizeof(fix),
 		         "REVOKE airlock_agent, airlock_operator FROM %s: the daemon's login "
 		         "must be neither",
@@ -378,46 +367,46 @@ static void check_daemon_login(struct doctor_report *r, struct store *s, const c
 		           user, role);
 	}
 out:
-	PQclear(res);
+	store_clear(res);
 	free(user);
 }
 
 static void check_people(struct doctor_report *r, struct store *s)
 {
-	PGresult *res = q0(s, "SELECT r.rolname,"
-	                      " pg_has_role(r.oid, 'airlock_agent', 'MEMBER'),"
-	                      " pg_has_role(r.oid, 'airlock_operator', 'MEMBER')"
-	                      " FROM pg_roles r WHERE r.rolcanlogin AND NOT r.rolsuper"
-	                      " AND (pg_has_role(r.oid, 'airlock_agent', 'MEMBER')"
-	                      "  OR pg_has_role(r.oid, 'airlock_operator', 'MEMBER'))"
-	                      " ORDER BY r.rolname");
+	struct store_res *res = q0(s, "SELECT r.rolname,"
+	                              " pg_has_role(r.oid, 'airlock_agent', 'MEMBER'),"
+	                              " pg_has_role(r.oid, 'airlock_operator', 'MEMBER')"
+	                              " FROM pg_roles r WHERE r.rolcanlogin AND NOT r.rolsuper"
+	                              " AND (pg_has_role(r.oid, 'airlock_agent', 'MEMBER')"
+	                              "  OR pg_has_role(r.oid, 'airlock_operator', 'MEMBER'))"
+	                              " ORDER BY r.rolname");
 	int agents = 0, operators = 0, both = 0;
 
 	if (res == NULL) {
 		doctor_add(r, "database", "logins", DOCTOR_FAIL, NULL, "%s", store_errmsg(s));
 		return;
 	}
-	for (int i = 0; i < PQntuples(res); i++) {
-		bool a = strcmp(PQgetvalue(res, i, 1), "t") == 0;
-		bool o = strcmp(PQgetvalue(res, i, 2), "t") == 0;
+	for (int i = 0; i < store_nrows(res); i++) {
+		bool a = strcmp(store_get(res, i, 1), "t") == 0;
+		bool o = strcmp(store_get(res, i, 2), "t") == 0;
 		if (a && o) {
 			char fix[256];
 			snprintf(
 			    fix, sizeof(fix),
 			    "REVOKE airlock_agent FROM %s, or REVOKE airlock_operator FROM %s: "
 			    "one login, one role",
-			    PQgetvalue(res, i, 0), PQgetvalue(res, i, 0));
+			    store_get(res, i, 0), store_get(res, i, 0));
 			doctor_add(
-			    r, "database", PQgetvalue(res, i, 0), DOCTOR_FAIL, fix,
+			    r, "database", store_get(res, i, 0), DOCTOR_FAIL, fix,
 			    "login %s is both an agent and an operator (the gate refuses its "
 			    "votes)",
-			    PQgetvalue(res, i, 0));
+			    store_get(res, i, 0));
 			both++;
 		}
 		agents += a;
 		operators += o;
 	}
-	PQclear(res);
+	store_clear(res);
 	if (operators - both <= 0)
 		doctor_add(r, "database", "logins", DOCTOR_WARN,
 		           "airlock user add NAME --operator (one per person)",
@@ -431,7 +420,7 @@ static void check_seeds(struct doctor_report *r, struct store *s)
 {
 	char *yaml = NULL;
 	long long version = 0;
-	PGresult *res;
+	struct store_res *res;
 
 	if (store_policy_current(s, &yaml, &version) < 0)
 		doctor_add(r, "database", "policy", DOCTOR_FAIL,
@@ -450,15 +439,15 @@ static void check_seeds(struct doctor_report *r, struct store *s)
 		           "run doctor as the database administrator", "%s", store_errmsg(s));
 		return;
 	}
-	if (strcmp(PQgetvalue(res, 0, 0), "0") == 0)
+	if (strcmp(store_get(res, 0, 0), "0") == 0)
 		doctor_add(r, "database", "inventory", DOCTOR_FAIL,
 		           "describe your nodes and guests in inventory.yaml and airlock seed DIR",
 		           "the inventory has no Proxmox node");
 	else
 		doctor_add(r, "database", "inventory", DOCTOR_OK, NULL,
-		           "%s node(s), %s VM(s), %s container(s)", PQgetvalue(res, 0, 0),
-		           PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2));
-	PQclear(res);
+		           "%s node(s), %s VM(s), %s container(s)", store_get(res, 0, 0),
+		           store_get(res, 0, 1), store_get(res, 0, 2));
+	store_clear(res);
 }
 
 /* ---------------------------------------------------------------- reporting */

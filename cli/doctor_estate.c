@@ -18,7 +18,7 @@
 /* Columns of the estate query. */
 enum { E_SLUG, E_TYPE, E_NODE, E_VMID, E_ADDR, E_PORT, E_USER, E_PIN, E_ZVM, E_AGENT, E_CT };
 
-static PGresult *estate(struct store *db)
+static struct store_res *estate(struct store *db)
 {
 	return store_exec(db,
 	                  "SELECT e.slug, e.type, e.node, e.vmid, e.address, coalesce(e.port, 22),"
@@ -30,9 +30,9 @@ static PGresult *estate(struct store *db)
 	                  0, NULL);
 }
 
-static const char *val(const PGresult *res, int row, int col)
+static const char *val(const struct store_res *res, int row, int col)
 {
-	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
+	return store_isnull(res, row, col) ? NULL : store_get(res, row, col);
 }
 
 /* The name an entity is known by in logs: the slug without its type. */
@@ -88,7 +88,8 @@ static void node_failed(struct doctor_report *r, const char *slug, const struct 
 
 /* Logs in, checks the host key, finds qm and pct.  Returns whether the node
  * can be asked about its guests. */
-static bool check_node(struct doctor_ctx *c, struct transport *t, const PGresult *e, int row)
+static bool check_node(struct doctor_ctx *c, struct transport *t, const struct store_res *e,
+                       int row)
 {
 	const char *slug = val(e, row, E_SLUG);
 	struct transport_node n = {
@@ -129,7 +130,7 @@ static bool check_node(struct doctor_ctx *c, struct transport *t, const PGresult
 	return ok;
 }
 
-static void guest_result(struct doctor_report *r, const PGresult *e, int row,
+static void guest_result(struct doctor_report *r, const struct store_res *e, int row,
                          const struct transport_probe *p)
 {
 	const char *slug = val(e, row, E_SLUG), *vmid = val(e, row, E_VMID);
@@ -201,8 +202,8 @@ static void guest_result(struct doctor_report *r, const PGresult *e, int row,
 }
 
 /* Probes the guests in rows [from, to) that live on node `host`. */
-static void check_guests(struct doctor_ctx *c, struct transport *t, const PGresult *e, int hrow,
-                         bool reachable)
+static void check_guests(struct doctor_ctx *c, struct transport *t, const struct store_res *e,
+                         int hrow, bool reachable)
 {
 	const char *host = val(e, hrow, E_SLUG);
 	struct transport_node n = {
@@ -212,7 +213,7 @@ static void check_guests(struct doctor_ctx *c, struct transport *t, const PGresu
 	    .user = val(e, hrow, E_USER),
 	    .host_key_sha256 = val(e, hrow, E_PIN),
 	};
-	int rows = PQntuples(e), n_guests = 0;
+	int rows = store_nrows(e), n_guests = 0;
 	struct transport_probe *pr = xcalloc((size_t)rows, sizeof(*pr));
 	int *row_of = xcalloc((size_t)rows, sizeof(*row_of));
 
@@ -244,7 +245,7 @@ void doctor_nodes(struct doctor_ctx *c)
 	struct transport_config tc = {0};
 	struct transport_node_key keys[CONFIG_MAX_NODE_KEYS];
 	struct transport *t = NULL;
-	PGresult *e = NULL;
+	struct store_res *e = NULL;
 	char err[512];
 
 	if (c->cfg == NULL || c->db == NULL) {
@@ -278,7 +279,7 @@ void doctor_nodes(struct doctor_ctx *c)
 		           err);
 		goto out;
 	}
-	for (int i = 0; i < PQntuples(e); i++) {
+	for (int i = 0; i < store_nrows(e); i++) {
 		if (strcmp(val(e, i, E_TYPE), "proxmox-host") != 0)
 			continue;
 		bool reachable = check_node(c, t, e, i);
@@ -286,7 +287,7 @@ void doctor_nodes(struct doctor_ctx *c)
 	}
 out:
 	transport_free(t);
-	PQclear(e);
+	store_clear(e);
 }
 
 /* ------------------------------------------------------------------- zerto */
@@ -297,9 +298,10 @@ static bool tls_problem(const struct zerto_err *ze)
 	       (strstr(ze->msg, "SSL") || strstr(ze->msg, "certificate") || strstr(ze->msg, "TLS"));
 }
 
-static void check_protection(struct doctor_ctx *c, struct zerto_client *z, const PGresult *e)
+static void check_protection(struct doctor_ctx *c, struct zerto_client *z,
+                             const struct store_res *e)
 {
-	for (int i = 0; i < PQntuples(e); i++) {
+	for (int i = 0; i < store_nrows(e); i++) {
 		const char *slug = val(e, i, E_SLUG), *zid = val(e, i, E_ZVM);
 		struct zerto_protection p;
 		char fix[512];
@@ -356,7 +358,7 @@ void doctor_zerto(struct doctor_ctx *c)
 	struct zerto_client *z = NULL;
 	struct zerto_err ze = {0};
 	cJSON *site = NULL;
-	PGresult *e = NULL;
+	struct store_res *e = NULL;
 	char err[512];
 
 	if (cfg == NULL) {
@@ -417,7 +419,7 @@ void doctor_zerto(struct doctor_ctx *c)
 	}
 	check_protection(c, z, e);
 out:
-	PQclear(e);
+	store_clear(e);
 	cJSON_Delete(site);
 	zerto_client_free(z);
 }

@@ -19,7 +19,7 @@ static const char *settings_source(const char *db)
 
 void cli_acting_as(struct store *s, const char *db)
 {
-	PGresult *res = store_exec(s, "SELECT session_user::text", 0, NULL);
+	struct store_res *res = store_exec(s, "SELECT session_user::text", 0, NULL);
 	const char *pguser = getenv("PGUSER");
 	char *who, *other = NULL;
 
@@ -28,15 +28,15 @@ void cli_acting_as(struct store *s, const char *db)
 		        store_errmsg(s));
 		return;
 	}
-	who = visible_str(PQgetvalue(res, 0, 0), 0);
-	if (pguser != NULL && pguser[0] != '\0' && strcmp(pguser, PQgetvalue(res, 0, 0)) != 0)
+	who = visible_str(store_get(res, 0, 0), 0);
+	if (pguser != NULL && pguser[0] != '\0' && strcmp(pguser, store_get(res, 0, 0)) != 0)
 		other = visible_str(pguser, 0);
 	fprintf(stderr, "airlock: acting as database user \"%s\" (login from %s%s%s%s)\n", who,
 	        settings_source(db), other ? "; PGUSER=" : "", other ? other : "",
 	        other ? " is not used" : "");
 	free(who);
 	free(other);
-	PQclear(res);
+	store_clear(res);
 }
 
 struct store *cli_connect_write(const char *db)

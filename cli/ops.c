@@ -304,16 +304,16 @@ static void print_execution(const cJSON *e)
  * PENDING_COMMAND_MAX bytes, saying so), its reasons. */
 #define PENDING_COMMAND_MAX 200
 
-static void print_pending_row(const PGresult *res, int r)
+static void print_pending_row(const struct store_res *res, int r)
 {
 	char *col[8];
 	static const int idx[8] = {0, 4, 5, 2, 1, 3, 6, 7};
-	const char *command = PQgetvalue(res, r, 8);
+	const char *command = store_get(res, r, 8);
 	struct visible_info info;
 	char *cmd;
 
 	for (int i = 0; i < 8; i++)
-		col[i] = visible_str(PQgetvalue(res, r, idx[i]), 0);
+		col[i] = visible_str(store_get(res, r, idx[i]), 0);
 	printf("%-6s %-9s %-9s %-16s %-24s %-16s %-5s %s\n", col[0], col[1], col[2], col[3], col[4],
 	       col[5], col[6], col[7]);
 	cmd = visible_text(command, strlen(command), 0, PENDING_COMMAND_MAX, &info);
@@ -323,7 +323,7 @@ static void print_pending_row(const PGresult *res, int r)
 	printf("\n");
 	if (info.hidden > 0)
 		note_hidden("       ", "the command", info.hidden);
-	cJSON *reasons = cJSON_Parse(PQgetvalue(res, r, 9));
+	cJSON *reasons = cJSON_Parse(store_get(res, r, 9));
 	print_reasons(reasons, "       ");
 	cJSON_Delete(reasons);
 	free(cmd);
@@ -334,14 +334,14 @@ static void print_pending_row(const PGresult *res, int r)
 /* Fetches get_execution(id) as text; NULL with the error on s. */
 static char *fetch_execution(struct store *s, const char *id)
 {
-	PGresult *res = store_exec(s, "SELECT airlock.get_execution($1::bigint)::text", 1,
-	                           (const char *const[]){id});
+	struct store_res *res = store_exec(s, "SELECT airlock.get_execution($1::bigint)::text", 1,
+	                                   (const char *const[]){id});
 	char *out;
 
 	if (res == NULL)
 		return NULL;
-	out = xstrdup(PQgetvalue(res, 0, 0));
-	PQclear(res);
+	out = xstrdup(store_get(res, 0, 0));
+	store_clear(res);
 	return out;
 }
 
@@ -382,14 +382,15 @@ static bool is_final(const char *state)
 /* The row's state now, or NULL (error on s); caller frees. */
 static char *current_state(struct store *s, const char *id)
 {
-	PGresult *res = store_exec(s, "SELECT airlock.get_execution($1::bigint) ->> 'state'", 1,
-	                           (const char *const[]){id});
+	struct store_res *res =
+	    store_exec(s, "SELECT airlock.get_execution($1::bigint) ->> 'state'", 1,
+	               (const char *const[]){id});
 	char *st;
 
 	if (res == NULL)
 		return NULL;
-	st = xstrdup(PQgetvalue(res, 0, 0));
-	PQclear(res);
+	st = xstrdup(store_get(res, 0, 0));
+	store_clear(res);
 	return st;
 }
 
@@ -397,15 +398,11 @@ static char *current_state(struct store *s, const char *id)
  * time is up.  0 when final, 1 when still in flight, -1 on error. */
 static int wait_final(struct store *s, const char *id, long seconds)
 {
-	PGconn *conn = store_conn(s);
 	int64_t start = deadline_now_ms();
-	PGresult *res;
 	int rc = -1;
 
-	res = store_exec(s, "LISTEN airlock_state", 0, NULL);
-	if (res == NULL)
+	if (store_listen(s, "airlock_state") < 0)
 		return -1;
-	PQclear(res);
 	for (;;) {
 		char *st = current_state(s, id);
 		if (st == NULL)
@@ -421,20 +418,11 @@ static int wait_final(struct store *s, const char *id, long seconds)
 			rc = 1;
 			break;
 		}
-		struct pollfd pfd = {.fd = PQsocket(conn), .events = POLLIN};
-		if (poll(&pfd, 1, (int)(left_ms > 60000 ? 60000 : left_ms)) < 0 && errno != EINTR) {
-			store_set_error(s, "poll: %s", strerror(errno));
+		if (store_wait_notify(s, (int)(left_ms > 60000 ? 60000 : left_ms)) < 0)
 			break;
-		}
-		if (!PQconsumeInput(conn)) {
-			store_set_error(s, "%s", PQerrorMessage(conn));
-			break;
-		}
-		PGnotify *n;
-		while ((n = PQnotifies(conn)) != NULL)
-			PQfreemem(n);
+		store_drain_notifications(s);
 	}
-	PQclear(PQexec(conn, "UNLISTEN airlock_state"));
+	store_exec_quiet(s, "UNLISTEN airlock_state");
 	return rc;
 }
 
@@ -446,7 +434,7 @@ int cli_run(int argc, char **argv)
 	struct opts o;
 	struct buf cmd = BUF_INIT;
 	struct store *s;
-	PGresult *res;
+	struct store_res *res;
 	char id[32];
 	int rc;
 
@@ -486,8 +474,8 @@ int cli_run(int argc, char **argv)
 		store_close(s);
 		return rc;
 	}
-	snprintf(id, sizeof(id), "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
+	snprintf(id, sizeof(id), "%s", store_get(res, 0, 0));
+	store_clear(res);
 	if (!o.wait) {
 		if (o.json)
 			printf("{\"id\":%s}\n", id);
@@ -540,19 +528,19 @@ int cli_show(int argc, char **argv)
  * operator reviewing requests must see that something went around them. */
 static void print_side_doors(struct store *s)
 {
-	PGresult *res =
+	struct store_res *res =
 	    store_exec(s,
 	               "SELECT entity, name, coalesce(detail, '') FROM airlock.checks "
 	               "WHERE name IN ('access_outside_airlock', 'change_outside_airlock') "
 	               "AND status = 'failing' ORDER BY entity, name",
 	               0, NULL);
 
-	for (int r = 0; res != NULL && r < PQntuples(res); r++)
-		printf("!! %s on %s: %.400s\n", PQgetvalue(res, r, 1), PQgetvalue(res, r, 0),
-		       PQgetvalue(res, r, 2));
-	if (res != NULL && PQntuples(res) > 0)
+	for (int r = 0; res != NULL && r < store_nrows(res); r++)
+		printf("!! %s on %s: %.400s\n", store_get(res, r, 1), store_get(res, r, 0),
+		       store_get(res, r, 2));
+	if (res != NULL && store_nrows(res) > 0)
 		printf("\n");
-	PQclear(res);
+	store_clear(res);
 }
 
 int cli_pending(int argc, char **argv)
@@ -560,7 +548,7 @@ int cli_pending(int argc, char **argv)
 	const char *usage = "airlock pending [--json] [--db CONNINFO]";
 	struct opts o;
 	struct store *s;
-	PGresult *res;
+	struct store_res *res;
 
 	if (parse_opts(argc, argv, "dj", &o) < 0)
 		return CLI_USAGE;
@@ -595,19 +583,19 @@ int cli_pending(int argc, char **argv)
 	if (!o.json)
 		print_side_doors(s);
 	if (o.json) {
-		if (PQntuples(res) > 0)
-			printf("%s\n", PQgetvalue(res, 0, 10));
+		if (store_nrows(res) > 0)
+			printf("%s\n", store_get(res, 0, 10));
 		else
 			printf("[]\n");
-	} else if (PQntuples(res) == 0) {
+	} else if (store_nrows(res) == 0) {
 		printf("nothing is waiting for approval\n");
 	} else {
 		printf("%-6s %-9s %-9s %-16s %-24s %-16s %-5s %s\n", "ID", "AGE", "EXPIRES",
 		       "CLASS", "TARGET", "REQUESTER", "VOTES", "REWIND");
-		for (int r = 0; r < PQntuples(res); r++)
+		for (int r = 0; r < store_nrows(res); r++)
 			print_pending_row(res, r);
 	}
-	PQclear(res);
+	store_clear(res);
 	store_close(s);
 	return CLI_OK;
 }
@@ -618,7 +606,7 @@ static int decide(int argc, char **argv, const char *usage, const char *allowed,
 {
 	struct opts o;
 	struct store *s;
-	PGresult *res;
+	struct store_res *res;
 	char id[32];
 	int rc = CLI_OK;
 
@@ -645,7 +633,7 @@ static int decide(int argc, char **argv, const char *usage, const char *allowed,
 		store_close(s);
 		return rc;
 	}
-	const char *state = PQgetvalue(res, 0, 0);
+	const char *state = store_get(res, 0, 0);
 	if (o.json)
 		printf("{\"id\":%s,\"state\":\"%s\"}\n", id, state);
 	else if (strcmp(argv[0], "approve") == 0 && strcmp(state, "pending_approval") == 0)
@@ -656,7 +644,7 @@ static int decide(int argc, char **argv, const char *usage, const char *allowed,
 		printf("execution %s: %s\n", id, state);
 	if (strcmp(argv[0], "approve") == 0 && strcmp(state, "expired") == 0)
 		rc = CLI_REFUSED;
-	PQclear(res);
+	store_clear(res);
 	store_close(s);
 	return rc;
 }
@@ -725,17 +713,17 @@ static bool print_record(const char *at, const char *actor, const char *detail)
 }
 
 /* One line of `airlock history`. */
-static void print_event(const PGresult *res, int r)
+static void print_event(const struct store_res *res, int r)
 {
-	char *actor = visible_str(PQgetvalue(res, r, 2), 0);
-	char *from = visible_str(PQgetvalue(res, r, 3), 0);
-	char *to = visible_str(PQgetvalue(res, r, 4), 0);
-	char *detail = visible_str(PQgetvalue(res, r, 5), VISIBLE_JSON);
+	char *actor = visible_str(store_get(res, r, 2), 0);
+	char *from = visible_str(store_get(res, r, 3), 0);
+	char *to = visible_str(store_get(res, r, 4), 0);
+	char *detail = visible_str(store_get(res, r, 5), VISIBLE_JSON);
 
-	if (strcmp(PQgetvalue(res, r, 3), "record") != 0 ||
-	    strcmp(PQgetvalue(res, r, 4), "record") != 0 ||
-	    !print_record(PQgetvalue(res, r, 1), actor, PQgetvalue(res, r, 5)))
-		printf("%s  %-16s %-16s -> %-16s %s\n", PQgetvalue(res, r, 1), actor, from, to,
+	if (strcmp(store_get(res, r, 3), "record") != 0 ||
+	    strcmp(store_get(res, r, 4), "record") != 0 ||
+	    !print_record(store_get(res, r, 1), actor, store_get(res, r, 5)))
+		printf("%s  %-16s %-16s -> %-16s %s\n", store_get(res, r, 1), actor, from, to,
 		       detail);
 	free(actor);
 	free(from);
@@ -748,7 +736,7 @@ int cli_history(int argc, char **argv)
 	const char *usage = "airlock history [--json] [--db CONNINFO] ID";
 	struct opts o;
 	struct store *s;
-	PGresult *res;
+	struct store_res *res;
 	char id[32];
 
 	if (parse_opts(argc, argv, "dj", &o) < 0)
@@ -775,20 +763,20 @@ int cli_history(int argc, char **argv)
 		store_close(s);
 		return rc;
 	}
-	if (PQntuples(res) == 0) {
+	if (store_nrows(res) == 0) {
 		fprintf(stderr, "airlock history: execution %s has no events (no such execution)\n",
 		        id);
-		PQclear(res);
+		store_clear(res);
 		store_close(s);
 		return CLI_NOT_FOUND;
 	}
 	if (o.json) {
-		printf("%s\n", PQgetvalue(res, 0, 6));
+		printf("%s\n", store_get(res, 0, 6));
 	} else {
-		for (int r = 0; r < PQntuples(res); r++)
+		for (int r = 0; r < store_nrows(res); r++)
 			print_event(res, r);
 	}
-	PQclear(res);
+	store_clear(res);
 	store_close(s);
 	return CLI_OK;
 }

@@ -103,7 +103,7 @@ static void print_gate(const cJSON *g)
 static int show(const char *db, bool json)
 {
 	struct store *s = cli_connect(db);
-	PGresult *res = NULL;
+	struct store_res *res = NULL;
 	cJSON *doc = NULL;
 	int rc = CLI_ERROR;
 
@@ -115,11 +115,11 @@ static int show(const char *db, bool json)
 		goto out;
 	}
 	if (json) {
-		printf("%s\n", PQgetvalue(res, 0, 0));
+		printf("%s\n", store_get(res, 0, 0));
 		rc = CLI_OK;
 		goto out;
 	}
-	doc = cJSON_Parse(PQgetvalue(res, 0, 0));
+	doc = cJSON_Parse(store_get(res, 0, 0));
 	if (doc == NULL) {
 		fprintf(stderr,
 		        "airlock: policy show: the database answered with unreadable JSON\n");
@@ -138,7 +138,7 @@ static int show(const char *db, bool json)
 	rc = CLI_OK;
 out:
 	cJSON_Delete(doc);
-	PQclear(res);
+	store_clear(res);
 	store_close(s);
 	return rc;
 }

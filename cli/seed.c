@@ -348,11 +348,11 @@ static cJSON *check_policy(const struct seed_file *f)
 	return rules;
 }
 
-static PGresult *exec_json(struct store *s, const char *sql, const char *a, const cJSON *j,
-                           const char *b)
+static struct store_res *exec_json(struct store *s, const char *sql, const char *a, const cJSON *j,
+                                   const char *b)
 {
 	char *text = j ? cJSON_PrintUnformatted(j) : NULL;
-	PGresult *res;
+	struct store_res *res;
 
 	if (b)
 		res = store_exec(s, sql, 3, (const char *const[]){a, b, text});
@@ -367,14 +367,14 @@ static PGresult *exec_json(struct store *s, const char *sql, const char *a, cons
 static int ingest_gate(struct store *s, const struct seed_file *gate, const cJSON *doc, char *msg,
                        size_t msglen)
 {
-	PGresult *res;
+	struct store_res *res;
 	long long before;
 
 	res = store_exec(s, "SELECT coalesce(max(version), 0) FROM airlock.gate_policies", 0, NULL);
 	if (res == NULL)
 		return -1;
-	before = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-	PQclear(res);
+	before = strtoll(store_get(res, 0, 0), NULL, 10);
+	store_clear(res);
 	if (doc == NULL) {
 		snprintf(msg, msglen, "gate: no gate.yaml; version %lld stays in force", before);
 		return 0;
@@ -383,10 +383,10 @@ static int ingest_gate(struct store *s, const struct seed_file *gate, const cJSO
 	                gate->path);
 	if (res == NULL)
 		return -1;
-	long long after = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	long long after = strtoll(store_get(res, 0, 0), NULL, 10);
 	snprintf(msg, msglen, "gate: version %lld%s", after,
 	         after == before ? " unchanged" : " ingested");
-	PQclear(res);
+	store_clear(res);
 	return 0;
 }
 
@@ -394,51 +394,51 @@ static int ingest(struct store *s, const struct seed_file *pol, const cJSON *rul
                   const cJSON *tools, const cJSON *inv, const struct seed_file *gate,
                   const cJSON *gate_doc)
 {
-	PGresult *res = NULL;
+	struct store_res *res = NULL;
 	char policy_msg[128], tools_msg[64], inv_msg[64], gate_msg[96];
 
 	res = store_exec(s, "BEGIN", 0, NULL);
 	if (res == NULL)
 		return -1;
-	PQclear(res);
+	store_clear(res);
 	res = store_exec(s, "SELECT coalesce(max(version), 0) FROM airlock.policies", 0, NULL);
 	if (res == NULL)
 		goto fail;
-	long long before = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-	PQclear(res);
+	long long before = strtoll(store_get(res, 0, 0), NULL, 10);
+	store_clear(res);
 	res = exec_json(s, "SELECT airlock.seed_policy($1, $2, $3::jsonb)", pol->text, rules,
 	                pol->path);
 	if (res == NULL)
 		goto fail;
-	long long after = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	long long after = strtoll(store_get(res, 0, 0), NULL, 10);
 	snprintf(policy_msg, sizeof(policy_msg), "policy: version %lld%s (%d rules)", after,
 	         after == before ? " unchanged" : " ingested", cJSON_GetArraySize(rules));
-	PQclear(res);
+	store_clear(res);
 	res = exec_json(s, "SELECT airlock.seed_tools($1::jsonb)", NULL, tools, NULL);
 	if (res == NULL)
 		goto fail;
 	snprintf(tools_msg, sizeof(tools_msg), "tools: %d entries, %s changed",
-	         cJSON_GetArraySize(tools), PQgetvalue(res, 0, 0));
-	PQclear(res);
+	         cJSON_GetArraySize(tools), store_get(res, 0, 0));
+	store_clear(res);
 	res = exec_json(s, "SELECT airlock.seed_inventory($1::jsonb)", NULL, inv, NULL);
 	if (res == NULL)
 		goto fail;
 	snprintf(inv_msg, sizeof(inv_msg), "inventory: %d entities, %s rows changed",
-	         cJSON_GetArraySize(cJSON_GetObjectItem(inv, "entities")), PQgetvalue(res, 0, 0));
-	PQclear(res);
+	         cJSON_GetArraySize(cJSON_GetObjectItem(inv, "entities")), store_get(res, 0, 0));
+	store_clear(res);
 	res = NULL;
 	if (ingest_gate(s, gate, gate_doc, gate_msg, sizeof(gate_msg)) < 0)
 		goto fail;
 	res = store_exec(s, "COMMIT", 0, NULL);
 	if (res == NULL)
 		return -1;
-	PQclear(res);
+	store_clear(res);
 	printf("%s\n%s\n%s\n%s\n", policy_msg, tools_msg, inv_msg, gate_msg);
 	return 0;
 fail:;
 	char why[1024];
 	snprintf(why, sizeof(why), "%s", store_errmsg(s));
-	PQclear(PQexec(store_conn(s), "ROLLBACK"));
+	store_exec_quiet(s, "ROLLBACK");
 	store_set_error(s, "%s (nothing was ingested)", why);
 	return -1;
 }

@@ -4,9 +4,9 @@
  * role is refused (an agent that is also an operator could approve what it
  * asked for).  The password never crosses argv or the wire in clear: it is
  * read from a file or the terminal and turned into a SCRAM-SHA-256 verifier
- * by libpq on this side (PQencryptPasswordConn).  CREATE ROLE takes no bind
+ * by libpq on this side (store_scram_verifier).  CREATE ROLE takes no bind
  * parameters, so the name (checked against a strict pattern first) and the
- * verifier are quoted with PQescapeIdentifier/PQescapeLiteral. */
+ * verifier are quoted by the store (store_quote_ident/store_quote_literal). */
 #include "cli/user.h"
 
 #include "cli/cli.h"
@@ -179,28 +179,29 @@ static char *password_from_terminal(const char *name)
 static int check_existing(struct store *s, const char *name, const char *role, bool *exists)
 {
 	const char *p[1] = {name};
-	PGresult *res = store_exec(s,
-	                           "SELECT r.rolsuper, r.rolcanlogin, coalesce((SELECT"
-	                           "  string_agg(g.rolname, ', ' ORDER BY g.rolname)"
-	                           "  FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid"
-	                           "  WHERE m.member = r.oid AND g.rolname LIKE 'airlock\\_%'), '')"
-	                           " FROM pg_roles r WHERE r.rolname = $1",
-	                           1, p);
+	struct store_res *res =
+	    store_exec(s,
+	               "SELECT r.rolsuper, r.rolcanlogin, coalesce((SELECT"
+	               "  string_agg(g.rolname, ', ' ORDER BY g.rolname)"
+	               "  FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid"
+	               "  WHERE m.member = r.oid AND g.rolname LIKE 'airlock\\_%'), '')"
+	               " FROM pg_roles r WHERE r.rolname = $1",
+	               1, p);
 	int rc = CLI_OK;
 
 	if (res == NULL)
 		return cli_fail(s, "user add");
-	*exists = PQntuples(res) == 1;
+	*exists = store_nrows(res) == 1;
 	if (!*exists)
 		goto out;
-	const char *held = PQgetvalue(res, 0, 2);
-	if (strcmp(PQgetvalue(res, 0, 0), "t") == 0) {
+	const char *held = store_get(res, 0, 2);
+	if (strcmp(store_get(res, 0, 0), "t") == 0) {
 		fprintf(stderr,
 		        "airlock user: %s is a superuser: airlock refuses its decisions; give "
 		        "the person a login of their own\n",
 		        name);
 		rc = CLI_REFUSED;
-	} else if (strcmp(PQgetvalue(res, 0, 1), "t") != 0) {
+	} else if (strcmp(store_get(res, 0, 1), "t") != 0) {
 		fprintf(stderr,
 		        "airlock user: %s exists and is not a login (a group role such as "
 		        "airlock_agent is never a person's or program's login)\n",
@@ -215,15 +216,15 @@ static int check_existing(struct store *s, const char *name, const char *role, b
 		rc = CLI_REFUSED;
 	}
 out:
-	PQclear(res);
+	store_clear(res);
 	return rc;
 }
 
 static int exec_ddl(struct store *s, const char *sql)
 {
-	PGresult *res = store_exec(s, sql, 0, NULL);
+	struct store_res *res = store_exec(s, sql, 0, NULL);
 
-	PQclear(res);
+	store_clear(res);
 	return res ? 0 : -1;
 }
 
@@ -232,7 +233,6 @@ static int exec_ddl(struct store *s, const char *sql)
 static int apply(struct store *s, const char *name, const char *role, const char *verifier,
                  bool *existed)
 {
-	PGconn *conn = store_conn(s);
 	char *ident = NULL, *lit = NULL, *sql = NULL;
 	size_t len;
 	int rc = CLI_ERROR;
@@ -243,10 +243,10 @@ static int apply(struct store *s, const char *name, const char *role, const char
 	if (rc != CLI_OK)
 		goto out;
 	rc = CLI_ERROR;
-	ident = PQescapeIdentifier(conn, name, strlen(name));
-	lit = verifier ? PQescapeLiteral(conn, verifier, strlen(verifier)) : NULL;
+	ident = store_quote_ident(s, name);
+	lit = verifier ? store_quote_literal(s, verifier) : NULL;
 	if (ident == NULL || (verifier && lit == NULL)) {
-		fprintf(stderr, "airlock user: %s", PQerrorMessage(conn));
+		fprintf(stderr, "airlock user: %s\n", store_errmsg(s));
 		goto out;
 	}
 	len = strlen(ident) + (lit ? strlen(lit) : 0) + 128;
@@ -270,9 +270,9 @@ static int apply(struct store *s, const char *name, const char *role, const char
 	rc = CLI_OK;
 out:
 	if (rc != CLI_OK)
-		PQclear(PQexec(conn, "ROLLBACK"));
-	PQfreemem(ident);
-	PQfreemem(lit);
+		store_exec_quiet(s, "ROLLBACK");
+	free(ident);
+	free(lit);
 	free(sql);
 	return rc;
 }
@@ -280,9 +280,8 @@ out:
 static void print_client(struct store *s, const char *name, const char *role, bool cert,
                          const char *from)
 {
-	PGconn *conn = store_conn(s);
-	const char *host = PQhost(conn), *port = PQport(conn), *db = PQdb(conn);
-	bool socket = host == NULL || host[0] == '/';
+	const char *host = store_host(s), *port = store_port(s), *db = store_dbname(s);
+	bool socket = host[0] == '\0' || host[0] == '/';
 	const char *shown = socket ? "DB_HOST" : host;
 
 	printf("pg_hba.conf (above any broader line for this database; then reload PostgreSQL):\n");
@@ -412,10 +411,10 @@ static int user_add(int argc, char **argv)
 	if (s == NULL)
 		goto out;
 	if (password) {
-		verifier = PQencryptPasswordConn(store_conn(s), password, name, "scram-sha-256");
+		verifier = store_scram_verifier(s, name, password);
 		if (verifier == NULL) {
-			fprintf(stderr, "airlock user: cannot make the SCRAM verifier: %s",
-			        PQerrorMessage(store_conn(s)));
+			fprintf(stderr, "airlock user: cannot make the SCRAM verifier: %s\n",
+			        store_errmsg(s));
 			goto out;
 		}
 	}
@@ -430,7 +429,7 @@ out:
 		memset(password, 0, strlen(password));
 		free(password);
 	}
-	PQfreemem(verifier);
+	free(verifier);
 	store_close(s);
 	return rc;
 }

@@ -283,7 +283,7 @@ int dest_resolve(const struct reach_list *rl, struct dest_set *ds)
 int dest_match(struct dest_set *ds, struct store *db, char *err, size_t errlen)
 {
 	struct buf arr;
-	PGresult *res;
+	struct store_res *res;
 	const char *params[1];
 
 	if (ds->n == 0)
@@ -312,17 +312,17 @@ int dest_match(struct dest_set *ds, struct store *db, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", store_errmsg(db));
 		return -1;
 	}
-	ds->nm = (size_t)PQntuples(res);
+	ds->nm = (size_t)store_nrows(res);
 	ds->m = xcalloc(ds->nm ? ds->nm : 1, sizeof(*ds->m));
 	for (size_t i = 0; i < ds->nm; i++) {
 		struct dest_match *m = &ds->m[i];
 
-		snprintf(m->candidate, sizeof(m->candidate), "%s", PQgetvalue(res, (int)i, 0));
-		m->managed = strcmp(PQgetvalue(res, (int)i, 1), "managed") == 0;
-		snprintf(m->slug, sizeof(m->slug), "%s", PQgetvalue(res, (int)i, 2));
-		snprintf(m->label, sizeof(m->label), "%s", PQgetvalue(res, (int)i, 3));
+		snprintf(m->candidate, sizeof(m->candidate), "%s", store_get(res, (int)i, 0));
+		m->managed = strcmp(store_get(res, (int)i, 1), "managed") == 0;
+		snprintf(m->slug, sizeof(m->slug), "%s", store_get(res, (int)i, 2));
+		snprintf(m->label, sizeof(m->label), "%s", store_get(res, (int)i, 3));
 	}
-	PQclear(res);
+	store_clear(res);
 	return 0;
 }
 

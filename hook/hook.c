@@ -501,7 +501,7 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 {
 	char what[400], idbuf[32];
 	const char *params[4];
-	PGresult *res = NULL;
+	struct store_res *res = NULL;
 	cJSON *row = NULL;
 
 	if (vm == NULL) {
@@ -531,8 +531,8 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 			    what, store_errmsg(db->s));
 		return;
 	}
-	snprintf(idbuf, sizeof(idbuf), "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
+	snprintf(idbuf, sizeof(idbuf), "%s", store_get(res, 0, 0));
+	store_clear(res);
 	for (;;) {
 		const cJSON *st;
 
@@ -541,15 +541,15 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 		params[0] = idbuf;
 		res =
 		    store_exec(db->s, "SELECT airlock.get_execution($1::bigint)::text", 1, params);
-		if (res == NULL || PQntuples(res) != 1 ||
-		    (row = cJSON_Parse(PQgetvalue(res, 0, 0))) == NULL) {
+		if (res == NULL || store_nrows(res) != 1 ||
+		    (row = cJSON_Parse(store_get(res, 0, 0))) == NULL) {
 			set(a, DEC_DENY, "guard_failed",
 			    "airlock hook: lost track of checkpoint request %s (%s): denied (fail "
 			    "closed).",
 			    idbuf, db->s ? store_errmsg(db->s) : "no database");
 			break;
 		}
-		PQclear(res);
+		store_clear(res);
 		res = NULL;
 		st = cJSON_GetObjectItemCaseSensitive(row, "state");
 		if (cJSON_IsString(st) && strcmp(st->valuestring, "succeeded") == 0) {
@@ -582,7 +582,8 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 		}
 		if (now_ms() >= deadline_ms) {
 			params[0] = idbuf;
-			PQclear(store_exec(db->s, "SELECT airlock.cancel($1::bigint)", 1, params));
+			store_clear(
+			    store_exec(db->s, "SELECT airlock.cancel($1::bigint)", 1, params));
 			set(a, DEC_DENY, "guard_timeout",
 			    "airlock hook: the checkpoint before %s (request %s) was not confirmed "
 			    "within the hook's budget: denied. Try again later or ask your "
@@ -592,7 +593,7 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 		}
 		usleep(GUARD_POLL_MS * 1000);
 	}
-	PQclear(res);
+	store_clear(res);
 	cJSON_Delete(row);
 }
 
@@ -602,7 +603,7 @@ static void decide_mcp(const struct event *ev, const char *self, struct db *db, 
 	const char *s = ev->tool + 5, *sep = strstr(s, "__");
 	char server[128], tool[256], vmbuf[128];
 	const char *vm, *params[3];
-	PGresult *res = NULL;
+	struct store_res *res = NULL;
 	cJSON *ans = NULL;
 	const cJSON *verdict, *x;
 
@@ -629,7 +630,7 @@ static void decide_mcp(const struct event *ev, const char *self, struct db *db, 
 	if (db_get(db) == NULL ||
 	    (res = store_exec(db->s, "SELECT airlock.check_tool($1, $2, $3)::text", 3, params)) ==
 	        NULL ||
-	    PQntuples(res) != 1 || (ans = cJSON_Parse(PQgetvalue(res, 0, 0))) == NULL) {
+	    store_nrows(res) != 1 || (ans = cJSON_Parse(store_get(res, 0, 0))) == NULL) {
 		set(a, DEC_DENY, "db_unreachable",
 		    "airlock hook: cannot ask airlock's catalog about %s/%s (%s): denied (fail "
 		    "closed).",
@@ -666,7 +667,7 @@ static void decide_mcp(const struct event *ev, const char *self, struct db *db, 
 	}
 out:
 	cJSON_Delete(ans);
-	PQclear(res);
+	store_clear(res);
 }
 
 /* ---------------------------------------------------------------- record */
@@ -676,7 +677,7 @@ static void record(const struct event *ev, struct db *db, const struct answer *a
 {
 	char *dj;
 	const char *params[4];
-	PGresult *res;
+	struct store_res *res;
 
 	*recorded = false;
 	if (a->d != DEC_DENY && a->d != DEC_ASK)
@@ -695,7 +696,7 @@ static void record(const struct event *ev, struct db *db, const struct answer *a
 		res = store_exec(db->s, "SELECT airlock.hook_event($1, $2, $3, $4::jsonb)", 4,
 		                 params);
 		*recorded = res != NULL;
-		PQclear(res);
+		store_clear(res);
 	}
 	free(dj);
 }

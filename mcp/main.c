@@ -12,7 +12,7 @@
 #include "mcp/db.h"
 #include "mcp/server.h"
 
-#include "lib/conninfo.h"
+#include "store/conninfo.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
 

@@ -63,9 +63,9 @@ static void free_names(char **names, size_t n)
 
 static int exec_simple(struct store *s, const char *sql)
 {
-	PGresult *res = store_exec(s, sql, 0, NULL);
+	struct store_res *res = store_exec(s, sql, 0, NULL);
 
-	PQclear(res);
+	store_clear(res);
 	return res ? 0 : -1;
 }
 
@@ -73,33 +73,37 @@ static int exec_simple(struct store *s, const char *sql)
 static int apply_one(struct store *s, const char *name, const char *sql, const char *digest)
 {
 	const char *params[2] = {name, digest};
-	PGresult *res;
+	struct store_res *res;
 	char why[1024];
 
 	if (exec_simple(s, "BEGIN") < 0)
 		return -1;
+	/* A migration rewrites tables: the store's bound on one statement is
+	 * for queries, not for this. */
+	if (exec_simple(s, "SET LOCAL statement_timeout = 0") < 0)
+		goto fail;
 	if (store_exec_script(s, sql) < 0)
 		goto fail;
 	res = store_exec(s, "INSERT INTO airlock.schema_migrations (name, sha256) VALUES ($1, $2)",
 	                 2, params);
 	if (res == NULL)
 		goto fail;
-	PQclear(res);
+	store_clear(res);
 	return exec_simple(s, "COMMIT");
 fail:
 	/* Keep the statement's error, not the rollback's. */
 	snprintf(why, sizeof(why), "%s", store_errmsg(s));
-	PQclear(PQexec(store_conn(s), "ROLLBACK"));
+	store_exec_quiet(s, "ROLLBACK");
 	store_set_error(s, "migration %s failed and was rolled back: %s", name, why);
 	return -1;
 }
 
 /* The checksum recorded for name in done, or NULL when not applied. */
-static const char *recorded_sha(const PGresult *done, const char *name)
+static const char *recorded_sha(const struct store_res *done, const char *name)
 {
-	for (int r = 0; r < PQntuples(done); r++)
-		if (strcmp(PQgetvalue(done, r, 0), name) == 0)
-			return PQgetvalue(done, r, 1);
+	for (int r = 0; r < store_nrows(done); r++)
+		if (strcmp(store_get(done, r, 0), name) == 0)
+			return store_get(done, r, 1);
 	return NULL;
 }
 
@@ -115,7 +119,7 @@ static int has_name(char **names, size_t n, const char *name)
 static int apply_all(struct store *s, const char *dir, char **names, size_t n, int *applied,
                      void (*progress)(const char *line, void *arg), void *arg)
 {
-	PGresult *done = NULL;
+	struct store_res *done = NULL;
 	char err[512];
 	int rc = -1;
 
@@ -130,12 +134,12 @@ static int apply_all(struct store *s, const char *dir, char **names, size_t n, i
 	                  NULL);
 	if (done == NULL)
 		return -1;
-	for (int r = 0; r < PQntuples(done); r++)
-		if (!has_name(names, n, PQgetvalue(done, r, 0))) {
+	for (int r = 0; r < store_nrows(done); r++)
+		if (!has_name(names, n, store_get(done, r, 0))) {
 			store_set_error(s,
 			                "the database has migration %s, which %s does not contain: "
 			                "this airlock is older than the schema; upgrade it",
-			                PQgetvalue(done, r, 0), dir);
+			                store_get(done, r, 0), dir);
 			goto out;
 		}
 	for (size_t i = 0; i < n; i++) {
@@ -175,7 +179,7 @@ static int apply_all(struct store *s, const char *dir, char **names, size_t n, i
 	}
 	rc = 0;
 out:
-	PQclear(done);
+	store_clear(done);
 	return rc;
 }
 
@@ -204,7 +208,7 @@ int store_migrate(struct store *s, const char *dir, int *applied,
 	}
 	rc = apply_all(s, dir, names, n, applied, progress, arg);
 	/* Unlock without losing apply_all's error. */
-	PQclear(PQexec(store_conn(s), "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")"));
+	store_exec_quiet(s, "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")");
 	free_names(names, n);
 	return rc;
 }

@@ -7,19 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *dup_or_null(const PGresult *res, int col)
+static char *dup_or_null(const struct store_res *res, int col)
 {
-	return PQgetisnull(res, 0, col) ? NULL : xstrdup(PQgetvalue(res, 0, col));
+	return store_isnull(res, 0, col) ? NULL : xstrdup(store_get(res, 0, col));
 }
 
-static int int_or(const PGresult *res, int col, int dflt)
+static int int_or(const struct store_res *res, int col, int dflt)
 {
-	return PQgetisnull(res, 0, col) ? dflt : atoi(PQgetvalue(res, 0, col));
+	return store_isnull(res, 0, col) ? dflt : atoi(store_get(res, 0, col));
 }
 
 int queue_claim(struct store *s, const char *worker, struct queue_item *it)
 {
-	PGresult *res;
+	struct store_res *res;
 
 	memset(it, 0, sizeof(*it));
 	res = store_exec(
@@ -31,12 +31,12 @@ int queue_claim(struct store *s, const char *worker, struct queue_item *it)
 	    1, (const char *const[]){worker});
 	if (res == NULL)
 		return -1;
-	if (PQntuples(res) == 0) {
-		PQclear(res);
+	if (store_nrows(res) == 0) {
+		store_clear(res);
 		return 0;
 	}
-	it->id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-	snprintf(it->state, sizeof(it->state), "%s", PQgetvalue(res, 0, 1));
+	it->id = strtoll(store_get(res, 0, 0), NULL, 10);
+	snprintf(it->state, sizeof(it->state), "%s", store_get(res, 0, 1));
 	it->target = dup_or_null(res, 2);
 	it->target_type = dup_or_null(res, 3);
 	it->command = dup_or_null(res, 4);
@@ -46,8 +46,8 @@ int queue_claim(struct store *s, const char *worker, struct queue_item *it)
 	it->requested_by = dup_or_null(res, 8);
 	it->cls = dup_or_null(res, 9);
 	it->policy_version =
-	    PQgetisnull(res, 0, 10) ? 0 : strtoll(PQgetvalue(res, 0, 10), NULL, 10);
-	it->rewind_possible = PQgetisnull(res, 0, 11) ? -1 : PQgetvalue(res, 0, 11)[0] == 't';
+	    store_isnull(res, 0, 10) ? 0 : strtoll(store_get(res, 0, 10), NULL, 10);
+	it->rewind_possible = store_isnull(res, 0, 11) ? -1 : store_get(res, 0, 11)[0] == 't';
 	it->attempts = int_or(res, 12, 0);
 	it->vmid = int_or(res, 13, 0);
 	it->node = dup_or_null(res, 14);
@@ -56,7 +56,7 @@ int queue_claim(struct store *s, const char *worker, struct queue_item *it)
 	it->ssh_user = dup_or_null(res, 17);
 	it->host_key_fingerprint = dup_or_null(res, 18);
 	it->zerto_vm_identifier = dup_or_null(res, 19);
-	PQclear(res);
+	store_clear(res);
 	return 1;
 }
 
@@ -85,17 +85,17 @@ void queue_item_clear(struct queue_item *it)
 static int call(struct store *s, const char *sql, int n, const char *const *params, char *out,
                 size_t outlen)
 {
-	PGresult *res = store_exec(s, sql, n, params);
+	struct store_res *res = store_exec(s, sql, n, params);
 
 	if (res == NULL)
 		return -1;
 	if (out && outlen) {
-		if (PQntuples(res) > 0 && PQnfields(res) > 0)
-			snprintf(out, outlen, "%s", PQgetvalue(res, 0, 0));
+		if (store_nrows(res) > 0 && store_nfields(res) > 0)
+			snprintf(out, outlen, "%s", store_get(res, 0, 0));
 		else
 			out[0] = '\0';
 	}
-	PQclear(res);
+	store_clear(res);
 	return 0;
 }
 
@@ -176,7 +176,7 @@ int queue_finish(struct store *s, int64_t id, const char *worker, const struct q
 	const char *params[11];
 	int lengths[11] = {0};
 	int formats[11] = {0};
-	PGresult *res;
+	struct store_res *res;
 
 	snprintf(ids, sizeof(ids), "%lld", (long long)id);
 	snprintf(code, sizeof(code), "%d", r->exit_code);
@@ -202,8 +202,8 @@ int queue_finish(struct store *s, int64_t id, const char *worker, const struct q
 	    params, lengths, formats);
 	if (res == NULL)
 		return -1;
-	*recorded = PQgetvalue(res, 0, 0)[0] == 't';
-	PQclear(res);
+	*recorded = store_get(res, 0, 0)[0] == 't';
+	store_clear(res);
 	return 0;
 }
 
@@ -240,14 +240,14 @@ int queue_unreachable(struct store *s, int64_t id, const char *worker, int delay
 
 int queue_clock_check(struct store *s, int *rows, long long *max_ahead_ms)
 {
-	PGresult *res =
+	struct store_res *res =
 	    store_exec(s, "SELECT rows, max_ahead_ms FROM airlock.worker_clock_check()", 0, NULL);
 
 	if (res == NULL)
 		return -1;
-	*rows = atoi(PQgetvalue(res, 0, 0));
-	*max_ahead_ms = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
-	PQclear(res);
+	*rows = atoi(store_get(res, 0, 0));
+	*max_ahead_ms = strtoll(store_get(res, 0, 1), NULL, 10);
+	store_clear(res);
 	return 0;
 }
 

@@ -42,10 +42,10 @@ static int is_shipped(const char *name)
 	return 0;
 }
 
-static int is_applied(const PGresult *applied, const char *name)
+static int is_applied(const struct store_res *applied, const char *name)
 {
-	for (int r = 0; r < PQntuples(applied); r++)
-		if (strcmp(PQgetvalue(applied, r, 0), name) == 0)
+	for (int r = 0; r < store_nrows(applied); r++)
+		if (strcmp(store_get(applied, r, 0), name) == 0)
 			return 1;
 	return 0;
 }
@@ -53,17 +53,17 @@ static int is_applied(const PGresult *applied, const char *name)
 /* The applied migrations, sorted by name: through airlock.schema_version()
  * when it exists, else straight from the table (an administrator can read
  * it).  NULL when neither works; *no_function tells which case it was. */
-static PGresult *read_applied(struct store *s, int *no_function)
+static struct store_res *read_applied(struct store *s, int *no_function)
 {
-	PGresult *res;
+	struct store_res *res;
 	int has_fn;
 
 	res = store_exec(s, "SELECT to_regprocedure('airlock.schema_version()') IS NOT NULL", 0,
 	                 NULL);
 	if (res == NULL)
 		return NULL;
-	has_fn = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	PQclear(res);
+	has_fn = strcmp(store_get(res, 0, 0), "t") == 0;
+	store_clear(res);
 	*no_function = !has_fn;
 	if (has_fn)
 		return store_exec(s, "SELECT name FROM airlock.schema_version() ORDER BY name", 0,
@@ -71,19 +71,19 @@ static PGresult *read_applied(struct store *s, int *no_function)
 	return store_exec(s, "SELECT name FROM airlock.schema_migrations ORDER BY name", 0, NULL);
 }
 
-static void compare(const PGresult *applied, const char *who, struct schema_report *out)
+static void compare(const struct store_res *applied, const char *who, struct schema_report *out)
 {
 	const char *extra = NULL, *missing = NULL;
-	int n = PQntuples(applied);
+	int n = store_nrows(applied);
 
 	for (int r = 0; r < n && extra == NULL; r++)
-		if (!is_shipped(PQgetvalue(applied, r, 0)))
-			extra = PQgetvalue(applied, r, 0);
+		if (!is_shipped(store_get(applied, r, 0)))
+			extra = store_get(applied, r, 0);
 	for (size_t i = 0; i < NSHIPPED && missing == NULL; i++)
 		if (!is_applied(applied, shipped[i]))
 			missing = shipped[i];
 	if (n > 0)
-		version_of(PQgetvalue(applied, n - 1, 0), out->db_version, sizeof(out->db_version));
+		version_of(store_get(applied, n - 1, 0), out->db_version, sizeof(out->db_version));
 	else
 		snprintf(out->db_version, sizeof(out->db_version), "no migration applied");
 	if (extra) {
@@ -110,7 +110,7 @@ static void compare(const PGresult *applied, const char *who, struct schema_repo
 
 int store_schema_check(struct store *s, const char *who, struct schema_report *out)
 {
-	PGresult *res = NULL;
+	struct store_res *res = NULL;
 	int no_function = 0, rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -118,7 +118,7 @@ int store_schema_check(struct store *s, const char *who, struct schema_report *o
 	res = store_exec(s, "SELECT to_regnamespace('airlock') IS NOT NULL", 0, NULL);
 	if (res == NULL)
 		goto out;
-	if (strcmp(PQgetvalue(res, 0, 0), "t") != 0) {
+	if (strcmp(store_get(res, 0, 0), "t") != 0) {
 		out->state = SCHEMA_MISSING;
 		snprintf(out->db_version, sizeof(out->db_version), "none");
 		snprintf(out->message, sizeof(out->message),
@@ -128,7 +128,7 @@ int store_schema_check(struct store *s, const char *who, struct schema_report *o
 		rc = 0;
 		goto out;
 	}
-	PQclear(res);
+	store_clear(res);
 	res = read_applied(s, &no_function);
 	if (res == NULL && no_function) {
 		/* Only the function added by 0010 lets every role read the list:
@@ -149,7 +149,7 @@ int store_schema_check(struct store *s, const char *who, struct schema_report *o
 	compare(res, who, out);
 	rc = 0;
 out:
-	PQclear(res);
+	store_clear(res);
 	return rc;
 }
 

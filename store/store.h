@@ -1,20 +1,31 @@
 /* store.h -- the PostgreSQL side: one connection, parameterised statements,
- * errors kept on the handle (like PQerrorMessage). */
+ * errors kept on the handle (like PQerrorMessage).
+ *
+ * store/ is the only code that talks to libpq: everything else reads rows
+ * through struct store_res and waits for notifications through store_*. */
 #ifndef AIRLOCK_STORE_H
 #define AIRLOCK_STORE_H
 
-#include <libpq-fe.h>
+#include <stdbool.h>
 #include <stddef.h>
 
-struct store; /* opaque */
+struct store;     /* a connection; opaque */
+struct store_res; /* the rows of one statement; opaque */
+
+/* Every session of every airlock client runs with this bound on one
+ * statement (a caller's options may set another), and names itself with
+ * application_name (the app argument). */
+#define STORE_STATEMENT_TIMEOUT "30s"
 
 /* Connects with standard libpq settings: conninfo when given (from --db),
- * else $AIRLOCK_DB, else the PG* environment.  application_name is `app`.
+ * else $AIRLOCK_DB, else the PG* environment.  application_name is `app`;
+ * statement_timeout is STORE_STATEMENT_TIMEOUT.
  * NULL on failure with the reason in err.  Free with store_close(). */
 struct store *store_open(const char *conninfo, const char *app, char *err, size_t errlen);
-/* Like store_open, with server options for every session of the connection
- * ("-c statement_timeout=30s ..."): they hold again after a PQreset, and
- * override an `options` of the conninfo. */
+/* Like store_open, with more server options for every session of the
+ * connection ("-c synchronous_commit=on ..."): they hold again after
+ * store_reset(), follow the default statement_timeout (so may override it),
+ * and override an `options` of the conninfo. */
 struct store *store_open_with(const char *conninfo, const char *app, const char *options, char *err,
                               size_t errlen);
 void store_close(struct store *s); /* NULL is a no-op */
@@ -27,18 +38,79 @@ const char *store_sqlstate(const struct store *s);
 /* Sets the handle's error, for modules built on the store. */
 void store_set_error(struct store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The connection, for code that needs libpq directly (LISTEN, COPY). */
-PGconn *store_conn(struct store *s);
+/* The server's DETAIL and HINT of the last failure ("" when absent). */
+const char *store_errdetail(const struct store *s);
+const char *store_errhint(const struct store *s);
 
 /* Runs one parameterised statement (text parameters, NULL for SQL NULL).
- * Returns the result on success (PGRES_COMMAND_OK or PGRES_TUPLES_OK), which
- * the caller PQclear()s; NULL on failure, reason on s. */
-PGresult *store_exec(struct store *s, const char *sql, int nparams, const char *const *params);
+ * Returns its rows on success (also for a statement without rows), which
+ * the caller frees with store_clear(); NULL on failure, reason on s. */
+struct store_res *store_exec(struct store *s, const char *sql, int nparams,
+                             const char *const *params);
 
 /* Like store_exec, with per-parameter lengths and formats (1 = binary, for
  * bytea values that may hold any byte). */
-PGresult *store_exec_bin(struct store *s, const char *sql, int nparams, const char *const *params,
-                         const int *lengths, const int *formats);
+struct store_res *store_exec_bin(struct store *s, const char *sql, int nparams,
+                                 const char *const *params, const int *lengths, const int *formats);
+
+/* Reading rows: counts, a value as text ("" for SQL NULL), whether it is
+ * NULL, its length in bytes.  Rows and columns count from 0. */
+int store_nrows(const struct store_res *r);
+int store_nfields(const struct store_res *r);
+const char *store_get(const struct store_res *r, int row, int col);
+bool store_isnull(const struct store_res *r, int row, int col);
+int store_getlen(const struct store_res *r, int row, int col);
+void store_clear(struct store_res *r); /* NULL is a no-op */
+
+/* Runs sql (no parameters) and discards its result and any failure, keeping
+ * the error of the step that failed before: for ROLLBACK and unlocks on a
+ * path that is already failing. */
+void store_exec_quiet(struct store *s, const char *sql);
+
+/* Whether the connection is up (a lost one stays lost until store_reset()). */
+bool store_connected(const struct store *s);
+/* Ends the session and starts a new one with the same settings (its
+ * session locks and LISTENs are gone).  0 when connected again, -1 with the
+ * reason on s. */
+int store_reset(struct store *s);
+
+/* One reconnect policy for every client: waits that start at 200 ms and
+ * double up to 5 s, and start over after a success. */
+struct store_backoff {
+	int next_ms;
+};
+#define STORE_BACKOFF_INIT                                                                         \
+	{                                                                                          \
+		0                                                                                  \
+	}
+int store_backoff_next(struct store_backoff *b); /* the wait before the next try, in ms */
+void store_backoff_reset(struct store_backoff *b);
+
+/* Notifications.  LISTEN/UNLISTEN channel (an identifier; quoted here). */
+int store_listen(struct store *s, const char *channel);
+int store_unlisten(struct store *s, const char *channel);
+/* Waits up to timeout_ms (0: do not wait) for notifications and reads what
+ * arrived.  1 when at least one is queued (take them with
+ * store_notification()), 0 when none came in time, -1 when the connection
+ * was lost (reason on s).  An interrupted wait (EINTR) returns 0. */
+int store_wait_notify(struct store *s, int timeout_ms);
+/* Takes one queued notification: 1 with its channel (and payload, when
+ * payload is not NULL) copied, 0 when none is queued. */
+int store_notification(struct store *s, char *channel, size_t chlen, char *payload, size_t plen);
+/* Drops every queued notification; returns how many. */
+int store_drain_notifications(struct store *s);
+
+/* Quoting for the few statements that take no parameters (CREATE ROLE ...).
+ * Caller frees; NULL with the reason on s. */
+char *store_quote_ident(struct store *s, const char *name);
+char *store_quote_literal(struct store *s, const char *text);
+/* A SCRAM-SHA-256 verifier for user's password, computed on this side so
+ * the password never reaches the server.  Caller frees; NULL on failure. */
+char *store_scram_verifier(struct store *s, const char *user, const char *password);
+/* Where the connection went (borrowed; "" when unknown). */
+const char *store_host(const struct store *s);
+const char *store_port(const struct store *s);
+const char *store_dbname(const struct store *s);
 
 /* Runs a script of several statements (simple query protocol, no parameters).
  * 0 on success, -1 with the reason on s. */

@@ -173,7 +173,7 @@ static int append(struct anchorer *a, const char *line)
 static void check_continuity(struct anchorer *a, struct store *db, long long head)
 {
 	char id[32];
-	PGresult *res;
+	struct store_res *res;
 
 	if (a->last_id == 0 || a->reported_id == a->last_id)
 		return;
@@ -190,7 +190,7 @@ static void check_continuity(struct anchorer *a, struct store *db, long long hea
 	                 (const char *const[]){id});
 	if (res == NULL)
 		return; /* the next tick tries again */
-	if (PQntuples(res) == 0 || strcmp(PQgetvalue(res, 0, 0), a->last_hash) != 0) {
+	if (store_nrows(res) == 0 || strcmp(store_get(res, 0, 0), a->last_hash) != 0) {
 		log_msg(
 		    LOG_ERROR,
 		    "evt=audit.rewritten anchored_event=%lld note=\"the event's hash is not the "
@@ -198,12 +198,12 @@ static void check_continuity(struct anchorer *a, struct store *db, long long hea
 		    a->last_id);
 		a->reported_id = a->last_id;
 	}
-	PQclear(res);
+	store_clear(res);
 }
 
 void anchorer_tick(struct anchorer *a, struct store *db, bool force)
 {
-	PGresult *res;
+	struct store_res *res;
 	long long head;
 	char err[256], *line;
 	int64_t now = deadline_now_ms();
@@ -216,23 +216,23 @@ void anchorer_tick(struct anchorer *a, struct store *db, bool force)
 		log_msg(LOG_WARN, "evt=audit.head_failed error=\"%s\"", store_errmsg(db));
 		return;
 	}
-	if (PQntuples(res) == 0) {
-		PQclear(res);
+	if (store_nrows(res) == 0) {
+		store_clear(res);
 		return;
 	}
-	head = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	head = strtoll(store_get(res, 0, 0), NULL, 10);
 	check_continuity(a, db, head);
 	if (head == a->last_id || (!force && head - a->last_id < a->every_events &&
 	                           (head < a->last_id || now - a->last_ms < a->every_ms))) {
-		PQclear(res);
+		store_clear(res);
 		return;
 	}
-	line = anchor_sign(a->key, head, PQgetvalue(res, 0, 1), time(NULL), err, sizeof(err));
+	line = anchor_sign(a->key, head, store_get(res, 0, 1), time(NULL), err, sizeof(err));
 	if (line == NULL) {
 		log_msg(LOG_ERROR, "evt=audit.anchor_failed error=\"%s\"", err);
 	} else if (append(a, line) == 0) {
 		a->last_id = head;
-		snprintf(a->last_hash, sizeof(a->last_hash), "%s", PQgetvalue(res, 0, 1));
+		snprintf(a->last_hash, sizeof(a->last_hash), "%s", store_get(res, 0, 1));
 		a->last_ms = now;
 		if (a->syslog) {
 			line[strlen(line) - 1] = '\0'; /* the newline */
@@ -241,5 +241,5 @@ void anchorer_tick(struct anchorer *a, struct store *db, bool force)
 		log_msg(LOG_DEBUG, "evt=audit.anchored event=%lld", head);
 	}
 	free(line);
-	PQclear(res);
+	store_clear(res);
 }

@@ -294,7 +294,7 @@ struct window {
 static struct window *windows(struct store *db, const char *slug, time_t since, size_t *n, bool *ok)
 {
 	char s[32];
-	PGresult *res;
+	struct store_res *res;
 	struct window *w;
 
 	snprintf(s, sizeof(s), "%lld", (long long)since);
@@ -305,14 +305,14 @@ static struct window *windows(struct store *db, const char *slug, time_t since, 
 	*ok = res != NULL;
 	if (res == NULL)
 		return NULL;
-	w = xcalloc((size_t)PQntuples(res) + 1, sizeof(*w));
-	for (int i = 0; i < PQntuples(res); i++) {
-		w[i].from = atoll(PQgetvalue(res, i, 0));
-		w[i].to = atoll(PQgetvalue(res, i, 1));
-		w[i].command = xstrdup(PQgetvalue(res, i, 2));
+	w = xcalloc((size_t)store_nrows(res) + 1, sizeof(*w));
+	for (int i = 0; i < store_nrows(res); i++) {
+		w[i].from = atoll(store_get(res, i, 0));
+		w[i].to = atoll(store_get(res, i, 1));
+		w[i].command = xstrdup(store_get(res, i, 2));
 	}
-	*n = (size_t)PQntuples(res);
-	PQclear(res);
+	*n = (size_t)store_nrows(res);
+	store_clear(res);
 	return w;
 }
 
@@ -374,7 +374,7 @@ static cJSON *check(const char *name, const char *status, const char *detail)
 static void alert(struct store *db, struct notifier *n, const char *slug, const char *name,
                   const char *detail)
 {
-	PGresult *res;
+	struct store_res *res;
 	bool fresh = true;
 	cJSON *m;
 	char text[1200];
@@ -385,9 +385,9 @@ static void alert(struct store *db, struct notifier *n, const char *slug, const 
 	                 "SELECT status = 'failing' AND detail IS NOT DISTINCT FROM $3 "
 	                 "FROM airlock.checks WHERE entity = $1 AND name = $2",
 	                 3, (const char *const[]){slug, name, detail});
-	if (res != NULL && PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't')
+	if (res != NULL && store_nrows(res) == 1 && store_get(res, 0, 0)[0] == 't')
 		fresh = false;
-	PQclear(res);
+	store_clear(res);
 	if (!fresh)
 		return;
 	m = cJSON_CreateObject();

@@ -2,7 +2,7 @@
 #include "worker/config.h"
 
 #include "lib/anchor.h"
-#include "lib/conninfo.h"
+#include "store/conninfo.h"
 #include "lib/log.h"
 #include "lib/readfile.h"
 #include "lib/xalloc.h"

@@ -12,6 +12,7 @@
 #include "worker/probe.h"
 #include "worker/sdnotify.h"
 
+#include <stdio.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -21,10 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Every session of the daemon, also after a reconnect (PQreset): no statement
- * waits forever, and a commit is durable before it returns (the commit that
- * marks a row running must survive a crash of the database). */
-#define DAEMON_SESSION_OPTIONS "-c statement_timeout=30s -c synchronous_commit=on"
+/* Every session of the daemon, also after a reconnect (store_reset): a
+ * commit is durable before it returns (the commit that marks a row running
+ * must survive a crash of the database).  The store bounds every statement
+ * (STORE_STATEMENT_TIMEOUT). */
+#define DAEMON_SESSION_OPTIONS "-c synchronous_commit=on"
 
 struct wthread {
 	struct daemon *d;
@@ -87,21 +89,20 @@ static void idle_wait(struct daemon *d, unsigned long seen)
 static struct store *connect_retry(struct daemon *d, const char *who)
 {
 	char err[1024];
-	int delay_ms = 200;
+	struct store_backoff backoff = STORE_BACKOFF_INIT;
 
 	while (!d->stopping) {
 		struct store *s = store_open_with(d->cfg->database, "airlockd",
 		                                  DAEMON_SESSION_OPTIONS, err, sizeof(err));
 		if (s) {
 			/* remote_apply when a synchronous standby is configured. */
-			PQclear(store_exec(s, durability_session_sql(d->durability), 0, NULL));
+			store_clear(store_exec(s, durability_session_sql(d->durability), 0, NULL));
 			return s;
 		}
+		int delay_ms = store_backoff_next(&backoff);
 		log_msg(LOG_WARN, "worker=%s evt=db.connect_failed retry_ms=%d error=\"%s\"", who,
 		        delay_ms, err);
 		usleep((useconds_t)delay_ms * 1000);
-		if (delay_ms < 5000)
-			delay_ms *= 2;
 	}
 	return NULL;
 }
@@ -119,7 +120,7 @@ static void *worker_main(void *arg)
 	env.worker_id = who;
 	int claim_delay_ms = 200;
 	while (!d->stopping) {
-		if (db == NULL || PQstatus(store_conn(db)) != CONNECTION_OK) {
+		if (db == NULL || !store_connected(db)) {
 			store_close(db);
 			db = connect_retry(d, who);
 			if (db == NULL)
@@ -220,15 +221,15 @@ static int listen_connect(struct daemon *d)
 		log_msg(LOG_WARN, "evt=db.connect_failed error=\"%s\"", err);
 		return -1;
 	}
-	PQclear(store_exec(d->listen, durability_session_sql(d->durability), 0, NULL));
+	store_clear(store_exec(d->listen, durability_session_sql(d->durability), 0, NULL));
 	for (size_t i = 0; i < 2; i++) {
-		PGresult *res = store_exec(d->listen, channels[i], 0, NULL);
+		struct store_res *res = store_exec(d->listen, channels[i], 0, NULL);
 		if (res == NULL) {
 			log_msg(LOG_WARN, "evt=db.listen_failed error=\"%s\"",
 			        store_errmsg(d->listen));
 			return -1;
 		}
-		PQclear(res);
+		store_clear(res);
 	}
 	return 0;
 }
@@ -321,17 +322,14 @@ static void reload_config(struct daemon *d)
  * empty. */
 static void handle_notifies(struct daemon *d)
 {
-	PGnotify *n;
+	char channel[64];
 	bool policy = false, work = false;
 
-	if (!PQconsumeInput(store_conn(d->listen)))
-		return;
-	while ((n = PQnotifies(store_conn(d->listen))) != NULL) {
-		if (strcmp(n->relname, "airlock_policy") == 0)
+	while (store_notification(d->listen, channel, sizeof(channel), NULL, 0) == 1) {
+		if (strcmp(channel, "airlock_policy") == 0)
 			policy = true;
 		else
 			work = true;
-		PQfreemem(n);
 	}
 	if (policy)
 		reload_policy(d);
@@ -381,14 +379,12 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 	int64_t next_reap = 0, next_expire = 0, next_connect = 0, next_anchor = 0;
 	int64_t next_watchdog = 0;
 	int64_t next_durability = deadline_now_ms() + DURABILITY_RECHECK_S * 1000;
-	int connect_delay = 200;
+	struct store_backoff backoff = STORE_BACKOFF_INIT;
 
 	/* Settle what a previous crash left before claiming anything. */
-	while (!*stop && listen_connect(d) < 0) {
-		usleep((useconds_t)connect_delay * 1000);
-		if (connect_delay < 5000)
-			connect_delay *= 2;
-	}
+	while (!*stop && listen_connect(d) < 0)
+		usleep((useconds_t)store_backoff_next(&backoff) * 1000);
+	store_backoff_reset(&backoff);
 	if (*stop)
 		return 0;
 	if (schema_refused(d))
@@ -424,18 +420,16 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 			next_durability =
 			    now; /* an operator who fixed the database need not wait */
 		}
-		if (d->listen == NULL || PQstatus(store_conn(d->listen)) != CONNECTION_OK) {
+		if (d->listen == NULL || !store_connected(d->listen)) {
 			if (now >= next_connect) {
 				if (listen_connect(d) == 0) {
-					connect_delay = 200;
+					store_backoff_reset(&backoff);
 					log_msg(LOG_INFO, "evt=db.reconnected");
 					reload_policy(d);
 					wake_workers(
 					    d, d->nthreads); /* claim at once after reconnecting */
 				} else {
-					next_connect = now + connect_delay;
-					if (connect_delay < 5000)
-						connect_delay *= 2;
+					next_connect = now + store_backoff_next(&backoff);
 				}
 			}
 			usleep(100 * 1000);
@@ -464,18 +458,15 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 			timeout = 0;
 		if (timeout > 1000)
 			timeout = 1000; /* re-check the signal flags */
-		struct pollfd pfd = {.fd = PQsocket(store_conn(d->listen)), .events = POLLIN};
-		if (poll(&pfd, 1, timeout) > 0)
+		if (store_wait_notify(d->listen, timeout) == 1)
 			handle_notifies(d);
-		else if (pfd.revents & (POLLERR | POLLHUP))
-			PQconsumeInput(store_conn(d->listen));
 	}
 	sdnotify_send("STOPPING=1\nSTATUS=stopping: running commands get the grace period");
 	prober_free(d->prober);
 	d->prober = NULL;
 	stop_threads(d, grace_s);
 	/* The file covers everything this daemon did before it stopped. */
-	if (d->listen != NULL && PQstatus(store_conn(d->listen)) == CONNECTION_OK)
+	if (d->listen != NULL && store_connected(d->listen))
 		anchorer_tick(d->anchorer, d->listen, true);
 	log_msg(LOG_INFO, "evt=stopped worker=%s", d->cfg->worker_id);
 	return 0;

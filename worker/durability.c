@@ -122,7 +122,7 @@ out:
 
 int durability_refresh(struct durability *d, struct store *s)
 {
-	PGresult *res = store_exec(s, "SELECT airlock.worker_durability()::text", 0, NULL);
+	struct store_res *res = store_exec(s, "SELECT airlock.worker_durability()::text", 0, NULL);
 	char why[1024], q[1200];
 	const char *level;
 
@@ -131,8 +131,8 @@ int durability_refresh(struct durability *d, struct store *s)
 		        log_quote(store_errmsg(s), q, sizeof(q)));
 		return -1;
 	}
-	bool ok = durability_judge(d->cfg, PQgetvalue(res, 0, 0), why, sizeof(why), &level);
-	PQclear(res);
+	bool ok = durability_judge(d->cfg, store_get(res, 0, 0), why, sizeof(why), &level);
+	store_clear(res);
 
 	pthread_mutex_lock(&d->mu);
 	bool changed = !d->checked || ok != d->ok || strcmp(why, d->why) != 0;

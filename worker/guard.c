@@ -34,13 +34,13 @@ static int lock_vpg(void *ctx, const char *vpg_id, long timeout_ms)
 	int64_t start = deadline_now_ms();
 
 	for (;;) {
-		PGresult *res = store_exec(
+		struct store_res *res = store_exec(
 		    h->db, "SELECT pg_try_advisory_lock(" VPG_LOCK_CLASS ", hashtext($1))", 1,
 		    (const char *const[]){vpg_id});
 		if (res == NULL)
 			return -1;
-		bool got = PQgetvalue(res, 0, 0)[0] == 't';
-		PQclear(res);
+		bool got = store_get(res, 0, 0)[0] == 't';
+		store_clear(res);
 		if (got)
 			return 0;
 		if (deadline_now_ms() - start >= timeout_ms)
@@ -53,8 +53,8 @@ static void unlock_vpg(void *ctx, const char *vpg_id)
 {
 	struct hook_ctx *h = ctx;
 
-	PQclear(store_exec(h->db, "SELECT pg_advisory_unlock(" VPG_LOCK_CLASS ", hashtext($1))", 1,
-	                   (const char *const[]){vpg_id}));
+	store_clear(store_exec(h->db, "SELECT pg_advisory_unlock(" VPG_LOCK_CLASS ", hashtext($1))",
+	                       1, (const char *const[]){vpg_id}));
 }
 
 static void record(void *ctx, const char *name, const cJSON *detail)

@@ -11,14 +11,14 @@
 bool guardonly_is(struct store *db, const struct queue_item *it)
 {
 	char id[24];
-	PGresult *res;
+	struct store_res *res;
 	bool guard;
 
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
 	res = store_exec(db, "SELECT kind = 'guard' FROM airlock.executions WHERE id = $1", 1,
 	                 (const char *const[]){id});
-	guard = res != NULL && PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
-	PQclear(res);
+	guard = res != NULL && store_nrows(res) == 1 && store_get(res, 0, 0)[0] == 't';
+	store_clear(res);
 	return guard;
 }
 
@@ -38,9 +38,9 @@ static void refuse(const struct pipeline_env *env, struct store *db, const struc
 
 static int exec_sql(struct store *db, const char *sql, int n, const char *const *params)
 {
-	PGresult *res = store_exec(db, sql, n, params);
+	struct store_res *res = store_exec(db, sql, n, params);
 
-	PQclear(res);
+	store_clear(res);
 	return res ? 0 : -1;
 }
 

@@ -1,5 +1,5 @@
 /* main.c -- airlockd: the daemon that moves rows from received to final. */
-#include "lib/conninfo.h"
+#include "store/conninfo.h"
 #include "lib/log.h"
 #include "lib/paths.h"
 #include "lib/redact.h"

@@ -67,7 +67,7 @@ static int classify(const struct pipeline_env *env, struct verdict *v, const str
 /* True when the last failure on db was the connection, not a refusal. */
 static bool connection_lost(struct store *db)
 {
-	return PQstatus(store_conn(db)) != CONNECTION_OK || store_sqlstate(db)[0] == '\0' ||
+	return !store_connected(db) || store_sqlstate(db)[0] == '\0' ||
 	       strncmp(store_sqlstate(db), "08", 2) == 0 ||
 	       strncmp(store_sqlstate(db), "57P", 3) == 0;
 }
@@ -126,19 +126,19 @@ static void notify_pending(const struct pipeline_env *env, const struct queue_it
 
 static bool target_lock(struct store *db, const char *target)
 {
-	PGresult *res =
+	struct store_res *res =
 	    store_exec(db, "SELECT pg_try_advisory_lock(" TARGET_LOCK_CLASS ", hashtext($1))", 1,
 	               (const char *const[]){target});
-	bool got = res && PQgetvalue(res, 0, 0)[0] == 't';
+	bool got = res && store_get(res, 0, 0)[0] == 't';
 
-	PQclear(res);
+	store_clear(res);
 	return got;
 }
 
 static void target_unlock(struct store *db, const char *target)
 {
-	PQclear(store_exec(db, "SELECT pg_advisory_unlock(" TARGET_LOCK_CLASS ", hashtext($1))", 1,
-	                   (const char *const[]){target}));
+	store_clear(store_exec(db, "SELECT pg_advisory_unlock(" TARGET_LOCK_CLASS ", hashtext($1))",
+	                       1, (const char *const[]){target}));
 }
 
 void pipeline_let_go_if_gone(struct store *db, const struct queue_item *it)
@@ -150,7 +150,7 @@ void pipeline_let_go_if_gone(struct store *db, const struct queue_item *it)
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
 	log_msg(LOG_INFO, "exec=%lld evt=gone why=\"no longer held by this worker (cancelled?)\"",
 	        (long long)it->id);
-	PQclear(
+	store_clear(
 	    store_exec(db, "SELECT pg_advisory_unlock($1::bigint)", 1, (const char *const[]){id}));
 }
 
@@ -213,10 +213,9 @@ static void record_result(const struct pipeline_env *env, struct store *db,
 			return;
 		}
 		if (needs_new_session(db)) {
-			PQreset(store_conn(db));
-			if (PQstatus(store_conn(db)) == CONNECTION_OK) {
-				PQclear(store_exec(db, durability_session_sql(env->durability), 0,
-				                   NULL));
+			if (store_reset(db) == 0) {
+				store_clear(store_exec(db, durability_session_sql(env->durability),
+				                       0, NULL));
 				if (queue_rehold(db, it->id) == 1)
 					log_msg(LOG_INFO, "exec=%lld evt=result.rehold",
 					        (long long)it->id);
@@ -247,12 +246,12 @@ static int confine(struct store *db, const char *worker, const struct queue_item
                    enum transport_jail j)
 {
 	char id[24];
-	PGresult *res;
+	struct store_res *res;
 
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
 	res = store_exec(db, "SELECT airlock.worker_confine($1, $2, $3)", 3,
 	                 (const char *const[]){id, worker, jail_name(j)});
-	PQclear(res);
+	store_clear(res);
 	return res ? 0 : -1;
 }
 
@@ -262,7 +261,7 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
                          const struct classification *c)
 {
 	char id[24], q[600];
-	PGresult *res;
+	struct store_res *res;
 
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
 	log_msg(LOG_WARN, "exec=%lld evt=unconfinable target=%s reason=%s", (long long)it->id,
@@ -278,9 +277,9 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
 		if (!connection_lost(db) || atomic_load(env->cancel))
 			return;
 		usleep((useconds_t)delay_ms * 1000);
-		PQreset(store_conn(db));
+		store_reset(db);
 	}
-	PQclear(res);
+	store_clear(res);
 	notify_pending(env, it, c, NULL, false, r->error);
 }
 

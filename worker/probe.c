@@ -40,13 +40,14 @@ static void write_probe(struct store *db, const char *slug, cJSON *attrs, cJSON 
 {
 	char *a = cJSON_PrintUnformatted(attrs);
 	char *c = cJSON_PrintUnformatted(checks);
-	PGresult *res = store_exec(db, "SELECT airlock.record_probe($1, $2::jsonb, $3::jsonb)", 3,
-	                           (const char *const[]){slug, a, c});
+	struct store_res *res =
+	    store_exec(db, "SELECT airlock.record_probe($1, $2::jsonb, $3::jsonb)", 3,
+	               (const char *const[]){slug, a, c});
 
 	if (res == NULL)
 		log_msg(LOG_WARN, "evt=probe.record_failed slug=%s error=\"%s\"", slug,
 		        store_errmsg(db));
-	PQclear(res);
+	store_clear(res);
 	free(a);
 	free(c);
 }
@@ -107,17 +108,17 @@ static const char *probe_jail(struct transport *t, const struct transport_node *
 }
 
 /* Probes one node's host and guests (rows [from, to) of res share the node). */
-static int probe_node(struct store *db, struct transport *t, struct notifier *nt, PGresult *res,
-                      int from, int to)
+static int probe_node(struct store *db, struct transport *t, struct notifier *nt,
+                      struct store_res *res, int from, int to)
 {
 	int n = to - from;
 	struct transport_probe *pr = xcalloc((size_t)n, sizeof(*pr));
 	struct transport_node node = {
-	    .name = name_of(PQgetvalue(res, from, 1)),
-	    .address = PQgetvalue(res, from, 4),
-	    .port = atoi(PQgetvalue(res, from, 5)),
-	    .user = PQgetisnull(res, from, 6) ? NULL : PQgetvalue(res, from, 6),
-	    .host_key_sha256 = PQgetisnull(res, from, 7) ? NULL : PQgetvalue(res, from, 7),
+	    .name = name_of(store_get(res, from, 1)),
+	    .address = store_get(res, from, 4),
+	    .port = atoi(store_get(res, from, 5)),
+	    .user = store_isnull(res, from, 6) ? NULL : store_get(res, from, 6),
+	    .host_key_sha256 = store_isnull(res, from, 7) ? NULL : store_get(res, from, 7),
 	};
 	char now[32];
 	time_t tt = time(NULL);
@@ -126,20 +127,20 @@ static int probe_node(struct store *db, struct transport *t, struct notifier *nt
 	gmtime_r(&tt, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	for (int i = 0; i < n; i++) {
-		const char *type = PQgetvalue(res, from + i, 2);
+		const char *type = store_get(res, from + i, 2);
 		pr[i].kind = strcmp(type, "vm") == 0    ? TRANSPORT_PROBE_AGENT
 		             : strcmp(type, "lxc") == 0 ? TRANSPORT_PROBE_CT
 		                                        : TRANSPORT_PROBE_HOST;
-		pr[i].vmid = PQgetisnull(res, from + i, 3) ? 0 : atoi(PQgetvalue(res, from + i, 3));
+		pr[i].vmid = store_isnull(res, from + i, 3) ? 0 : atoi(store_get(res, from + i, 3));
 	}
 	transport_probe(t, &node, pr, (size_t)n, PROBE_TIMEOUT_MS);
 	for (int i = 0; i < n; i++) {
 		char jail_detail[320] = "";
 		const char *jail = NULL;
 		if (pr[i].state == TRANSPORT_PROBE_OK)
-			jail = probe_jail(t, &node, PQgetvalue(res, from + i, 2), pr[i].vmid,
+			jail = probe_jail(t, &node, store_get(res, from + i, 2), pr[i].vmid,
 			                  jail_detail, sizeof(jail_detail));
-		const char *slug = PQgetvalue(res, from + i, 0);
+		const char *slug = store_get(res, from + i, 0);
 		cJSON *attrs = cJSON_CreateObject(), *checks = cJSON_CreateArray();
 		bool ok = pr[i].state == TRANSPORT_PROBE_OK;
 		char detail[320];
@@ -187,7 +188,7 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
 {
 	char err[1024];
 	struct store *db = store_open(conninfo, "airlockd-probe", err, sizeof(err));
-	PGresult *res;
+	struct store_res *res;
 	int written = 0;
 
 	if (db == NULL) {
@@ -213,14 +214,14 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
 		store_close(db);
 		return -1;
 	}
-	for (int from = 0, i = 1; from < PQntuples(res); i++) {
-		if (i < PQntuples(res) &&
-		    strcmp(PQgetvalue(res, i, 1), PQgetvalue(res, from, 1)) == 0)
+	for (int from = 0, i = 1; from < store_nrows(res); i++) {
+		if (i < store_nrows(res) &&
+		    strcmp(store_get(res, i, 1), store_get(res, from, 1)) == 0)
 			continue;
 		written += probe_node(db, t, nt, res, from, i);
 		from = i;
 	}
-	PQclear(res);
+	store_clear(res);
 	store_close(db);
 	log_msg(LOG_INFO, "evt=probe.round entities=%d", written);
 	return written;

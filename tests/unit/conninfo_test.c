@@ -1,5 +1,5 @@
 /* conninfo_test.c -- a password in a connection string is found in every form libpq takes. */
-#include "lib/conninfo.h"
+#include "store/conninfo.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -9,4 +9,8 @@
  * counts when it contains the word "password" at all. */
 bool conninfo_has_password(const char *conninfo);
 
+/* The value conninfo gives keyword (e.g. "user"), as libpq reads it;
+ * caller frees.  NULL when it gives none or cannot be parsed. */
+char *conninfo_get(const char *conninfo, const char *keyword);
+
 #endif
