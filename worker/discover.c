@@ -174,7 +174,7 @@ static int count_of(const cJSON *result, const char *key, const char *slug_log_e
 int discover_round(struct store *db, struct transport *t, struct discover_stats *st)
 {
 	struct discover_stats local = {0};
-	PGresult *hosts = NULL, *res = NULL;
+	struct store_res *hosts = NULL, *res = NULL;
 	cJSON *guests = cJSON_CreateArray(), *result = NULL;
 	char *answered = xstrdup("{");
 	char *text = NULL;
@@ -192,17 +192,17 @@ int discover_round(struct store *db, struct transport *t, struct discover_stats 
 	               0, NULL);
 	if (hosts == NULL)
 		goto out;
-	for (int i = 0; i < PQntuples(hosts); i++) {
-		const char *slug = PQgetvalue(hosts, i, 0);
+	for (int i = 0; i < store_nrows(hosts); i++) {
+		const char *slug = store_get(hosts, i, 0);
 		const char *colon = strchr(slug, ':');
 		struct transport_node node = {
 		    .name = colon ? colon + 1 : slug,
-		    .address = PQgetvalue(hosts, i, 1),
-		    .port = atoi(PQgetvalue(hosts, i, 2)),
-		    .user = PQgetisnull(hosts, i, 3) ? NULL : PQgetvalue(hosts, i, 3),
-		    .host_key_sha256 = PQgetisnull(hosts, i, 4) ? NULL : PQgetvalue(hosts, i, 4),
+		    .address = store_get(hosts, i, 1),
+		    .port = atoi(store_get(hosts, i, 2)),
+		    .user = store_isnull(hosts, i, 3) ? NULL : store_get(hosts, i, 3),
+		    .host_key_sha256 = store_isnull(hosts, i, 4) ? NULL : store_get(hosts, i, 4),
 		};
-		const char *pve_name = PQgetvalue(hosts, i, 5);
+		const char *pve_name = store_get(hosts, i, 5);
 		st->nodes++;
 		int asked = ask_node(t, &node, pve_name, guests);
 		if (asked == 0) {
@@ -230,7 +230,7 @@ int discover_round(struct store *db, struct transport *t, struct discover_stats 
 		log_msg(LOG_WARN, "evt=discover.record_failed error=\"%s\"", store_errmsg(db));
 		goto out;
 	}
-	result = cJSON_Parse(PQgetvalue(res, 0, 0));
+	result = cJSON_Parse(store_get(res, 0, 0));
 	st->appeared = count_of(result, "appeared", "discover.appeared");
 	st->moved = count_of(result, "moved", "discover.moved");
 	st->gone = count_of(result, "gone", "discover.gone");
@@ -254,8 +254,8 @@ out:
 	        st->returned);
 	cJSON_Delete(result);
 	cJSON_Delete(guests);
-	PQclear(res);
-	PQclear(hosts);
+	store_clear(res);
+	store_clear(hosts);
 	free(answered);
 	free(text);
 	return rc;
