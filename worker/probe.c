@@ -5,6 +5,7 @@
 #include "lib/log.h"
 #include "lib/xalloc.h"
 #include "store/store.h"
+#include "worker/agentbatch.h"
 #include "worker/bypass.h"
 #include "worker/discover.h"
 
@@ -16,6 +17,20 @@
 #include <time.h>
 
 #define PROBE_TIMEOUT_MS 15000
+/* A target's jail is built again to re-check it after this long, or at once
+ * when its transport failed in between (a restarted guest may be another
+ * system).  Every round would cost two commands per target. */
+#define JAIL_RECHECK_S 3600
+/* A jail that could not even be tried (the target refused to run `true`)
+ * is tried again sooner. */
+#define JAIL_RETRY_S 300
+
+/* When each target's jail was last checked, by slug. */
+struct jail_memo {
+	char **slug;
+	time_t *at;
+	size_t n, cap;
+};
 
 struct prober {
 	char *conninfo;
@@ -27,7 +42,41 @@ struct prober {
 	bool stopping;
 	struct notifier *notifier; /* side-door alerts; NULL: none */
 	bool discover;             /* ask the nodes for the cluster's guests first */
+	struct jail_memo memo;     /* the thread's own */
 };
+
+static time_t *memo_slot(struct jail_memo *m, const char *slug, bool add)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->slug[i], slug) == 0)
+			return &m->at[i];
+	if (!add)
+		return NULL;
+	if (m->n == m->cap) {
+		m->cap = m->cap ? 2 * m->cap : 64;
+		m->slug = xrealloc(m->slug, m->cap * sizeof(*m->slug));
+		m->at = xrealloc(m->at, m->cap * sizeof(*m->at));
+	}
+	m->slug[m->n] = xstrdup(slug);
+	m->at[m->n] = 0;
+	return &m->at[m->n++];
+}
+
+static void memo_free(struct jail_memo *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->slug[i]);
+	free(m->slug);
+	free(m->at);
+}
+
+/* Whether the target's jail is due a check (always without a memo). */
+static bool jail_due(struct jail_memo *m, const char *slug, time_t now)
+{
+	time_t *at = m ? memo_slot(m, slug, false) : NULL;
+
+	return at == NULL || *at == 0 || now - *at >= JAIL_RECHECK_S;
+}
 
 static const char *name_of(const char *slug)
 {
@@ -109,10 +158,11 @@ static const char *probe_jail(struct transport *t, const struct transport_node *
 
 /* Probes one node's host and guests (rows [from, to) of res share the node). */
 static int probe_node(struct store *db, struct transport *t, struct notifier *nt,
-                      struct store_res *res, int from, int to)
+                      struct jail_memo *memo, struct store_res *res, int from, int to)
 {
 	int n = to - from;
 	struct transport_probe *pr = xcalloc((size_t)n, sizeof(*pr));
+	bool *done = xcalloc((size_t)n, sizeof(*done));
 	struct transport_node node = {
 	    .name = name_of(store_get(res, from, 1)),
 	    .address = store_get(res, from, 4),
@@ -133,13 +183,41 @@ static int probe_node(struct store *db, struct transport *t, struct notifier *nt
 		                                        : TRANSPORT_PROBE_HOST;
 		pr[i].vmid = store_isnull(res, from + i, 3) ? 0 : atoi(store_get(res, from + i, 3));
 	}
-	transport_probe(t, &node, pr, (size_t)n, PROBE_TIMEOUT_MS);
+	/* Every guest agent of the node in one command (agentbatch.h); what it
+	 * cannot tell, and the host and containers, one command each. */
+	agentbatch_probe(t, &node, pr, done, (size_t)n, PROBE_TIMEOUT_MS);
+	{
+		struct transport_probe *rest = xcalloc((size_t)n, sizeof(*rest));
+		int *idx = xcalloc((size_t)n, sizeof(*idx));
+		size_t k = 0;
+		for (int i = 0; i < n; i++)
+			if (!done[i]) {
+				idx[k] = i;
+				rest[k++] = pr[i];
+			}
+		if (k > 0)
+			transport_probe(t, &node, rest, k, PROBE_TIMEOUT_MS);
+		for (size_t j = 0; j < k; j++)
+			pr[idx[j]] = rest[j];
+		free(rest);
+		free(idx);
+	}
 	for (int i = 0; i < n; i++) {
 		char jail_detail[320] = "";
 		const char *jail = NULL;
-		if (pr[i].state == TRANSPORT_PROBE_OK)
+		const char *target = store_get(res, from + i, 0);
+		if (pr[i].state != TRANSPORT_PROBE_OK && memo) {
+			time_t *at = memo_slot(memo, target, false);
+			if (at)
+				*at = 0; /* failed in between: check again once it is back */
+		}
+		if (pr[i].state == TRANSPORT_PROBE_OK && jail_due(memo, target, tt)) {
 			jail = probe_jail(t, &node, store_get(res, from + i, 2), pr[i].vmid,
 			                  jail_detail, sizeof(jail_detail));
+			if (memo)
+				*memo_slot(memo, target, true) =
+				    jail ? tt : tt - JAIL_RECHECK_S + JAIL_RETRY_S;
+		}
 		const char *slug = store_get(res, from + i, 0);
 		cJSON *attrs = cJSON_CreateObject(), *checks = cJSON_CreateArray();
 		bool ok = pr[i].state == TRANSPORT_PROBE_OK;
@@ -181,11 +259,14 @@ static int probe_node(struct store *db, struct transport *t, struct notifier *nt
 		cJSON_Delete(checks);
 	}
 	free(pr);
+	free(done);
 	return n;
 }
 
-static int round_with(const char *conninfo, struct transport *t, struct notifier *nt, bool discover)
+static int round_with(const char *conninfo, struct transport *t, struct notifier *nt, bool discover,
+                      struct jail_memo *memo)
 {
+	int64_t t0 = deadline_now_ms();
 	char err[1024];
 	struct store *db = store_open(conninfo, "airlockd-probe", err, sizeof(err));
 	struct store_res *res;
@@ -218,18 +299,19 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
 		if (i < store_nrows(res) &&
 		    strcmp(store_get(res, i, 1), store_get(res, from, 1)) == 0)
 			continue;
-		written += probe_node(db, t, nt, res, from, i);
+		written += probe_node(db, t, nt, memo, res, from, i);
 		from = i;
 	}
 	store_clear(res);
 	store_close(db);
-	log_msg(LOG_INFO, "evt=probe.round entities=%d", written);
+	log_msg(LOG_INFO, "evt=probe.round entities=%d ms=%lld", written,
+	        (long long)(deadline_now_ms() - t0));
 	return written;
 }
 
 int prober_round(const char *conninfo, struct transport *t, bool discover)
 {
-	return round_with(conninfo, t, NULL, discover);
+	return round_with(conninfo, t, NULL, discover, NULL);
 }
 
 static void *run(void *arg)
@@ -239,7 +321,7 @@ static void *run(void *arg)
 	pthread_mutex_lock(&p->mu);
 	while (!p->stopping) {
 		pthread_mutex_unlock(&p->mu);
-		round_with(p->conninfo, p->t, p->notifier, p->discover);
+		round_with(p->conninfo, p->t, p->notifier, p->discover, &p->memo);
 		pthread_mutex_lock(&p->mu);
 		struct timespec until = deadline_abs_after_ms((int64_t)p->interval_s * 1000);
 		while (!p->stopping)
@@ -284,6 +366,7 @@ void prober_free(struct prober *p)
 	pthread_join(p->thread, NULL);
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);
+	memo_free(&p->memo);
 	free(p->conninfo);
 	free(p);
 }

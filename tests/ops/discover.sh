@@ -115,6 +115,8 @@ check_eq "and its guest is not marked gone" "" \
 	"$(q "SELECT gone_at FROM airlock.entities WHERE slug = 'vm:orphan'")"
 
 # a container removed from the cluster, then back
+check "CT 204 is probed running first" \
+	wait_for 60 "SELECT attributes->>'container_status' = 'running' FROM airlock.entities WHERE slug = 'lxc:ct204'"
 check "CT 204's config is removed from node A" rm "$R/pve/nodes/pverig/lxc/204.conf"
 check "the removed container is marked gone" \
 	wait_for 30 "SELECT gone_at IS NOT NULL FROM airlock.entities WHERE slug = 'lxc:ct204'"
