@@ -65,9 +65,12 @@ $$;
 -- nodes whose answer is in guests; guests: [{type: "qemu"|"lxc", vmid,
 -- node, name, from}] ("from": the node that answered; other types are
 -- ignored).  A guest listed more than once (every node of a cluster lists
--- every guest) counts once, the listing by its own node first.  Guests on a
--- node no host entity names are left out and reported.  Returns
--- {appeared, moved, gone, returned: [slugs], unknown_nodes: [names]}.
+-- every guest) counts once, the listing by its own node first.  Answers
+-- that disagree on a guest's node (a migration seen half-way, or a node
+-- that claims what is not its own) change nothing about it this round:
+-- it is reported as a conflict, neither moved nor gone.  Guests on a node
+-- no host entity names are left out and reported.  Returns {appeared,
+-- moved, gone, returned, conflicts: [slugs], unknown_nodes: [names]}.
 CREATE FUNCTION airlock.record_discovery(answered text[], guests jsonb) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
 DECLARE
@@ -77,7 +80,8 @@ DECLARE
 	slug text;
 	seen bigint[] := '{}';
 	out jsonb := jsonb_build_object('appeared', '[]'::jsonb, 'moved', '[]'::jsonb,
-		'gone', '[]'::jsonb, 'returned', '[]'::jsonb, 'unknown_nodes', '[]'::jsonb);
+		'gone', '[]'::jsonb, 'returned', '[]'::jsonb, 'conflicts', '[]'::jsonb,
+		'unknown_nodes', '[]'::jsonb);
 BEGIN
 	IF answered IS NULL OR guests IS NULL OR jsonb_typeof(guests) <> 'array' THEN
 		RAISE EXCEPTION 'record_discovery: answered must be an array of node names and guests a JSON array'
@@ -93,14 +97,27 @@ BEGIN
 		RAISE EXCEPTION 'record_discovery: every guest needs a vmid (100..999999999) and a node'
 			USING ERRCODE = 'AL002';
 	END IF;
-	FOR g IN SELECT DISTINCT ON (typ, vmid) typ, vmid, node, name
-		 FROM (SELECT CASE x ->> 'type' WHEN 'qemu' THEN 'vm' ELSE 'lxc' END AS typ,
-			      (x ->> 'vmid')::integer AS vmid, x ->> 'node' AS node,
-			      coalesce(x ->> 'name', '') AS name,
-			      (x ->> 'from') IS NOT DISTINCT FROM (x ->> 'node') AS own
-		       FROM jsonb_array_elements(guests) x
-		       WHERE x ->> 'type' IN ('qemu', 'lxc')) l
-		 ORDER BY typ, vmid, own DESC, node LOOP
+	FOR g IN WITH l AS (
+			SELECT CASE x ->> 'type' WHEN 'qemu' THEN 'vm' ELSE 'lxc' END AS typ,
+			       (x ->> 'vmid')::integer AS vmid, x ->> 'node' AS node,
+			       coalesce(x ->> 'name', '') AS name,
+			       (x ->> 'from') IS NOT DISTINCT FROM (x ->> 'node') AS own
+			FROM jsonb_array_elements(guests) x
+			WHERE x ->> 'type' IN ('qemu', 'lxc')),
+		      c AS (SELECT typ, vmid, count(DISTINCT node) AS nnodes FROM l GROUP BY typ, vmid)
+		 SELECT DISTINCT ON (l.typ, l.vmid) l.typ, l.vmid, l.node, l.name, c.nnodes
+		 FROM l JOIN c USING (typ, vmid)
+		 ORDER BY l.typ, l.vmid, l.own DESC, l.node LOOP
+		IF g.nnodes > 1 THEN
+			SELECT * INTO ent FROM airlock.entities e
+			WHERE e.type = g.typ AND e.vmid = g.vmid AND NOT e.id = ANY (seen)
+			ORDER BY e.gone_at IS NULL DESC, e.id LIMIT 1;
+			IF FOUND THEN
+				seen := seen || ent.id;
+				out := jsonb_set(out, '{conflicts}', (out -> 'conflicts') || to_jsonb(ent.slug));
+			END IF;
+			CONTINUE;
+		END IF;
 		SELECT h.slug INTO host FROM airlock.entities h
 		WHERE h.type = 'proxmox-host' AND airlock._pve_node_of(h) = g.node
 		ORDER BY h.slug LIMIT 1;

@@ -235,6 +235,7 @@ int discover_round(struct store *db, struct transport *t, struct discover_stats 
 	st->moved = count_of(result, "moved", "discover.moved");
 	st->gone = count_of(result, "gone", "discover.gone");
 	st->returned = count_of(result, "returned", "discover.returned");
+	st->conflicts = count_of(result, "conflicts", "discover.conflict");
 	const cJSON *unknown = cJSON_GetObjectItemCaseSensitive(result, "unknown_nodes"), *u;
 	cJSON_ArrayForEach(u, unknown)
 	{
@@ -249,9 +250,9 @@ int discover_round(struct store *db, struct transport *t, struct discover_stats 
 out:
 	log_msg(rc == 0 ? LOG_INFO : LOG_WARN,
 	        "evt=discover.round nodes=%d answered=%d listed=%d appeared=%d moved=%d gone=%d "
-	        "returned=%d",
+	        "returned=%d conflicts=%d",
 	        st->nodes, st->answered, st->listed, st->appeared, st->moved, st->gone,
-	        st->returned);
+	        st->returned, st->conflicts);
 	cJSON_Delete(result);
 	cJSON_Delete(guests);
 	store_clear(res);

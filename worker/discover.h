@@ -29,6 +29,7 @@ struct discover_stats {
 	int answered; /* nodes whose answer names them: it decides what is gone from them */
 	int listed;   /* guest listings received (a cluster lists each guest once per node) */
 	int appeared, moved, gone, returned;
+	int conflicts; /* answers disagreed on the guest's node: left as it was */
 };
 
 /* One round on db (the scheduler's login) over t.  Fills *st (may be NULL).

@@ -143,6 +143,8 @@ check_eq "node B did not" 0 "$(on_node node:pverig2 before-migration)"
 
 # ---- live migration A -> B: discovery follows, the next command runs on B
 check_out "VM 101 migrates live to node B" "migration finished successfully" node_a qm migrate 101 pverig2 --online
+check "the VM's config really moved to node B's directory" \
+	sh -c "[ -f '$R/pve/nodes/pverig2/qemu-server/101.conf' ] && [ ! -e '$R/pve/nodes/pverig/qemu-server/101.conf' ]"
 check "discovery moves vm:web to node B" \
 	wait_for 30 "SELECT node = 'proxmox-host:beta' FROM airlock.entities WHERE slug = 'vm:web'"
 check_eq "the move is recorded" '{"to": "proxmox-host:beta", "from": "proxmox-host:alpha"}' \
@@ -152,6 +154,14 @@ check "the next command on vm:web succeeds" wait_for 60 "SELECT state = 'succeed
 check_eq "node B ran it (with its own key)" 1 "$(on_node node:pverig2 after-migration)"
 check_eq "node A did not" 0 "$(on_node node after-migration)"
 check_out "its output is the VM's" 'after-migration' as_agent $A show $id
+
+# ---- answers that disagree on a guest's node move nothing
+conflict='[{"type": "qemu", "vmid": 101, "node": "pverig2", "from": "pverig2"},
+           {"type": "qemu", "vmid": 101, "node": "pverig", "from": "pverig"}]'
+check_out "two nodes that both claim VM 101: a conflict" '"conflicts": \["vm:web"\]' \
+	env PGUSER=probe psql -XAtq -c "SELECT airlock.record_discovery('{pverig,pverig2}', '$conflict')"
+check_eq "vm:web stays where it was, and is not gone" "proxmox-host:beta|" \
+	"$(q "SELECT node, gone_at FROM airlock.entities WHERE slug = 'vm:web'")"
 
 # ---- the inventory does not move a discovered guest back
 check "the inventory is seeded again (it still says node A)" $A seed "$WORK/seeds"
