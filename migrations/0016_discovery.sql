@@ -177,7 +177,7 @@ DECLARE
 BEGIN
 	SELECT * INTO ent FROM airlock.entities e WHERE e.slug = NEW.target;
 	IF FOUND AND ent.gone_at IS NOT NULL THEN
-		RAISE EXCEPTION 'run on % refused: the guest is gone from the cluster (vmid % was last on %, missing since %). Use a target that exists, or add the guest back and wait for discovery.',
+		RAISE EXCEPTION 'run on % refused: the guest is gone: no node airlock manages lists it (vmid % was last on %, missing since %). It was removed, or moved to a node the inventory does not list. Use a target that exists, or add the guest (or its node) back and wait for discovery.',
 			ent.slug, ent.vmid, ent.node,
 			to_char(ent.gone_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
 			USING ERRCODE = 'AL016';

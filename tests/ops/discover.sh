@@ -123,7 +123,7 @@ check "the removed container is marked gone" \
 check_eq "its last probe said running" running \
 	"$(q "SELECT attributes->>'container_status' FROM airlock.entities WHERE slug = 'lxc:ct204'")"
 check_out "a request on it is refused: it is gone" \
-	'run on lxc:ct204 refused: the guest is gone from the cluster \(vmid 204 was last on proxmox-host:alpha' \
+	'run on lxc:ct204 refused: the guest is gone: no node airlock manages lists it \(vmid 204 was last on proxmox-host:alpha' \
 	env PGUSER=hermes psql -XAtq -c "SELECT airlock.run('lxc:ct204', 'hostname')"
 check_eq "no row was written for it" 0 "$(q "SELECT count(*) FROM airlock.executions WHERE target = 'lxc:ct204'")"
 printf 'arch: amd64\nhostname: ct204\nmemory: 512\nostype: debian\n' >"$R/pve/nodes/pverig/lxc/204.conf"
@@ -162,6 +162,14 @@ check_out "two nodes that both claim VM 101: a conflict" '"conflicts": \["vm:web
 	env PGUSER=probe psql -XAtq -c "SELECT airlock.record_discovery('{pverig,pverig2}', '$conflict')"
 check_eq "vm:web stays where it was, and is not gone" "proxmox-host:beta|" \
 	"$(q "SELECT node, gone_at FROM airlock.entities WHERE slug = 'vm:web'")"
+
+# ---- a guest that moves to a node the inventory does not list is out of reach
+check "a third node joins the cluster, not in the inventory" $AIRLOCK_RIG_CTL node-add pverig3
+check_out "VM 103 migrates there" "migration finished successfully" node_a qm migrate 103 pverig3 --online
+check "discovery reports the unknown node" wait_log 30 'evt=discover.unknown_node pve_node=pverig3' disc
+check "vm:vm103 is marked gone: airlock cannot reach it there" \
+	wait_for 30 "SELECT gone_at IS NOT NULL FROM airlock.entities WHERE slug = 'vm:vm103'"
+check_eq "no entity was made on the unknown node" 0 "$(q "SELECT count(*) FROM airlock.entities WHERE vmid = 103 AND gone_at IS NULL")"
 
 # ---- the inventory does not move a discovered guest back
 check "the inventory is seeded again (it still says node A)" $A seed "$WORK/seeds"
