@@ -16,7 +16,20 @@
 #include <string.h>
 
 /* Columns of the estate query. */
-enum { E_SLUG, E_TYPE, E_NODE, E_VMID, E_ADDR, E_PORT, E_USER, E_PIN, E_ZVM, E_AGENT, E_CT };
+enum {
+	E_SLUG,
+	E_TYPE,
+	E_NODE,
+	E_VMID,
+	E_ADDR,
+	E_PORT,
+	E_USER,
+	E_PIN,
+	E_ZVM,
+	E_AGENT,
+	E_CT,
+	E_GONE
+};
 
 static struct store_res *estate(struct store *db)
 {
@@ -24,7 +37,9 @@ static struct store_res *estate(struct store *db)
 	                  "SELECT e.slug, e.type, e.node, e.vmid, e.address, coalesce(e.port, 22),"
 	                  " coalesce(e.ssh_user, 'root'), e.host_key_fingerprint,"
 	                  " e.zerto_vm_identifier, e.attributes ->> 'qemu_guest_agent',"
-	                  " e.attributes ->> 'container_status'"
+	                  " e.attributes ->> 'container_status',"
+	                  /* gone_at through to_jsonb: NULL on a schema without discovery */
+	                  " to_jsonb(e) ->> 'gone_at'"
 	                  " FROM airlock.entities e"
 	                  " ORDER BY e.type <> 'proxmox-host', e.slug",
 	                  0, NULL);
@@ -221,6 +236,16 @@ static void check_guests(struct doctor_ctx *c, struct transport *t, const struct
 		const char *node = val(e, i, E_NODE);
 		if (node == NULL || strcmp(node, host) != 0)
 			continue;
+		if (val(e, i, E_GONE)) {
+			doctor_add(
+			    c->r, "guest", val(e, i, E_SLUG), DOCTOR_WARN,
+			    "remove it from the inventory if it was deleted, or add the node it "
+			    "moved to (docs/operators.md, Discovery)",
+			    "gone since %s: no node airlock manages lists it; requests on it "
+			    "are refused",
+			    val(e, i, E_GONE));
+			continue;
+		}
 		if (!reachable) {
 			doctor_add(c->r, "guest", val(e, i, E_SLUG), DOCTOR_SKIP, NULL,
 			           "skipped: its node %s is not reachable", host);

@@ -155,6 +155,20 @@ check_eq "node B ran it (with its own key)" 1 "$(on_node node:pverig2 after-migr
 check_eq "node A did not" 0 "$(on_node node after-migration)"
 check_out "its output is the VM's" 'after-migration' as_agent $A show $id
 
+# ---- airlock doctor: each node with its own key; a gone guest is a warning
+$A doctor --config "$cfg" --timeout-ms 5000 --json >"$WORK/doc.json" 2>"$WORK/doc.err"
+doc() {
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(" | ".join(str(c[sys.argv[4]]) for c in d["checks"] if c["area"] == sys.argv[2] and c["subject"] == sys.argv[3]))' \
+		"$WORK/doc.json" "$1" "$2" "$3"
+}
+check_eq "doctor logs in to node B with node B's own key" ok "$(doc node proxmox-host:beta status)"
+check_eq "doctor: vm:web is checked on node B" ok "$(doc guest vm:web status)"
+check_eq "doctor: the gone guest is a warning" warn "$(doc guest vm:ghost status)"
+check_out "  saying it is gone, and what to do" 'gone since .*requests on it are refused' doc guest vm:ghost detail
+
 # ---- answers that disagree on a guest's node move nothing
 conflict='[{"type": "qemu", "vmid": 101, "node": "pverig2", "from": "pverig2"},
            {"type": "qemu", "vmid": 101, "node": "pverig", "from": "pverig"}]'
