@@ -209,4 +209,26 @@ check_out "pve_node on a guest is refused" 'only a proxmox-host has a pve_node' 
 kill -TERM "$DPID"
 wait "$DPID" 2>/dev/null
 check "the daemon logged the round" grep -qE 'evt=discover.round nodes=3 answered=2 ' "$WORK/disc.log"
+
+# ---- the same under valgrind: new guests appear, node B's key, a command there
+command -v valgrind >/dev/null || { echo "valgrind is missing (scripts/install-deps installs it)"; exit 1; }
+check "five cheap guests join node B" $AIRLOCK_RIG_CTL guests-add 5 --node pverig2
+valgrind --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
+	--error-exitcode=99 --log-file="$WORK/valgrind.log" \
+	$D -c "$cfg" --grace 20 >"$WORK/vg.log" 2>&1 &
+vpid=$!
+DAEMON_PIDS+=("$vpid")
+check "under valgrind, discovery finds them" \
+	wait_for 120 "SELECT count(*) = 5 FROM airlock.entities WHERE slug LIKE 'vm:cheap%' AND node = 'proxmox-host:beta'"
+check "and the probes see their agents" \
+	wait_for 120 "SELECT count(*) = 5 FROM airlock.entities WHERE slug LIKE 'vm:cheap%' AND attributes->>'qemu_guest_agent' = 'running'"
+id=$(as_agent $A run --target vm:web -- 'echo under-valgrind')
+check "a command on node B succeeds under valgrind" wait_for 120 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
+kill -TERM $vpid
+wait $vpid
+rc=$?
+check_eq "valgrind reports no memory errors and no leaks (exit status)" 0 "$rc"
+check_out "no bytes definitely lost" 'definitely lost: 0 bytes|no leaks are possible' cat "$WORK/valgrind.log"
+check_out "ERROR SUMMARY: 0 errors" 'ERROR SUMMARY: 0 errors' cat "$WORK/valgrind.log"
+[ "$rc" = 0 ] || grep -A30 "definitely lost in\|Invalid\|uninitialised" "$WORK/valgrind.log" | head -60
 finish
