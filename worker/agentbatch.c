@@ -44,11 +44,11 @@ static const char PROGRAM[] =
     "  $sel->remove($c);close($c)}}\n"
     "print \"$by{fileno($_)} timeout\\n\" for $sel->handles;\n";
 
-static struct transport_probe *find(struct transport_probe *probes, bool *done, size_t n, int vmid,
-                                    size_t *at)
+static struct transport_probe *find_kind(struct transport_probe *probes, bool *done, size_t n,
+                                         enum transport_probe_kind kind, int vmid, size_t *at)
 {
 	for (size_t i = 0; i < n; i++)
-		if (probes[i].kind == TRANSPORT_PROBE_AGENT && probes[i].vmid == vmid && !done[i]) {
+		if (probes[i].kind == kind && probes[i].vmid == vmid && !done[i]) {
 			*at = i;
 			return &probes[i];
 		}
@@ -114,7 +114,7 @@ bool agentbatch_line(const char *line, struct transport_probe *probes, bool *don
 
 	if (sscanf(line, "%d %15s %n", &vmid, word, &used) < 2 || used == 0)
 		return false;
-	p = find(probes, done, n, vmid, &at);
+	p = find_kind(probes, done, n, TRANSPORT_PROBE_AGENT, vmid, &at);
 	if (p == NULL)
 		return false;
 	const char *rest = line + used;
@@ -195,5 +195,60 @@ int agentbatch_probe(struct transport *t, const struct transport_node *node,
 	if (nids > 0 && run_batch(t, node, probes, done, n, ids, nids, timeout_ms) < 0)
 		rc = -1;
 	free(ids);
+	return rc;
+}
+
+bool agentbatch_ct_line(const char *line, struct transport_probe *probes, bool *done, size_t n)
+{
+	char status[32];
+	int vmid;
+	size_t at;
+	struct transport_probe *p;
+
+	if (sscanf(line, "%d %31s", &vmid, status) != 2)
+		return false; /* the header, or not a container's line */
+	p = find_kind(probes, done, n, TRANSPORT_PROBE_CT, vmid, &at);
+	if (p == NULL)
+		return false;
+	if (strcmp(status, "running") == 0)
+		set(p, TRANSPORT_PROBE_OK, "status: running");
+	else if (strcmp(status, "stopped") == 0)
+		set(p, TRANSPORT_PROBE_NOT_RUNNING, "status: stopped");
+	else
+		return false; /* another state: pct status says it in its words */
+	done[at] = true;
+	return true;
+}
+
+int agentbatch_cts(struct transport *t, const struct transport_node *node,
+                   struct transport_probe *probes, bool *done, size_t n, int timeout_ms)
+{
+	struct transport_limits lim = {.timeout_ms = timeout_ms, .output_cap = 16u << 20};
+	struct transport_result r;
+	bool any = false;
+	int rc = -1;
+
+	for (size_t i = 0; i < n && !any; i++)
+		any = probes[i].kind == TRANSPORT_PROBE_CT && !done[i];
+	if (!any)
+		return 0;
+	transport_exec(t, node, TARGET_PROXMOX_HOST, 0, "pct list", &lim, &r);
+	if (r.status != TRANSPORT_EXITED || r.exit_code != 0 || r.out_truncated) {
+		log_msg(
+		    LOG_WARN,
+		    "evt=probe.ct_list_failed node=%s status=%s exit=%d note=\"each container is "
+		    "asked with pct status instead\"",
+		    node->name, transport_status_name(r.status), r.exit_code);
+		goto out;
+	}
+	for (char *line = r.out, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		agentbatch_ct_line(line, probes, done, n);
+	}
+	rc = 0;
+out:
+	transport_result_free(&r);
 	return rc;
 }

@@ -1,4 +1,5 @@
-/* agentbatch.h -- every guest agent of one node asked with one command.
+/* agentbatch.h -- every guest agent of one node asked with one command, and
+ * every container's state with another.
  *
  * `qm agent <vmid> ping` costs a process on the node per VM (PVE's qm is a
  * Perl program: hundreds of milliseconds each), so a node with hundreds of
@@ -11,7 +12,11 @@
  * read here: an agent that answers is running (and guest-exec enabled or
  * not); a socket that refuses, closes or stays silent is an agent that is
  * not running.  A VM without a socket (stopped, no agent configured, not on
- * this node) is left for qm to tell, with its exact words. */
+ * this node) is left for qm to tell, with its exact words.
+ *
+ * Containers likewise: one `pct list` gives every container's state on the
+ * node instead of a `pct status` each; one it does not list is left for
+ * `pct status` to tell. */
 #ifndef AIRLOCK_WORKER_AGENTBATCH_H
 #define AIRLOCK_WORKER_AGENTBATCH_H
 
@@ -26,6 +31,14 @@
  * nothing is decided: no perl, the node unreachable, ...), else 0. */
 int agentbatch_probe(struct transport *t, const struct transport_node *node,
                      struct transport_probe *probes, bool *done, size_t n, int timeout_ms);
+
+/* The same for the TRANSPORT_PROBE_CT entries, with one `pct list`. */
+int agentbatch_cts(struct transport *t, const struct transport_node *node,
+                   struct transport_probe *probes, bool *done, size_t n, int timeout_ms);
+
+/* Applies one line of `pct list` to the container probe with its id.
+ * Returns true when the line decided it.  (For tests.) */
+bool agentbatch_ct_line(const char *line, struct transport_probe *probes, bool *done, size_t n);
 
 /* Applies one output line of the node program to the probe with its vmid.
  * Returns true when the line decided it.  (For tests.) */

@@ -183,9 +183,11 @@ static int probe_node(struct store *db, struct transport *t, struct notifier *nt
 		                                        : TRANSPORT_PROBE_HOST;
 		pr[i].vmid = store_isnull(res, from + i, 3) ? 0 : atoi(store_get(res, from + i, 3));
 	}
-	/* Every guest agent of the node in one command (agentbatch.h); what it
-	 * cannot tell, and the host and containers, one command each. */
+	/* Every guest agent of the node in one command, every container's
+	 * state in another (agentbatch.h); what they cannot tell, and the host,
+	 * one command each. */
 	agentbatch_probe(t, &node, pr, done, (size_t)n, PROBE_TIMEOUT_MS);
+	agentbatch_cts(t, &node, pr, done, (size_t)n, PROBE_TIMEOUT_MS);
 	{
 		struct transport_probe *rest = xcalloc((size_t)n, sizeof(*rest));
 		int *idx = xcalloc((size_t)n, sizeof(*idx));

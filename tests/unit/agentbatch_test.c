@@ -79,11 +79,40 @@ static void test_left_for_qm(void **state)
 	assert_int_equal(p[1].state, TRANSPORT_PROBE_ERROR);
 }
 
+/* `pct list`: the header and unknown states decide nothing. */
+static void test_ct_list(void **state)
+{
+	struct transport_probe p[4];
+	bool done[4];
+	(void)state;
+
+	memset(p, 0, sizeof(p));
+	memset(done, 0, sizeof(done));
+	for (int i = 0; i < 4; i++) {
+		p[i].kind = TRANSPORT_PROBE_CT;
+		p[i].vmid = 201 + i;
+		p[i].state = TRANSPORT_PROBE_ERROR;
+	}
+	p[3].kind = TRANSPORT_PROBE_AGENT; /* a VM with a CT's id elsewhere: untouched */
+	p[3].vmid = 201;
+	assert_false(agentbatch_ct_line("VMID       Status     Lock         Name", p, done, 4));
+	assert_true(agentbatch_ct_line("201        running                 ct201", p, done, 4));
+	assert_int_equal(p[0].state, TRANSPORT_PROBE_OK);
+	assert_true(agentbatch_ct_line("202        stopped    backup       ct202", p, done, 4));
+	assert_int_equal(p[1].state, TRANSPORT_PROBE_NOT_RUNNING);
+	assert_false(agentbatch_ct_line("203        mounted                 ct203", p, done, 4));
+	assert_false(done[2]);
+	assert_false(agentbatch_ct_line("999        running                 x", p, done, 4));
+	assert_false(done[3]);
+	assert_int_equal(p[3].state, TRANSPORT_PROBE_ERROR);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_answers),
 	    cmocka_unit_test(test_left_for_qm),
+	    cmocka_unit_test(test_ct_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
