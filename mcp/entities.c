@@ -1,7 +1,7 @@
 /* entities.c -- inventory tools over the agent-callable SQL functions. */
 #include "mcp/entities.h"
 
-#include "mcp/db.h"
+#include "store/store.h"
 #include "mcp/result.h"
 
 #include "lib/buf.h"
@@ -20,52 +20,52 @@ static const char *str_field(const cJSON *obj, const char *key)
 /* Runs a function returning one jsonb (a read when is_read: then it may be
  * retried on a fresh connection); the parsed object, or NULL with
  * call->result set to the error. */
-static cJSON *call_one(struct mcp_db *db, bool is_read, const char *sql, int n,
+static cJSON *call_one(struct store *st, bool is_read, const char *sql, int n,
                        const char *const *params, const char *what, struct mcp_call *call)
 {
-	PGresult *res =
-	    is_read ? mcp_db_read(db, sql, n, params) : mcp_db_query(db, sql, n, params);
+	struct store_res *res =
+	    is_read ? store_exec_read(st, sql, n, params) : store_exec(st, sql, n, params);
 	cJSON *obj = NULL;
 
 	if (res == NULL) {
-		call->result = mcp_result_db_error(db, what);
+		call->result = mcp_result_db_error(st, what);
 		return NULL;
 	}
-	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
-		obj = mcp_result_parse_db_json(PQgetvalue(res, 0, 0));
+	if (store_nrows(res) == 1 && !store_isnull(res, 0, 0))
+		obj = mcp_result_parse_db_json(store_get(res, 0, 0));
 	if (!cJSON_IsObject(obj)) {
 		cJSON_Delete(obj);
 		obj = NULL;
 		call->result = mcp_result_error("airlock returned no answer",
 		                                "Tell your operator; this is a fault in airlock.");
 	}
-	PQclear(res);
+	store_clear(res);
 	return obj;
 }
 
 /* Runs a function returning SETOF jsonb; the rows as an array, or NULL with
  * call->result set to the error. */
-static cJSON *call_set(struct mcp_db *db, const char *sql, int n, const char *const *params,
+static cJSON *call_set(struct store *st, const char *sql, int n, const char *const *params,
                        const char *what, struct mcp_call *call)
 {
-	PGresult *res = mcp_db_read(db, sql, n, params);
+	struct store_res *res = store_exec_read(st, sql, n, params);
 	cJSON *list;
 
 	if (res == NULL) {
-		call->result = mcp_result_db_error(db, what);
+		call->result = mcp_result_db_error(st, what);
 		return NULL;
 	}
 	list = cJSON_CreateArray();
-	for (int i = 0; i < PQntuples(res); i++) {
-		cJSON *row = mcp_result_parse_db_json(PQgetvalue(res, i, 0));
+	for (int i = 0; i < store_nrows(res); i++) {
+		cJSON *row = mcp_result_parse_db_json(store_get(res, i, 0));
 		if (row != NULL)
 			cJSON_AddItemToArray(list, row);
 	}
-	PQclear(res);
+	store_clear(res);
 	return list;
 }
 
-void mcp_entity_update_attributes(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+void mcp_entity_update_attributes(struct store *st, const cJSON *args, struct mcp_call *call)
 {
 	char *attrs = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(args, "attributes"));
 	const char *params[2] = {mcp_arg_str(args, "slug"), attrs};
@@ -73,7 +73,7 @@ void mcp_entity_update_attributes(struct mcp_db *db, const cJSON *args, struct m
 	const cJSON *k;
 	cJSON *obj;
 
-	obj = call_one(db, false,
+	obj = call_one(st, false,
 	               "SELECT airlock.update_entity_attributes($1::text, $2::jsonb)::text", 2,
 	               params, "update_entity_attributes", call);
 	free(attrs);
@@ -91,7 +91,7 @@ void mcp_entity_update_attributes(struct mcp_db *db, const cJSON *args, struct m
 	buf_free(&text);
 }
 
-void mcp_entity_create_relationship(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+void mcp_entity_create_relationship(struct store *st, const cJSON *args, struct mcp_call *call)
 {
 	const char *params[3] = {mcp_arg_str(args, "source"), mcp_arg_str(args, "target"),
 	                         mcp_arg_str(args, "type")};
@@ -99,7 +99,7 @@ void mcp_entity_create_relationship(struct mcp_db *db, const cJSON *args, struct
 	cJSON *obj;
 	char *text;
 
-	obj = call_one(db, false,
+	obj = call_one(st, false,
 	               "SELECT airlock.create_relationship($1::text, $2::text, $3::text)::text", 3,
 	               params, "create_relationship", call);
 	if (obj == NULL)
@@ -138,18 +138,18 @@ static void answer_rows(struct mcp_call *call, cJSON *rows, const char *key, con
 	buf_free(&text);
 }
 
-void mcp_entity_get_relations(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+void mcp_entity_get_relations(struct store *st, const cJSON *args, struct mcp_call *call)
 {
 	static const char *const fields[] = {"direction", "source", "type", "target", NULL};
 	const char *params[1] = {mcp_arg_str(args, "slug")};
-	cJSON *rows = call_set(db, "SELECT j::text FROM airlock.get_relations($1::text) AS j", 1,
+	cJSON *rows = call_set(st, "SELECT j::text FROM airlock.get_relations($1::text) AS j", 1,
 	                       params, "get_relations", call);
 
 	if (rows != NULL)
 		answer_rows(call, rows, "relations", "relationships", fields);
 }
 
-void mcp_entity_health_summary(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+void mcp_entity_health_summary(struct store *st, const cJSON *args, struct mcp_call *call)
 {
 	static const char *const fields[] = {"slug",
 	                                     "type",
@@ -161,18 +161,18 @@ void mcp_entity_health_summary(struct mcp_db *db, const cJSON *args, struct mcp_
 	                                     "last_probe",
 	                                     NULL};
 	const char *params[1] = {mcp_arg_str(args, "slug")};
-	cJSON *rows = call_set(db, "SELECT j::text FROM airlock.get_health_summary($1::text) AS j",
+	cJSON *rows = call_set(st, "SELECT j::text FROM airlock.get_health_summary($1::text) AS j",
 	                       1, params, "get_health_summary", call);
 
 	if (rows != NULL)
 		answer_rows(call, rows, "entities", "entities", fields);
 }
 
-void mcp_entity_list_checks(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+void mcp_entity_list_checks(struct store *st, const cJSON *args, struct mcp_call *call)
 {
 	static const char *const fields[] = {"slug", "name", "status", "probed_at", "detail", NULL};
 	const char *params[1] = {mcp_arg_str(args, "slug")};
-	cJSON *rows = call_set(db, "SELECT j::text FROM airlock.list_checks($1::text) AS j", 1,
+	cJSON *rows = call_set(st, "SELECT j::text FROM airlock.list_checks($1::text) AS j", 1,
 	                       params, "list_checks", call);
 
 	if (rows != NULL)
@@ -198,7 +198,7 @@ static const char *verdict_rule(const char *verdict)
 	       "they say no, call it and tell them plainly that it cannot be rewound.";
 }
 
-void mcp_entity_check_tool(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+void mcp_entity_check_tool(struct store *st, const cJSON *args, struct mcp_call *call)
 {
 	const char *params[3] = {mcp_arg_str(args, "server"), mcp_arg_str(args, "tool"),
 	                         mcp_arg_str(args, "vm")};
@@ -206,7 +206,7 @@ void mcp_entity_check_tool(struct mcp_db *db, const cJSON *args, struct mcp_call
 	cJSON *obj;
 	char *text;
 
-	obj = call_one(db, true, "SELECT airlock.check_tool($1::text, $2::text, $3::text)::text", 3,
+	obj = call_one(st, true, "SELECT airlock.check_tool($1::text, $2::text, $3::text)::text", 3,
 	               params, "check_tool", call);
 	if (obj == NULL)
 		return;

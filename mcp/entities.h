@@ -8,11 +8,11 @@
 
 #include "mcp/tools.h"
 
-void mcp_entity_update_attributes(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
-void mcp_entity_create_relationship(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
-void mcp_entity_get_relations(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
-void mcp_entity_health_summary(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
-void mcp_entity_list_checks(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
-void mcp_entity_check_tool(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
+void mcp_entity_update_attributes(struct store *st, const cJSON *args, struct mcp_call *call);
+void mcp_entity_create_relationship(struct store *st, const cJSON *args, struct mcp_call *call);
+void mcp_entity_get_relations(struct store *st, const cJSON *args, struct mcp_call *call);
+void mcp_entity_health_summary(struct store *st, const cJSON *args, struct mcp_call *call);
+void mcp_entity_list_checks(struct store *st, const cJSON *args, struct mcp_call *call);
+void mcp_entity_check_tool(struct store *st, const cJSON *args, struct mcp_call *call);
 
 #endif

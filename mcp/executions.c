@@ -1,7 +1,7 @@
 /* executions.c -- run, get_execution, list_executions, cancel_execution. */
 #include "mcp/executions.h"
 
-#include "mcp/db.h"
+#include "store/store.h"
 #include "mcp/result.h"
 
 #include "lib/buf.h"
@@ -96,27 +96,27 @@ static const char *str_field(const cJSON *obj, const char *key)
 
 /* The row of execution id as the agent may see it, or NULL with *err set to
  * an isError result. */
-static cJSON *fetch(struct mcp_db *db, int64_t id, cJSON **err)
+static cJSON *fetch(struct store *st, int64_t id, cJSON **err)
 {
 	char idtext[24];
 	const char *params[1] = {idtext};
-	PGresult *res;
+	struct store_res *res;
 	cJSON *row = NULL;
 
 	snprintf(idtext, sizeof(idtext), "%" PRId64, id);
-	res = mcp_db_read(db, "SELECT airlock.get_execution($1::bigint)::text", 1, params);
+	res = store_exec_read(st, "SELECT airlock.get_execution($1::bigint)::text", 1, params);
 	if (res == NULL) {
-		*err = mcp_result_db_error(db, "get_execution");
+		*err = mcp_result_db_error(st, "get_execution");
 		return NULL;
 	}
-	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0)) {
+	if (store_nrows(res) != 1 || store_isnull(res, 0, 0)) {
 		char *msg = xasprintf("execution %" PRId64 " not found, or not yours", id);
 		*err =
 		    mcp_result_error(msg, "Check the id: list_executions shows your executions.");
 		free(msg);
 		goto out;
 	}
-	row = mcp_result_parse_db_json(PQgetvalue(res, 0, 0));
+	row = mcp_result_parse_db_json(store_get(res, 0, 0));
 	if (!cJSON_IsObject(row) || str_field(row, "state") == NULL) {
 		cJSON_Delete(row);
 		row = NULL;
@@ -125,14 +125,14 @@ static cJSON *fetch(struct mcp_db *db, int64_t id, cJSON **err)
 		    "Tell your operator; this is a fault in airlock. " MCP_NO_BYPASS);
 	}
 out:
-	PQclear(res);
+	store_clear(res);
 	return row;
 }
 
-int mcp_exec_state(struct mcp_db *db, int64_t id, char *state, size_t len)
+int mcp_exec_state(struct store *st, int64_t id, char *state, size_t len)
 {
 	cJSON *err = NULL;
-	cJSON *row = fetch(db, id, &err);
+	cJSON *row = fetch(st, id, &err);
 
 	cJSON_Delete(err);
 	if (row == NULL)
@@ -233,17 +233,24 @@ static cJSON *execution_result(cJSON *row, int wait_seconds, const enum mcp_wait
 	return r;
 }
 
+/* Ends a wait's LISTEN and drops what it queued. */
+static void stop_listening(struct store *st)
+{
+	store_unlisten(st, MCP_STATE_CHANNEL);
+	store_drain_notifications(st);
+}
+
 /* Answers with execution id now, or arranges a wait (LISTEN already active
  * when wait_seconds > 0). */
-static void respond(struct mcp_db *db, struct mcp_call *call, int64_t id, int wait_seconds,
+static void respond(struct store *st, struct mcp_call *call, int64_t id, int wait_seconds,
                     bool until_final)
 {
 	cJSON *err = NULL;
-	cJSON *row = fetch(db, id, &err);
+	cJSON *row = fetch(st, id, &err);
 
 	if (row == NULL) {
 		if (wait_seconds > 0)
-			mcp_db_listen(db, false);
+			stop_listening(st);
 		call->result = err;
 		return;
 	}
@@ -256,26 +263,26 @@ static void respond(struct mcp_db *db, struct mcp_call *call, int64_t id, int wa
 	}
 	if (wait_seconds > 0) {
 		enum mcp_wait_end settled = MCP_WAIT_SETTLED;
-		mcp_db_listen(db, false);
+		stop_listening(st);
 		call->result = execution_result(row, wait_seconds, &settled);
 		return;
 	}
 	call->result = execution_result(row, 0, NULL);
 }
 
-void mcp_exec_end_wait(struct mcp_db *db, struct mcp_call *call, enum mcp_wait_end why)
+void mcp_exec_end_wait(struct store *st, struct mcp_call *call, enum mcp_wait_end why)
 {
 	cJSON *err = NULL;
 	cJSON *row;
 
-	mcp_db_listen(db, false);
+	stop_listening(st);
 	if (why == MCP_WAIT_CANCELLED)
 		return;
-	row = fetch(db, call->wait_id, &err);
+	row = fetch(st, call->wait_id, &err);
 	call->result = row != NULL ? execution_result(row, call->wait_seconds, &why) : err;
 }
 
-void mcp_exec_run(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+void mcp_exec_run(struct store *st, const cJSON *args, struct mcp_call *call)
 {
 	const char *params[5] = {
 	    mcp_arg_str(args, "target"),        mcp_arg_str(args, "command"),
@@ -283,63 +290,63 @@ void mcp_exec_run(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
 	    mcp_arg_str(args, "action"),
 	};
 	int wait = (int)mcp_arg_int(args, "wait_seconds", 0);
-	PGresult *res;
+	struct store_res *res;
 	int64_t id;
 	char q[256];
 
 	/* LISTEN before the row exists, so no transition can slip between
 	 * reading its state and starting to wait. */
-	if (wait > 0 && mcp_db_listen(db, true) < 0) {
-		call->result = mcp_result_db_error(db, "run");
+	if (wait > 0 && store_listen(st, MCP_STATE_CHANNEL) < 0) {
+		call->result = mcp_result_db_error(st, "run");
 		return;
 	}
-	res = mcp_db_query(
-	    db, "SELECT airlock.run($1::text, $2::text, $3::text, $4::text, $5::text)", 5, params);
-	if (res == NULL || PQntuples(res) != 1 || PQgetisnull(res, 0, 0)) {
+	res = store_exec(st, "SELECT airlock.run($1::text, $2::text, $3::text, $4::text, $5::text)",
+	                 5, params);
+	if (res == NULL || store_nrows(res) != 1 || store_isnull(res, 0, 0)) {
 		log_msg(LOG_INFO, "evt=mcp.run_refused target=%s sqlstate=%s",
-		        log_quote(params[0], q, sizeof(q)), mcp_db_sqlstate(db));
-		call->result = res == NULL ? mcp_result_db_error(db, "run")
+		        log_quote(params[0], q, sizeof(q)), store_sqlstate(st));
+		call->result = res == NULL ? mcp_result_db_error(st, "run")
 		                           : mcp_result_error("airlock.run returned no id",
 		                                              "Tell your operator. " MCP_NO_BYPASS);
-		PQclear(res);
+		store_clear(res);
 		if (wait > 0)
-			mcp_db_listen(db, false);
+			stop_listening(st);
 		return;
 	}
-	id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-	PQclear(res);
+	id = strtoll(store_get(res, 0, 0), NULL, 10);
+	store_clear(res);
 	log_msg(LOG_INFO, "exec=%" PRId64 " evt=mcp.run_enqueued target=%s", id,
 	        log_quote(params[0], q, sizeof(q)));
-	respond(db, call, id, wait, false);
+	respond(st, call, id, wait, false);
 }
 
-void mcp_exec_get(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+void mcp_exec_get(struct store *st, const cJSON *args, struct mcp_call *call)
 {
 	int wait = (int)mcp_arg_int(args, "wait_seconds", 0);
 
-	if (wait > 0 && mcp_db_listen(db, true) < 0) {
-		call->result = mcp_result_db_error(db, "get_execution");
+	if (wait > 0 && store_listen(st, MCP_STATE_CHANNEL) < 0) {
+		call->result = mcp_result_db_error(st, "get_execution");
 		return;
 	}
-	respond(db, call, mcp_arg_int(args, "id", 0), wait, true);
+	respond(st, call, mcp_arg_int(args, "id", 0), wait, true);
 }
 
-void mcp_exec_cancel(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+void mcp_exec_cancel(struct store *st, const cJSON *args, struct mcp_call *call)
 {
 	int64_t id = mcp_arg_int(args, "id", 0);
 	char idtext[24];
 	const char *params[1] = {idtext};
-	PGresult *res;
+	struct store_res *res;
 
 	snprintf(idtext, sizeof(idtext), "%" PRId64, id);
-	res = mcp_db_query(db, "SELECT airlock.cancel($1::bigint)", 1, params);
+	res = store_exec(st, "SELECT airlock.cancel($1::bigint)", 1, params);
 	if (res == NULL) {
-		call->result = mcp_result_db_error(db, "cancel_execution");
+		call->result = mcp_result_db_error(st, "cancel_execution");
 		return;
 	}
-	PQclear(res);
+	store_clear(res);
 	log_msg(LOG_INFO, "exec=%" PRId64 " evt=mcp.cancelled", id);
-	respond(db, call, id, 0, true);
+	respond(st, call, id, 0, true);
 }
 
 /* A cursor is the id of the last row of the previous page, as decimal text. */
@@ -373,7 +380,7 @@ static void list_summary(struct buf *text, const cJSON *list)
 	}
 }
 
-void mcp_exec_list(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
+void mcp_exec_list(struct store *st, const cJSON *args, struct mcp_call *call)
 {
 	int64_t limit = mcp_arg_int(args, "limit", 50), before = 0;
 	const char *cursor = mcp_arg_str(args, "cursor");
@@ -382,7 +389,7 @@ void mcp_exec_list(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
 	                         NULL};
 	struct buf text = BUF_INIT;
 	cJSON *s = NULL, *list;
-	PGresult *res;
+	struct store_res *res;
 	int n;
 
 	if (cursor != NULL && !parse_cursor(cursor, &before)) {
@@ -398,19 +405,19 @@ void mcp_exec_list(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
 		snprintf(bid, sizeof(bid), "%" PRId64, before);
 		params[3] = bid;
 	}
-	res = mcp_db_read(db,
-	                  "SELECT j::text FROM airlock.list_executions($1::text, $2::text, "
-	                  "$3::int, $4::bigint) AS j",
-	                  4, params);
+	res = store_exec_read(st,
+	                      "SELECT j::text FROM airlock.list_executions($1::text, $2::text, "
+	                      "$3::int, $4::bigint) AS j",
+	                      4, params);
 	if (res == NULL) {
-		call->result = mcp_result_db_error(db, "list_executions");
+		call->result = mcp_result_db_error(st, "list_executions");
 		return;
 	}
 	s = cJSON_CreateObject();
 	list = cJSON_AddArrayToObject(s, "executions");
-	n = PQntuples(res);
+	n = store_nrows(res);
 	for (int i = 0; i < n && i < limit; i++) {
-		cJSON *row = mcp_result_parse_db_json(PQgetvalue(res, i, 0));
+		cJSON *row = mcp_result_parse_db_json(store_get(res, i, 0));
 		if (row != NULL)
 			cJSON_AddItemToArray(list, row);
 	}
@@ -425,5 +432,5 @@ void mcp_exec_list(struct mcp_db *db, const cJSON *args, struct mcp_call *call)
 	}
 	call->result = mcp_result_ok(s, buf_str(&text));
 	buf_free(&text);
-	PQclear(res);
+	store_clear(res);
 }

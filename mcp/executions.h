@@ -10,10 +10,14 @@
 
 #include <stddef.h>
 
-void mcp_exec_run(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
-void mcp_exec_get(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
-void mcp_exec_list(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
-void mcp_exec_cancel(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
+/* Where every state change is announced (no payload: any login may LISTEN
+ * there, so it must not say whose row moved); a wait re-reads its row. */
+#define MCP_STATE_CHANNEL "airlock_state"
+
+void mcp_exec_run(struct store *st, const cJSON *args, struct mcp_call *call);
+void mcp_exec_get(struct store *st, const cJSON *args, struct mcp_call *call);
+void mcp_exec_list(struct store *st, const cJSON *args, struct mcp_call *call);
+void mcp_exec_cancel(struct store *st, const cJSON *args, struct mcp_call *call);
 
 /* The state names, lowest first as in the schema; NULL-terminated. */
 extern const char *const mcp_exec_states[];
@@ -24,7 +28,7 @@ bool mcp_exec_is_final(const char *state);
 bool mcp_exec_settled(const char *state, bool until_final);
 /* Reads execution id's current state into state.  0, or -1 when it cannot be
  * read (the wait then ends and the answer reports why). */
-int mcp_exec_state(struct mcp_db *db, int64_t id, char *state, size_t len);
+int mcp_exec_state(struct store *st, int64_t id, char *state, size_t len);
 /* Why a wait ended. */
 enum mcp_wait_end {
 	MCP_WAIT_SETTLED,   /* the execution reached a state the wait was for */
@@ -38,6 +42,6 @@ enum mcp_wait_end {
 const char *mcp_exec_wait_end_name(enum mcp_wait_end why);
 /* Ends call's wait: UNLISTEN, then (unless the client cancelled the request)
  * sets call->result from the row as it now stands. */
-void mcp_exec_end_wait(struct mcp_db *db, struct mcp_call *call, enum mcp_wait_end why);
+void mcp_exec_end_wait(struct store *st, struct mcp_call *call, enum mcp_wait_end why);
 
 #endif

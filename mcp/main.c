@@ -9,10 +9,11 @@
  * go to stderr.  Exits 0 at end of input, 2 on a usage error, 3 when the
  * database refuses the login at start-up for who it is (not an agent, or
  * more than one). */
-#include "mcp/db.h"
+#include "mcp/agent.h"
 #include "mcp/server.h"
 
 #include "store/conninfo.h"
+#include "store/store.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
 
@@ -48,7 +49,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	const char *conninfo = getenv("AIRLOCK_DB");
 	struct mcp_server *srv;
-	struct mcp_db *db;
+	struct mcp_agent *agent;
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
@@ -78,22 +79,21 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a gone client shows up as EPIPE */
 
-	db = mcp_db_new(conninfo);
+	agent = mcp_agent_new(conninfo);
 	/* Connect now to report problems early.  A login refused for who it is
 	 * ends the server: it must never serve with the wrong rights.  A database
 	 * that cannot be reached does not: the server keeps serving the protocol,
 	 * and each tool call retries and says why it failed. */
-	if (mcp_db_connect(db) < 0 && mcp_db_login_refused(db)) {
-		fprintf(stderr, "airlock-mcp: refused: %s\n", mcp_db_errmsg(db));
-		mcp_db_free(db);
+	if (mcp_agent_ready(agent) < 0 && mcp_agent_refused(agent)) {
+		fprintf(stderr, "airlock-mcp: refused: %s\n", store_errmsg(mcp_agent_store(agent)));
+		mcp_agent_free(agent);
 		return 3;
 	}
-	srv = mcp_server_new(db, STDIN_FILENO, STDOUT_FILENO);
+	srv = mcp_server_new(conninfo, agent, STDIN_FILENO, STDOUT_FILENO);
 	mcp_server_set_stop_flag(srv, &stop_requested);
 	log_msg(LOG_INFO, "evt=mcp.start version=%s", MCP_SERVER_VERSION);
 	rc = mcp_server_run(srv);
-	mcp_server_free(srv);
-	mcp_db_free(db);
+	mcp_server_free(srv); /* and every session, agent's included */
 	log_msg(LOG_INFO, "evt=mcp.exit status=%d", rc < 0 ? 1 : 0);
 	return rc < 0 ? 1 : 0;
 }

@@ -1,7 +1,7 @@
 /* result.c -- CallToolResult builders and argument accessors. */
 #include "mcp/result.h"
 
-#include "mcp/db.h"
+#include "store/store.h"
 
 #include "lib/buf.h"
 #include "lib/xalloc.h"
@@ -80,13 +80,14 @@ static const char *advice_for(const char *sqlstate)
 	       "message. " MCP_NO_BYPASS;
 }
 
-cJSON *mcp_result_db_error(const struct mcp_db *db, const char *what)
+cJSON *mcp_result_db_error(const struct store *st, const char *what)
 {
-	const char *sqlstate = mcp_db_sqlstate(db);
+	const char *sqlstate = store_sqlstate(st);
 	struct buf guidance = BUF_INIT;
+	char *msg;
 	cJSON *r;
 
-	if (sqlstate[0] == '\0')
+	if (sqlstate[0] == '\0' || strncmp(sqlstate, "08", 2) == 0)
 		buf_printf(&guidance, "%s failed: airlock's database could not be reached. ", what);
 	else
 		buf_printf(&guidance, "%s %s (SQLSTATE %s). ", what,
@@ -94,15 +95,19 @@ cJSON *mcp_result_db_error(const struct mcp_db *db, const char *what)
 		               ? "refused"
 		               : "failed",
 		           sqlstate);
-	if (mcp_db_detail(db)[0] != '\0')
-		buf_printf(&guidance, "Detail: %s ", mcp_db_detail(db));
-	if (mcp_db_hint(db)[0] != '\0')
-		buf_printf(&guidance, "Hint: %s ", mcp_db_hint(db));
+	if (store_errdetail(st)[0] != '\0')
+		buf_printf(&guidance, "Detail: %s ", store_errdetail(st));
+	if (store_errhint(st)[0] != '\0')
+		buf_printf(&guidance, "Hint: %s ", store_errhint(st));
 	buf_puts(&guidance, advice_for(sqlstate));
 	if (strstr(buf_str(&guidance), "go around airlock") == NULL)
 		buf_puts(&guidance, " " MCP_NO_BYPASS);
-	r = mcp_result_error(mcp_db_errmsg(db), buf_str(&guidance));
+	/* libpq's reasons can run over several lines; the agent gets the first. */
+	msg = xstrdup(store_errmsg(st)[0] ? store_errmsg(st) : "unknown error");
+	msg[strcspn(msg, "\n")] = '\0';
+	r = mcp_result_error(msg, buf_str(&guidance));
 	buf_free(&guidance);
+	free(msg);
 	return r;
 }
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct mcp_db;
+struct store;
 
 /* The one rule every non-final answer repeats. */
 #define MCP_NO_BYPASS                                                                              \
@@ -22,9 +22,9 @@ struct mcp_db;
 cJSON *mcp_result_error(const char *message, const char *guidance);
 /* Success: structured is taken over; summary is the text block before the JSON. */
 cJSON *mcp_result_ok(cJSON *structured, const char *summary);
-/* isError result for the failure kept on db (its exact message, then advice
+/* isError result for the failure kept on st (its exact message, then advice
  * chosen by SQLSTATE).  what names the operation, e.g. "run". */
-cJSON *mcp_result_db_error(const struct mcp_db *db, const char *what);
+cJSON *mcp_result_db_error(const struct store *st, const char *what);
 
 /* Parses a JSON document the database returned (jsonb as text).  NULL if it
  * is not valid JSON (a server fault: the caller answers with an error). */

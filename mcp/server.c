@@ -1,24 +1,27 @@
-/* server.c -- MCP lifecycle, JSON-RPC dispatch and the wait loop. */
+/* server.c -- MCP lifecycle, JSON-RPC dispatch and the reader thread. */
 #include "mcp/server.h"
 
-#include "mcp/db.h"
+#include "mcp/agent.h"
 #include "mcp/executions.h"
 #include "mcp/framing.h"
 #include "mcp/jsonrpc.h"
+#include "mcp/result.h"
 #include "mcp/tools.h"
+#include "mcp/workers.h"
 
+#include "lib/deadline.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
 
 #include <errno.h>
-#include <math.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Preferred first; initialize echoes any of these and answers others with the first. */
 static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
@@ -37,30 +40,63 @@ enum phase {
 	PHASE_READY,       /* notifications/initialized received */
 };
 
-struct deferred {
-	char *line; /* NULL: a line over the cap */
-	size_t len;
+/* How long the end of input waits for the calls still in flight.  Waits end
+ * at once then; this bounds statements (each also bounded by the session's
+ * statement and lock timeouts). */
+#define DRAIN_MS 10000
+
+/* The replies of one batch: filled by the reader and by workers in any
+ * order, sent as one array (in the batch's order) when the last is in. */
+struct batch {
+	struct mcp_server *srv;
+	size_t n, pending; /* pending counts the reader too, until it has placed all */
+	cJSON **replies;
+	struct slot {
+		struct batch *b;
+		size_t i;
+	} * slots;
 };
 
 struct mcp_server {
-	struct mcp_db *db;
 	struct mcp_reader *in;
 	int out_fd;
+	pthread_mutex_t out_lock; /* one whole line at a time; also guards batches */
+	atomic_bool out_gone;
 	const volatile sig_atomic_t *stop;
-	enum phase phase;
+	enum phase phase; /* the reader thread's alone, like version */
 	const char *version;
-	bool out_gone;
-	struct deferred *queue; /* lines that arrived during a wait */
-	size_t qhead, qlen, qcap;
+	struct mcp_workers *workers;
+	bool abandoned; /* calls were still in flight when the drain gave up */
 };
 
-struct mcp_server *mcp_server_new(struct mcp_db *db, int in_fd, int out_fd)
+static void send_reply(struct mcp_server *s, cJSON *reply);
+static void batch_put(struct batch *b, size_t i, cJSON *reply);
+
+static void on_answer(void *arg, void *slot, cJSON *reply)
+{
+	struct slot *sl = slot;
+
+	if (sl == NULL)
+		send_reply(arg, reply);
+	else
+		batch_put(sl->b, sl->i, reply);
+}
+
+static void on_notify(void *arg, cJSON *msg)
+{
+	send_reply(arg, msg);
+}
+
+struct mcp_server *mcp_server_new(const char *conninfo, struct mcp_agent *first, int in_fd,
+                                  int out_fd)
 {
 	struct mcp_server *s = xcalloc(1, sizeof(*s));
 
-	s->db = db;
 	s->in = mcp_reader_new(in_fd, MCP_LINE_MAX);
 	s->out_fd = out_fd;
+	pthread_mutex_init(&s->out_lock, NULL);
+	atomic_init(&s->out_gone, false);
+	s->workers = mcp_workers_new(conninfo, first, on_answer, on_notify, s);
 	return s;
 }
 
@@ -68,9 +104,10 @@ void mcp_server_free(struct mcp_server *s)
 {
 	if (s == NULL)
 		return;
-	for (size_t i = s->qhead; i < s->qlen; i++)
-		free(s->queue[i].line);
-	free(s->queue);
+	if (s->abandoned)
+		return; /* a thread may still use it: the process exit takes it all */
+	mcp_workers_free(s->workers);
+	pthread_mutex_destroy(&s->out_lock);
 	mcp_reader_free(s->in);
 	free(s);
 }
@@ -87,9 +124,10 @@ const char *mcp_server_version(const struct mcp_server *s)
 
 static bool stopping(const struct mcp_server *s)
 {
-	return s->out_gone || (s->stop != NULL && *s->stop);
+	return atomic_load(&s->out_gone) || (s->stop != NULL && *s->stop);
 }
 
+/* Writes one message as one line; any thread. */
 static void send_reply(struct mcp_server *s, cJSON *reply)
 {
 	char *line;
@@ -97,12 +135,58 @@ static void send_reply(struct mcp_server *s, cJSON *reply)
 	if (reply == NULL)
 		return;
 	line = mcp_json_print(reply);
-	if (!s->out_gone && mcp_write_line(s->out_fd, line, strlen(line)) < 0) {
+	pthread_mutex_lock(&s->out_lock);
+	if (!atomic_load(&s->out_gone) && mcp_write_line(s->out_fd, line, strlen(line)) < 0) {
 		log_msg(LOG_WARN, "evt=mcp.output_closed");
-		s->out_gone = true;
+		atomic_store(&s->out_gone, true);
 	}
+	pthread_mutex_unlock(&s->out_lock);
 	free(line);
 	cJSON_Delete(reply);
+}
+
+static struct batch *batch_new(struct mcp_server *s, size_t n)
+{
+	struct batch *b = xcalloc(1, sizeof(*b));
+
+	b->srv = s;
+	b->n = n;
+	b->pending = n + 1;
+	b->replies = xcalloc(n ? n : 1, sizeof(*b->replies));
+	b->slots = xcalloc(n ? n : 1, sizeof(*b->slots));
+	for (size_t i = 0; i < n; i++) {
+		b->slots[i].b = b;
+		b->slots[i].i = i;
+	}
+	return b;
+}
+
+/* Places reply i (NULL: none is due), or with i == n marks that the reader
+ * has placed everything.  The last one in sends the array and frees b. */
+static void batch_put(struct batch *b, size_t i, cJSON *reply)
+{
+	struct mcp_server *s = b->srv;
+	cJSON *all = NULL;
+	bool done;
+
+	pthread_mutex_lock(&s->out_lock);
+	if (i < b->n)
+		b->replies[i] = reply;
+	done = --b->pending == 0;
+	pthread_mutex_unlock(&s->out_lock);
+	if (!done)
+		return;
+	for (size_t k = 0; k < b->n; k++) {
+		if (b->replies[k] == NULL)
+			continue;
+		if (all == NULL)
+			all = cJSON_CreateArray();
+		cJSON_AddItemToArray(all, b->replies[k]);
+	}
+	send_reply(s, all); /* none due (all notifications): nothing is sent */
+	free(b->replies);
+	free(b->slots);
+	free(b);
 }
 
 static cJSON *error_reply(const cJSON *id, int code, const char *fmt, ...)
@@ -131,14 +215,6 @@ static void clip_utf8(const char *s, char *out, size_t outsz)
 	}
 	memcpy(out, s, n);
 	out[n] = '\0';
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static cJSON *do_initialize(struct mcp_server *s, const cJSON *id, const cJSON *params,
@@ -184,16 +260,15 @@ static cJSON *do_initialize(struct mcp_server *s, const cJSON *id, const cJSON *
 	return mcp_reply_result(id, r);
 }
 
-static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJSON *req_id,
-                           const cJSON *params);
-
-static cJSON *do_tools_call(struct mcp_server *s, const cJSON *id, const cJSON *params)
+/* A tools/call: answered here when it is malformed, else queued for a
+ * worker (then NULL, and the worker answers through slot). */
+static cJSON *do_tools_call(struct mcp_server *s, const cJSON *id, const cJSON *params,
+                            struct slot *slot)
 {
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
-	cJSON *empty = NULL;
-	struct mcp_call call;
-	int64_t t0 = now_ms();
+	cJSON *empty = NULL, *invalid;
+	int queued;
 
 	if (!cJSON_IsObject(params) || !cJSON_IsString(name))
 		return error_reply(id, MCP_INVALID_PARAMS,
@@ -210,20 +285,26 @@ static cJSON *do_tools_call(struct mcp_server *s, const cJSON *id, const cJSON *
 		                   "Invalid params: tools/call arguments must be an object");
 	if (args == NULL)
 		args = empty = cJSON_CreateObject();
-	mcp_tools_call(s->db, name->valuestring, args, &call);
-	cJSON_Delete(empty);
-	if (call.wait_id != 0) {
-		wait_execution(s, &call, id, params);
-		if (call.result == NULL)
-			return NULL; /* cancelled by the client: no answer */
+	/* Invalid arguments never reach a worker or the database. */
+	invalid = mcp_tools_check(name->valuestring, args);
+	if (invalid != NULL) {
+		cJSON_Delete(empty);
+		return mcp_reply_result(id, invalid);
 	}
-	log_msg(LOG_INFO, "evt=mcp.tool_call tool=%s is_error=%d ms=%lld", name->valuestring,
-	        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call.result, "isError")),
-	        (long long)(now_ms() - t0));
-	return mcp_reply_result(id, call.result);
+	queued = mcp_workers_submit(s->workers, id, name->valuestring, args, params, slot);
+	cJSON_Delete(empty);
+	if (queued == 0)
+		return NULL;
+	log_msg(LOG_WARN, "evt=mcp.busy tool=%s queued=%d", name->valuestring, MCP_QUEUE_MAX);
+	return mcp_reply_result(
+	    id, mcp_result_error("airlock-mcp is busy: too many calls are waiting for their turn",
+	                         "Nothing was done. Wait for answers to the calls you already "
+	                         "made, then call again. " MCP_NO_BYPASS));
 }
 
-static cJSON *do_request(struct mcp_server *s, const struct mcp_msg *m, bool in_batch)
+/* A request's reply, or NULL when a worker will answer it (through slot). */
+static cJSON *do_request(struct mcp_server *s, const struct mcp_msg *m, bool in_batch,
+                         struct slot *slot)
 {
 	static const char *const known[] = {"initialize", "ping", "tools/list", "tools/call"};
 	bool found = false;
@@ -254,20 +335,26 @@ static cJSON *do_request(struct mcp_server *s, const struct mcp_msg *m, bool in_
 			                   "page)");
 		return mcp_reply_result(m->id, mcp_tools_list());
 	}
-	return do_tools_call(s, m->id, m->params);
+	return do_tools_call(s, m->id, m->params, slot);
 }
 
 static void do_notification(struct mcp_server *s, const struct mcp_msg *m)
 {
 	if (strcmp(m->method, "notifications/initialized") == 0 && s->phase == PHASE_INITIALIZED)
 		s->phase = PHASE_READY;
-	/* Everything else (cancelled for a finished request, progress, unknown) needs
-	 * nothing from us, and notifications are never answered. */
+	if (strcmp(m->method, "notifications/cancelled") == 0 && cJSON_IsObject(m->params)) {
+		const cJSON *rid = cJSON_GetObjectItemCaseSensitive(m->params, "requestId");
+		if (cJSON_IsString(rid) || cJSON_IsNumber(rid) || cJSON_IsRaw(rid))
+			mcp_workers_cancel(s->workers, rid);
+	}
+	/* Everything else (progress, unknown) needs nothing from us, and
+	 * notifications are never answered. */
 }
 
-/* One message of a line or batch: its reply, or NULL when none is due. */
+/* One message of a line or batch: its reply, or NULL when none is due now
+ * (a notification, or a call a worker will answer through slot). */
 static cJSON *handle_message(struct mcp_server *s, const cJSON *item, const char *raw, size_t len,
-                             bool in_batch)
+                             bool in_batch, struct slot *slot)
 {
 	struct mcp_msg m;
 	cJSON *reply = NULL;
@@ -284,19 +371,23 @@ static cJSON *handle_message(struct mcp_server *s, const cJSON *item, const char
 		do_notification(s, &m);
 		break;
 	case MCP_MSG_REQUEST:
-		reply = do_request(s, &m, in_batch);
+		reply = do_request(s, &m, in_batch, slot);
+		if (reply == NULL)
+			slot = NULL; /* queued: the worker answers */
 		break;
 	}
 	mcp_msg_clear(&m);
-	return reply;
+	if (slot != NULL)
+		batch_put(slot->b, slot->i, reply);
+	return slot != NULL ? NULL : reply;
 }
 
 static void handle_batch(struct mcp_server *s, const cJSON *root, const char *line, size_t len)
 {
-	size_t n = 0;
+	size_t n = 0, count = (size_t)cJSON_GetArraySize(root);
 	size_t *spans;
-	cJSON *replies;
 	const cJSON *item;
+	struct batch *b;
 	size_t i = 0;
 
 	if (s->version == NULL || strcmp(s->version, BATCH_VERSION) != 0) {
@@ -306,27 +397,22 @@ static void handle_batch(struct mcp_server *s, const cJSON *root, const char *li
 		                          s->version ? s->version : "(not initialized)"));
 		return;
 	}
-	if (cJSON_GetArraySize(root) == 0) {
+	if (count == 0) {
 		send_reply(s,
 		           error_reply(NULL, MCP_INVALID_REQUEST, "Invalid Request: empty batch"));
 		return;
 	}
 	spans = mcp_json_element_spans(line, len, &n);
-	replies = cJSON_CreateArray();
+	b = batch_new(s, count);
 	cJSON_ArrayForEach(item, root)
 	{
 		const char *raw = i < n ? line + spans[2 * i] : NULL;
 		size_t rawlen = i < n ? spans[2 * i + 1] - spans[2 * i] : 0;
-		cJSON *r = handle_message(s, item, raw, rawlen, true);
-		if (r != NULL)
-			cJSON_AddItemToArray(replies, r);
+		handle_message(s, item, raw, rawlen, true, &b->slots[i]);
 		i++;
 	}
 	free(spans);
-	if (cJSON_GetArraySize(replies) > 0)
-		send_reply(s, replies);
-	else
-		cJSON_Delete(replies);
+	batch_put(b, count, NULL); /* the reader's share: the batch may complete now */
 }
 
 void mcp_server_handle_line(struct mcp_server *s, const char *line, size_t len)
@@ -349,8 +435,13 @@ void mcp_server_handle_line(struct mcp_server *s, const char *line, size_t len)
 	else if (cJSON_IsArray(root))
 		handle_batch(s, root, line, len);
 	else
-		send_reply(s, handle_message(s, root, line, len, false));
+		send_reply(s, handle_message(s, root, line, len, false, NULL));
 	cJSON_Delete(root);
+}
+
+void mcp_server_settle(struct mcp_server *s)
+{
+	mcp_workers_drain(s->workers, -1);
 }
 
 static void too_long(struct mcp_server *s)
@@ -360,259 +451,68 @@ static void too_long(struct mcp_server *s)
 	                       "Invalid Request: message line longer than %u bytes", MCP_LINE_MAX));
 }
 
-static void defer_line(struct mcp_server *s, const char *line, size_t len)
+/* Input is over: waits end and are answered, queued calls run, and the calls
+ * in flight get DRAIN_MS to finish. */
+static void finish(struct mcp_server *s, enum mcp_wait_end why)
 {
-	if (s->qlen == s->qcap) {
-		s->qcap = s->qcap ? 2 * s->qcap : 8;
-		s->queue = xrealloc(s->queue, s->qcap * sizeof(*s->queue));
-	}
-	/* A copy of all len bytes: the line may hold NUL bytes (it is still answered,
-	 * with -32700), so no string copy. */
-	s->queue[s->qlen].line = NULL;
-	if (line != NULL) {
-		s->queue[s->qlen].line = xmalloc(len + 1);
-		memcpy(s->queue[s->qlen].line, line, len);
-		s->queue[s->qlen].line[len] = '\0';
-	}
-	s->queue[s->qlen].len = len;
-	s->qlen++;
-}
+	int64_t t0 = deadline_now_ms();
 
-/* A line that arrived while waiting: ping is answered now, a cancellation of
- * the waiting request is noted, the rest waits its turn.  Returns true when
- * the line cancelled req_id. */
-static bool during_wait(struct mcp_server *s, const char *line, size_t len, const cJSON *req_id)
-{
-	char why[128];
-	cJSON *root = mcp_json_parse(line, len, why, sizeof(why));
-	struct mcp_msg m;
-	bool cancelled = false, handled = false;
-
-	if (root == NULL || mcp_json_duplicate_key(root) != NULL || !cJSON_IsObject(root)) {
-		cJSON_Delete(root);
-		defer_line(s, line, len);
-		return false;
-	}
-	mcp_msg_classify(root, line, len, &m);
-	if (m.kind == MCP_MSG_REQUEST && strcmp(m.method, "ping") == 0 &&
-	    (m.params == NULL || cJSON_IsObject(m.params))) {
-		send_reply(s, mcp_reply_result(m.id, cJSON_CreateObject()));
-		handled = true;
-	} else if (m.kind == MCP_MSG_NOTIFICATION &&
-	           strcmp(m.method, "notifications/cancelled") == 0) {
-		const cJSON *rid = cJSON_GetObjectItemCaseSensitive(m.params, "requestId");
-		char *a = rid ? cJSON_PrintUnformatted(rid) : NULL;
-		char *b = cJSON_PrintUnformatted(req_id);
-		cancelled = a != NULL && strcmp(a, b) == 0;
-		handled = true;
-		free(a);
-		free(b);
-	}
-	if (!handled)
-		defer_line(s, line, len);
-	mcp_msg_clear(&m);
-	cJSON_Delete(root);
-	return cancelled;
-}
-
-/* Reads whatever input is buffered or readable without blocking.  Returns
- * true when req_id was cancelled. */
-static bool read_during_wait(struct mcp_server *s, const cJSON *req_id)
-{
-	char *line;
-	size_t len;
-	bool cancelled = false;
-
-	for (;;) {
-		switch (mcp_reader_next(s->in, &line, &len)) {
-		case MCP_READ_LINE:
-			if (strspn(line, " \t\r") != len)
-				cancelled = during_wait(s, line, len, req_id) || cancelled;
-			continue;
-		case MCP_READ_TOO_LONG:
-			defer_line(s, NULL, 0);
-			continue;
-		case MCP_READ_AGAIN:
-		case MCP_READ_EOF:
-			return cancelled;
-		}
+	mcp_workers_close_input(s->workers, why);
+	if (mcp_workers_drain(s->workers, DRAIN_MS) < 0) {
+		s->abandoned = true;
+		log_msg(LOG_ERROR, "evt=mcp.drain_timeout in_flight=%d ms=%lld",
+		        mcp_workers_in_flight(s->workers), (long long)(deadline_now_ms() - t0));
 	}
 }
 
-/* Sleeps in poll() until the database or the client has something or
- * timeout_ms passes, then takes in what the client sent.  -1 when the wait
- * must end (poll or read failed); *cancelled when the client cancelled req_id. */
-static int wait_io(struct mcp_server *s, const cJSON *req_id, int64_t timeout_ms, bool *cancelled)
+/* Waits until input is readable: 1, or 0 when a signal came (the caller
+ * checks its stop flag), -1 on failure.  SIGTERM and SIGINT stay blocked
+ * outside this wait, so one that arrives between checking the stop flag and
+ * waiting is taken here, not lost until the next line of input. */
+static int wait_input(struct mcp_server *s, const sigset_t *during)
 {
-	struct pollfd fds[2] = {
-	    {.fd = mcp_db_socket(s->db), .events = POLLIN},
-	    {.fd = mcp_reader_fd(s->in), .events = POLLIN},
-	};
+	struct pollfd p = {.fd = mcp_reader_fd(s->in), .events = POLLIN};
 
-	if (poll(fds, 2, (int)timeout_ms) < 0 && errno != EINTR)
-		return -1;
-	if (fds[1].revents != 0) {
-		if (mcp_reader_fill(s->in) < 0 && errno != EINTR)
-			return -1;
-		*cancelled = read_during_wait(s, req_id);
-	}
-	return 0;
-}
-
-/* Progress reports for a waiting request whose client asked for them with
- * params._meta.progressToken: one when the wait starts, one on every state
- * change it sees, and a heartbeat every PROGRESS_EVERY_MS while nothing
- * changes, so that the client knows the wait is alive. */
-#define PROGRESS_EVERY_MS 15000
-
-struct progress {
-	cJSON *token;    /* the client's token (copied); NULL: no reports */
-	int count;       /* the last value sent: it must increase */
-	int64_t next_ms; /* when the next heartbeat is due */
-	char state[40];  /* the last state reported */
-};
-
-static void progress_init(struct progress *p, const cJSON *params)
-{
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
-	const cJSON *tok = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
-	char num[32];
-
-	memset(p, 0, sizeof(*p));
-	if (cJSON_IsString(tok)) {
-		p->token = cJSON_CreateString(tok->valuestring);
-	} else if (cJSON_IsNumber(tok) && tok->valuedouble == floor(tok->valuedouble) &&
-	           fabs(tok->valuedouble) <= 9007199254740991.0) {
-		snprintf(num, sizeof(num), "%.0f", tok->valuedouble);
-		p->token = cJSON_CreateRaw(num);
-	}
-}
-
-static void progress_send(struct mcp_server *s, struct progress *p, int64_t id, const char *state,
-                          int64_t left_ms)
-{
-	cJSON *n, *params;
-	char msg[160], st[sizeof(p->state)];
-
-	if (p->token == NULL)
-		return;
-	/* state may be p->state itself (the heartbeat repeats the last state):
-	 * copy through st, since snprintf from a buffer into itself is undefined. */
-	snprintf(st, sizeof(st), "%s", state);
-	memcpy(p->state, st, sizeof(st));
-	snprintf(msg, sizeof(msg), "execution %lld: %s; waiting up to %lld s more", (long long)id,
-	         st, (long long)(left_ms + 999) / 1000);
-	n = cJSON_CreateObject();
-	cJSON_AddStringToObject(n, "jsonrpc", "2.0");
-	cJSON_AddStringToObject(n, "method", "notifications/progress");
-	params = cJSON_AddObjectToObject(n, "params");
-	cJSON_AddItemToObject(params, "progressToken", cJSON_Duplicate(p->token, 1));
-	cJSON_AddNumberToObject(params, "progress", ++p->count);
-	cJSON_AddStringToObject(params, "message", msg);
-	send_reply(s, n);
-	p->next_ms = now_ms() + PROGRESS_EVERY_MS;
-	log_msg(LOG_INFO, "exec=%lld evt=mcp.progress state=%s n=%d", (long long)id, st, p->count);
-}
-
-/* Waits, without polling the database, until call's execution settles, the
- * budget runs out, the client cancels the request or input ends. */
-static void wait_execution(struct mcp_server *s, struct mcp_call *call, const cJSON *req_id,
-                           const cJSON *params)
-{
-	int64_t deadline = now_ms() + (int64_t)call->wait_seconds * 1000;
-	enum mcp_wait_end why = MCP_WAIT_STOPPED;
-	int reconnects = 0;
-	struct progress prog;
-	char state[40];
-
-	log_msg(LOG_INFO, "exec=%lld evt=mcp.wait seconds=%d", (long long)call->wait_id,
-	        call->wait_seconds);
-	progress_init(&prog, params);
-	if (prog.token != NULL && mcp_exec_state(s->db, call->wait_id, state, sizeof(state)) == 0)
-		progress_send(s, &prog, call->wait_id, state, deadline - now_ms());
-	if (read_during_wait(s, req_id))
-		why = MCP_WAIT_CANCELLED;
-	while (why != MCP_WAIT_CANCELLED && !stopping(s)) {
-		int hit = mcp_db_notified(s->db, call->wait_id);
-		bool cancelled = false;
-		int64_t left;
-
-		if (hit < 0 && reconnects++ < 3 && mcp_db_connect(s->db) == 0)
-			hit = 1; /* listening again on a new connection: re-read, then wait on */
-		if (hit < 0)
-			break; /* the database is gone: the answer says so */
-		if (hit > 0) {
-			if (mcp_exec_state(s->db, call->wait_id, state, sizeof(state)) < 0)
-				break;
-			if (mcp_exec_settled(state, call->wait_until_final)) {
-				why = MCP_WAIT_SETTLED;
-				break;
-			}
-			if (strcmp(state, prog.state) != 0)
-				progress_send(s, &prog, call->wait_id, state, deadline - now_ms());
-			continue; /* drain what arrived during that read */
-		}
-		left = deadline - now_ms();
-		if (left <= 0) {
-			why = MCP_WAIT_TIMEOUT;
-			break;
-		}
-		if (prog.token != NULL && now_ms() >= prog.next_ms)
-			progress_send(s, &prog, call->wait_id, prog.state, left);
-		if (prog.token != NULL && prog.next_ms - now_ms() < left)
-			left = prog.next_ms - now_ms() > 0 ? prog.next_ms - now_ms() : 0;
-		if (mcp_reader_at_eof(s->in)) {
-			why = MCP_WAIT_INPUT_END;
-			break;
-		}
-		if (wait_io(s, req_id, left, &cancelled) < 0)
-			break;
-		if (cancelled)
-			why = MCP_WAIT_CANCELLED;
-	}
-	log_msg(LOG_INFO, "exec=%lld evt=mcp.wait_end why=%s", (long long)call->wait_id,
-	        mcp_exec_wait_end_name(why));
-	cJSON_Delete(prog.token);
-	mcp_exec_end_wait(s->db, call, why);
+	if (ppoll(&p, 1, NULL, during) < 0)
+		return errno == EINTR ? 0 : -1;
+	return 1;
 }
 
 int mcp_server_run(struct mcp_server *s)
 {
+	sigset_t stops, during;
 	char *line;
 	size_t len;
+	int rc = 0;
 
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stops, &during);
 	while (!stopping(s)) {
-		if (s->qhead < s->qlen) {
-			/* Take the entry out first: handling it may queue more. */
-			struct deferred d = s->queue[s->qhead++];
-			if (d.line == NULL)
-				too_long(s);
-			else
-				mcp_server_handle_line(s, d.line, d.len);
-			free(d.line);
-			if (s->qhead == s->qlen)
-				s->qhead = s->qlen = 0;
-			continue;
-		}
-		switch (mcp_reader_next(s->in, &line, &len)) {
-		case MCP_READ_LINE:
+		enum mcp_read r = mcp_reader_next(s->in, &line, &len);
+		if (r == MCP_READ_LINE) {
 			mcp_server_handle_line(s, line, len);
-			break;
-		case MCP_READ_TOO_LONG:
+		} else if (r == MCP_READ_TOO_LONG) {
 			too_long(s);
+		} else if (r == MCP_READ_EOF) {
+			log_msg(LOG_INFO, "evt=mcp.eof in_flight=%d",
+			        mcp_workers_in_flight(s->workers));
 			break;
-		case MCP_READ_AGAIN:
-			if (mcp_reader_fill(s->in) < 0) {
-				if (errno == EINTR)
-					continue;
+		} else {
+			int ready = wait_input(s, &during);
+			if (ready == 0)
+				continue;
+			if (ready < 0 || mcp_reader_fill(s->in) < 0) {
 				log_msg(LOG_ERROR, "evt=mcp.read_failed errno=%d", errno);
-				return -1;
+				rc = -1;
+				break;
 			}
-			break;
-		case MCP_READ_EOF:
-			log_msg(LOG_INFO, "evt=mcp.eof");
-			return 0;
 		}
 	}
-	return s->out_gone ? -1 : 0;
+	pthread_sigmask(SIG_SETMASK, &during, NULL);
+	finish(s, stopping(s) || rc < 0 ? MCP_WAIT_STOPPED : MCP_WAIT_INPUT_END);
+	if (s->abandoned || atomic_load(&s->out_gone))
+		rc = -1;
+	return rc;
 }

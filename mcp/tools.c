@@ -409,18 +409,21 @@ char *mcp_tools_validate(const char *name, const cJSON *args)
 	return buf_steal(&msg);
 }
 
-void mcp_tools_call(struct mcp_db *db, const char *name, const cJSON *args, struct mcp_call *call)
+cJSON *mcp_tools_check(const char *name, const cJSON *args)
 {
-	const struct tool *t = find_tool(name);
 	char *problem = mcp_tools_validate(name, args);
+	cJSON *r;
 
+	if (problem == NULL)
+		return NULL;
+	r = mcp_result_error(problem, "Nothing was done. Fix the arguments and call again.");
+	log_msg(LOG_INFO, "evt=mcp.tool_invalid tool=%s", name);
+	free(problem);
+	return r;
+}
+
+void mcp_tools_call(struct store *st, const char *name, const cJSON *args, struct mcp_call *call)
+{
 	memset(call, 0, sizeof(*call));
-	if (problem != NULL) {
-		call->result = mcp_result_error(problem, "Nothing was done. Fix the arguments "
-		                                         "and call again.");
-		log_msg(LOG_INFO, "evt=mcp.tool_invalid tool=%s", name);
-		free(problem);
-		return;
-	}
-	t->fn(db, args, call);
+	find_tool(name)->fn(st, args, call);
 }

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct mcp_db;
+struct store;
 
 /* Upper bound of a tool's wait_seconds argument. */
 #define MCP_WAIT_MAX_SECONDS 300
@@ -24,15 +24,19 @@ struct mcp_call {
 	bool wait_until_final; /* false: pending_approval also ends the wait */
 };
 
-typedef void (*mcp_tool_fn)(struct mcp_db *db, const cJSON *args, struct mcp_call *call);
+typedef void (*mcp_tool_fn)(struct store *st, const cJSON *args, struct mcp_call *call);
 
 /* The tools/list result: a new object the caller owns. */
 cJSON *mcp_tools_list(void);
 bool mcp_tools_exists(const char *name);
-/* Validates args (an object) for tool name (which must exist) and runs it.
- * On return call->result is set, or call->wait_id asks the caller to wait
- * (LISTEN is then active) and to finish with mcp_exec_end_wait(). */
-void mcp_tools_call(struct mcp_db *db, const char *name, const cJSON *args, struct mcp_call *call);
+/* Checks args (an object) for tool name (which must exist): NULL when they
+ * fit, else the isError result that names every problem (caller frees). */
+cJSON *mcp_tools_check(const char *name, const cJSON *args);
+/* Runs tool name with args that passed mcp_tools_check(), on st (a session
+ * whose login was checked).  On return call->result is set, or
+ * call->wait_id asks the caller to wait (LISTEN is then active) and to
+ * finish with mcp_exec_end_wait(). */
+void mcp_tools_call(struct store *st, const char *name, const cJSON *args, struct mcp_call *call);
 /* Validation alone: NULL when args fit the tool, else a message the caller
  * frees.  Exposed for tests. */
 char *mcp_tools_validate(const char *name, const cJSON *args);

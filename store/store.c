@@ -1,6 +1,7 @@
 /* store.c -- connection, statements and errors. */
 #include "store/store.h"
 
+#include "lib/deadline.h"
 #include "lib/xalloc.h"
 
 #include <errno.h>
@@ -20,6 +21,19 @@ struct store {
 	char hint[512];
 	bool sync_wait_cancelled; /* the server reported a cancelled synchronous-replication wait */
 	PGnotify *held; /* a notification taken by store_wait_notify, not yet handed out */
+
+	/* Kept to start a session later (store_new) and again (store_ensure). */
+	char *conninfo, *app, *options;
+	store_hook_fn on_connect; /* runs on every new session before it is used */
+	void *on_connect_arg;
+	store_notice_fn on_notice; /* sees the server's notices */
+	void *on_notice_arg;
+	char **channels; /* LISTENed with store_listen(); store_ensure() listens again */
+	size_t nchannels;
+	struct store_backoff backoff; /* between failed starts in store_ensure() */
+	int64_t retry_at_ms;          /* no new start before this (monotonic ms) */
+	char start_err[1024];         /* why the last start failed, repeated until the next try */
+	char start_state[6];
 };
 
 /* PostgreSQL reports a commit whose wait for a synchronous standby was
@@ -33,6 +47,10 @@ static void notice_receiver(void *arg, const PGresult *res)
 
 	if (msg && strstr(msg, "synchronous replication"))
 		s->sync_wait_cancelled = true;
+	if (s->on_notice != NULL)
+		s->on_notice(s->on_notice_arg,
+		             PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED),
+		             msg ? msg : "");
 }
 
 static void set_errorv(struct store *s, const char *sqlstate, const char *fmt, va_list ap)
@@ -67,6 +85,17 @@ void store_set_error(struct store *s, const char *fmt, ...)
 	va_end(ap);
 }
 
+void store_set_error_state(struct store *s, const char *sqlstate, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	set_errorv(s, sqlstate, fmt, ap);
+	va_end(ap);
+	s->detail[0] = '\0';
+	s->hint[0] = '\0';
+}
+
 static void clear_error(struct store *s)
 {
 	s->errmsg[0] = '\0';
@@ -97,47 +126,71 @@ struct store *store_open(const char *conninfo, const char *app, char *err, size_
 	return store_open_with(conninfo, app, NULL, err, errlen);
 }
 
-struct store *store_open_with(const char *conninfo, const char *app, const char *options, char *err,
-                              size_t errlen)
+struct store *store_new(const char *conninfo, const char *app, const char *options)
+{
+	struct store *s = xcalloc(1, sizeof(*s));
+
+	if (conninfo == NULL || conninfo[0] == '\0')
+		conninfo = getenv("AIRLOCK_DB");
+	s->conninfo = xstrdup(conninfo ? conninfo : "");
+	s->app = xstrdup(app ? app : "airlock");
+	s->options = options ? xstrdup(options) : NULL;
+	return s;
+}
+
+/* Starts a session with the settings kept on s.  -1 with the reason (one
+ * line, "cannot connect to PostgreSQL: ...") in err. */
+static int connect_now(struct store *s, char *err, size_t errlen)
 {
 	const char *keys[5];
 	const char *vals[5];
 	char opts[512];
-	struct store *s;
 	int n = 0;
+	size_t len;
 
-	if (conninfo == NULL || conninfo[0] == '\0')
-		conninfo = getenv("AIRLOCK_DB");
 	/* Defaults first: a conninfo that sets them overrides (expand_dbname). */
 	keys[n] = "connect_timeout";
 	vals[n++] = "10";
 	keys[n] = "application_name";
-	vals[n++] = app ? app : "airlock";
-	if (conninfo && conninfo[0]) {
+	vals[n++] = s->app;
+	if (s->conninfo[0]) {
 		keys[n] = "dbname";
-		vals[n++] = conninfo;
+		vals[n++] = s->conninfo;
 	}
 	/* After the conninfo: airlock's session settings win; the caller's
 	 * come last, so they may set another statement_timeout. */
 	snprintf(opts, sizeof(opts), "-c statement_timeout=%s%s%s", STORE_STATEMENT_TIMEOUT,
-	         options ? " " : "", options ? options : "");
+	         s->options ? " " : "", s->options ? s->options : "");
 	keys[n] = "options";
 	vals[n++] = opts;
 	keys[n] = NULL;
 	vals[n] = NULL;
 
-	s = xcalloc(1, sizeof(*s));
+	PQfinish(s->conn);
 	s->conn = PQconnectdbParams(keys, vals, 1);
-	if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK) {
-		const char *why = s->conn ? PQerrorMessage(s->conn) : "out of memory";
-		snprintf(err, errlen, "cannot connect to PostgreSQL: %s", why);
-		size_t len = strlen(err);
-		while (len > 0 && (err[len - 1] == '\n' || err[len - 1] == ' '))
-			err[--len] = '\0';
+	if (s->conn != NULL && PQstatus(s->conn) == CONNECTION_OK) {
+		PQsetNoticeReceiver(s->conn, notice_receiver, s);
+		return 0;
+	}
+	snprintf(err, errlen, "cannot connect to PostgreSQL: %s",
+	         s->conn ? PQerrorMessage(s->conn) : "out of memory");
+	len = strlen(err);
+	while (len > 0 && (err[len - 1] == '\n' || err[len - 1] == ' '))
+		err[--len] = '\0';
+	PQfinish(s->conn);
+	s->conn = NULL;
+	return -1;
+}
+
+struct store *store_open_with(const char *conninfo, const char *app, const char *options, char *err,
+                              size_t errlen)
+{
+	struct store *s = store_new(conninfo, app, options);
+
+	if (connect_now(s, err, errlen) < 0) {
 		store_close(s);
 		return NULL;
 	}
-	PQsetNoticeReceiver(s->conn, notice_receiver, s);
 	return s;
 }
 
@@ -148,6 +201,12 @@ void store_close(struct store *s)
 	if (s->held)
 		PQfreemem(s->held);
 	PQfinish(s->conn);
+	for (size_t i = 0; i < s->nchannels; i++)
+		free(s->channels[i]);
+	free(s->channels);
+	free(s->conninfo);
+	free(s->app);
+	free(s->options);
 	free(s);
 }
 
@@ -213,6 +272,16 @@ void store_clear(struct store_res *r)
 	PQclear((PGresult *)r);
 }
 
+/* A call on a store whose session has not started or was ended: the reason
+ * is why the last start failed, when one did. */
+static void not_connected(struct store *s)
+{
+	if (s->start_err[0] != '\0')
+		set_error(s, s->start_state, "%s", s->start_err);
+	else
+		set_error(s, "08003", "not connected to PostgreSQL");
+}
+
 struct store_res *store_exec(struct store *s, const char *sql, int nparams,
                              const char *const *params)
 {
@@ -227,6 +296,10 @@ struct store_res *store_exec_bin(struct store *s, const char *sql, int nparams,
 
 	clear_error(s);
 	s->sync_wait_cancelled = false;
+	if (s->conn == NULL) {
+		not_connected(s);
+		return NULL;
+	}
 	res = PQexecParams(s->conn, sql, nparams, NULL, params, lengths, formats, 0);
 	st = PQresultStatus(res);
 	if ((st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) && s->sync_wait_cancelled) {
@@ -253,6 +326,10 @@ int store_exec_script(struct store *s, const char *sql)
 	int rc = 0;
 
 	clear_error(s);
+	if (s->conn == NULL) {
+		not_connected(s);
+		return -1;
+	}
 	if (!PQsendQuery(s->conn, sql)) {
 		set_error(s, NULL, "%s", PQerrorMessage(s->conn));
 		return -1;
@@ -271,7 +348,8 @@ int store_exec_script(struct store *s, const char *sql)
 
 void store_exec_quiet(struct store *s, const char *sql)
 {
-	PQclear(PQexec(s->conn, sql));
+	if (s->conn != NULL)
+		PQclear(PQexec(s->conn, sql));
 }
 
 bool store_connected(const struct store *s)
@@ -279,19 +357,127 @@ bool store_connected(const struct store *s)
 	return PQstatus(s->conn) == CONNECTION_OK;
 }
 
+/* The caller's hook on a session that just started; a refusal ends it. */
+static int run_hook(struct store *s)
+{
+	if (s->on_connect == NULL || s->on_connect(s, s->on_connect_arg) == 0)
+		return 0;
+	if (s->errmsg[0] == '\0')
+		set_error(s, NULL, "the new session was refused");
+	PQfinish(s->conn);
+	s->conn = NULL;
+	return -1;
+}
+
 int store_reset(struct store *s)
 {
+	char err[1024];
+
 	clear_error(s);
 	if (s->held) {
 		PQfreemem(s->held);
 		s->held = NULL;
 	}
-	PQreset(s->conn);
-	if (PQstatus(s->conn) != CONNECTION_OK) {
-		set_error(s, "08006", "cannot connect to PostgreSQL: %s", PQerrorMessage(s->conn));
+	if (s->conn == NULL) {
+		if (connect_now(s, err, sizeof(err)) < 0) {
+			set_error(s, "08006", "%s", err);
+			return -1;
+		}
+	} else {
+		PQreset(s->conn);
+		if (PQstatus(s->conn) != CONNECTION_OK) {
+			set_error(s, "08006", "cannot connect to PostgreSQL: %s",
+			          PQerrorMessage(s->conn));
+			return -1;
+		}
+	}
+	return run_hook(s);
+}
+
+void store_disconnect(struct store *s)
+{
+	if (s->held) {
+		PQfreemem(s->held);
+		s->held = NULL;
+	}
+	PQfinish(s->conn);
+	s->conn = NULL;
+}
+
+void store_on_connect(struct store *s, store_hook_fn fn, void *arg)
+{
+	s->on_connect = fn;
+	s->on_connect_arg = arg;
+}
+
+void store_on_notice(struct store *s, store_notice_fn fn, void *arg)
+{
+	s->on_notice = fn;
+	s->on_notice_arg = arg;
+}
+
+/* Whether the session is up, found without sending anything: a session the
+ * server closed while idle (a restart, a terminated backend) shows here, so
+ * starting a new one cannot run a statement twice. */
+static bool alive(struct store *s)
+{
+	/* A server that ends a session sends its reason, then closes: reading
+	 * the reason leaves the socket readable, and the next read finds the
+	 * end.  A few rounds suffice; notifications alone do not end it. */
+	for (int i = 0; i < 4; i++) {
+		struct pollfd pfd = {.events = POLLIN};
+		if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK)
+			return false;
+		pfd.fd = PQsocket(s->conn);
+		if (pfd.fd < 0 || poll(&pfd, 1, 0) <= 0)
+			return pfd.fd >= 0;
+		if (PQconsumeInput(s->conn) != 1)
+			return false;
+	}
+	return PQstatus(s->conn) == CONNECTION_OK;
+}
+
+static int listen_cmd(struct store *s, const char *verb, const char *channel);
+
+int store_ensure(struct store *s)
+{
+	int64_t now;
+	int rc = 0;
+
+	clear_error(s);
+	if (alive(s))
+		return 0;
+	now = deadline_now_ms();
+	if (s->start_err[0] != '\0' && now < s->retry_at_ms) {
+		not_connected(s);
 		return -1;
 	}
-	return 0;
+	rc = store_reset(s);
+	for (size_t i = 0; rc == 0 && i < s->nchannels; i++)
+		rc = listen_cmd(s, "LISTEN", s->channels[i]);
+	if (rc == 0) {
+		store_backoff_reset(&s->backoff);
+		s->start_err[0] = '\0';
+		return 0;
+	}
+	snprintf(s->start_err, sizeof(s->start_err), "%s", s->errmsg);
+	snprintf(s->start_state, sizeof(s->start_state), "%s", s->sqlstate);
+	/* Counted from the end of this try, however long it took. */
+	s->retry_at_ms = deadline_now_ms() + store_backoff_next(&s->backoff);
+	store_disconnect(s);
+	return -1;
+}
+
+struct store_res *store_exec_read(struct store *s, const char *sql, int nparams,
+                                  const char *const *params)
+{
+	struct store_res *r = store_exec(s, sql, nparams, params);
+
+	/* Lost with the session: a read may be asked again, on a new one. */
+	if (r == NULL && s->conn != NULL && PQstatus(s->conn) != CONNECTION_OK &&
+	    store_ensure(s) == 0)
+		r = store_exec(s, sql, nparams, params);
+	return r;
 }
 
 enum { BACKOFF_FIRST_MS = 200, BACKOFF_MAX_MS = 5000 };
@@ -329,13 +515,39 @@ static int listen_cmd(struct store *s, const char *verb, const char *channel)
 	return 0;
 }
 
+/* The channels store_ensure() listens on again in a new session. */
+static void remember(struct store *s, const char *channel, bool on)
+{
+	size_t i = 0;
+
+	while (i < s->nchannels) {
+		if (strcmp(channel, "*") == 0 || strcmp(s->channels[i], channel) == 0) {
+			if (on)
+				return;
+			free(s->channels[i]);
+			s->channels[i] = s->channels[--s->nchannels];
+			continue;
+		}
+		i++;
+	}
+	if (on && strcmp(channel, "*") != 0) {
+		s->channels = xrealloc(s->channels, (s->nchannels + 1) * sizeof(*s->channels));
+		s->channels[s->nchannels++] = xstrdup(channel);
+	}
+}
+
 int store_listen(struct store *s, const char *channel)
 {
-	return listen_cmd(s, "LISTEN", channel);
+	if (listen_cmd(s, "LISTEN", channel) < 0)
+		return -1;
+	remember(s, channel, true);
+	return 0;
 }
 
 int store_unlisten(struct store *s, const char *channel)
 {
+	/* Not wanted any more, even when the session that had it is gone. */
+	remember(s, channel, false);
 	return listen_cmd(s, "UNLISTEN", channel);
 }
 
@@ -361,35 +573,49 @@ static int pending(struct store *s)
 
 int store_wait_notify(struct store *s, int timeout_ms)
 {
-	struct pollfd pfd;
+	return store_wait_notify_or(s, -1, timeout_ms);
+}
+
+int store_wait_notify_or(struct store *s, int wake_fd, int timeout_ms)
+{
+	struct pollfd pfd[2];
 
 	clear_error(s);
 	if (s->held != NULL)
 		return 1;
+	if (s->conn == NULL) {
+		not_connected(s);
+		return -1;
+	}
 	if (consume(s) < 0)
 		return -1;
 	if (pending(s))
 		return 1;
-	if (timeout_ms <= 0)
-		return 0;
-	pfd.fd = PQsocket(s->conn);
-	pfd.events = POLLIN;
-	pfd.revents = 0;
-	if (pfd.fd < 0) {
+	pfd[0].fd = PQsocket(s->conn);
+	pfd[0].events = POLLIN;
+	pfd[0].revents = 0;
+	pfd[1].fd = wake_fd;
+	pfd[1].events = POLLIN;
+	pfd[1].revents = 0;
+	if (pfd[0].fd < 0) {
 		set_error(s, "08006", "the connection to PostgreSQL is closed");
 		return -1;
 	}
-	if (poll(&pfd, 1, timeout_ms) < 0) {
+	if (timeout_ms <= 0 && wake_fd < 0)
+		return 0;
+	if (poll(pfd, wake_fd >= 0 ? 2 : 1, timeout_ms > 0 ? timeout_ms : 0) < 0) {
 		if (errno == EINTR)
 			return 0;
 		set_error(s, NULL, "poll: %s", strerror(errno));
 		return -1;
 	}
-	if (pfd.revents == 0)
-		return 0;
-	if (consume(s) < 0)
-		return -1;
-	return pending(s);
+	if (pfd[0].revents != 0) {
+		if (consume(s) < 0)
+			return -1;
+		if (pending(s))
+			return 1;
+	}
+	return pfd[1].revents != 0 ? 2 : 0;
 }
 
 int store_notification(struct store *s, char *channel, size_t chlen, char *payload, size_t plen)

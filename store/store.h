@@ -30,6 +30,43 @@ struct store *store_open_with(const char *conninfo, const char *app, const char 
                               size_t errlen);
 void store_close(struct store *s); /* NULL is a no-op */
 
+/* A store with the settings of store_open_with() that has not connected
+ * yet: store_ensure() starts its session (for a client that must keep
+ * serving while the database is away, and say why on every call).  Statements
+ * before that fail with "not connected" (or why the last start failed). */
+struct store *store_new(const char *conninfo, const char *app, const char *options);
+
+/* Runs on every new session of s (store_reset(), store_ensure(), the retry of
+ * store_exec_read()) before anything else is sent on it: 0 lets the session
+ * be used; -1 (with the reason set on s, e.g. with store_set_error_state())
+ * ends it, and the call that started it fails with that reason.  For checks
+ * of who the login is. */
+typedef int (*store_hook_fn)(struct store *s, void *arg);
+void store_on_connect(struct store *s, store_hook_fn fn, void *arg);
+/* Sees each notice and warning the server sends (severity as "NOTICE",
+ * "WARNING", "DEBUG"...; the primary message).  Not called otherwise. */
+typedef void (*store_notice_fn)(void *arg, const char *severity, const char *message);
+void store_on_notice(struct store *s, store_notice_fn fn, void *arg);
+
+/* Makes sure a session is up, without sending a statement on it: a session
+ * the server closed while idle is found before anything runs on it, so
+ * starting a new one can never run a statement twice.  A new session gets
+ * the on-connect hook and LISTENs again on every channel of store_listen()
+ * (notifications sent in between are lost: re-read what they stand for).
+ * After a failed start, the next one waits for the store's backoff
+ * (store_backoff_next()); a call before then fails at once with the reason
+ * of the last try.  0 when up, -1 with the reason on s. */
+int store_ensure(struct store *s);
+/* Ends the session now (a next store_ensure() starts a new one). */
+void store_disconnect(struct store *s);
+
+/* store_exec for a statement without effects (a read): when the session
+ * turns out to be dead, a new one is started (store_ensure()) and the
+ * statement sent once more.  Never use it for writes: a lost answer does not
+ * say whether a write ran. */
+struct store_res *store_exec_read(struct store *s, const char *sql, int nparams,
+                                  const char *const *params);
+
 /* The reason of the last failure ("" if none), and its SQLSTATE ("" if the
  * failure was not a server error).  Borrowed until the next call on s. */
 const char *store_errmsg(const struct store *s);
@@ -37,6 +74,9 @@ const char *store_sqlstate(const struct store *s);
 
 /* Sets the handle's error, for modules built on the store. */
 void store_set_error(struct store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with a SQLSTATE (NULL for none); DETAIL and HINT are cleared. */
+void store_set_error_state(struct store *s, const char *sqlstate, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* The server's DETAIL and HINT of the last failure ("" when absent). */
 const char *store_errdetail(const struct store *s);
@@ -70,8 +110,8 @@ void store_exec_quiet(struct store *s, const char *sql);
 /* Whether the connection is up (a lost one stays lost until store_reset()). */
 bool store_connected(const struct store *s);
 /* Ends the session and starts a new one with the same settings (its
- * session locks and LISTENs are gone).  0 when connected again, -1 with the
- * reason on s. */
+ * session locks and LISTENs are gone; the on-connect hook runs).  0 when
+ * connected again, -1 with the reason on s. */
 int store_reset(struct store *s);
 
 /* One reconnect policy for every client: waits that start at 200 ms and
@@ -86,7 +126,9 @@ struct store_backoff {
 int store_backoff_next(struct store_backoff *b); /* the wait before the next try, in ms */
 void store_backoff_reset(struct store_backoff *b);
 
-/* Notifications.  LISTEN/UNLISTEN channel (an identifier; quoted here). */
+/* Notifications.  LISTEN/UNLISTEN channel (an identifier; quoted here).
+ * The store remembers the channels for store_ensure(); UNLISTEN "*" forgets
+ * them all. */
 int store_listen(struct store *s, const char *channel);
 int store_unlisten(struct store *s, const char *channel);
 /* Waits up to timeout_ms (0: do not wait) for notifications and reads what
@@ -94,6 +136,10 @@ int store_unlisten(struct store *s, const char *channel);
  * store_notification()), 0 when none came in time, -1 when the connection
  * was lost (reason on s).  An interrupted wait (EINTR) returns 0. */
 int store_wait_notify(struct store *s, int timeout_ms);
+/* The same, and also wakes when wake_fd (a pipe or eventfd of the caller's,
+ * -1 for none) is readable: then 2 (the caller drains it).  A notification
+ * queued at the same time wins (1); the caller sees 2 on its next call. */
+int store_wait_notify_or(struct store *s, int wake_fd, int timeout_ms);
 /* Takes one queued notification: 1 with its channel (and payload, when
  * payload is not NULL) copied, 0 when none is queued. */
 int store_notification(struct store *s, char *channel, size_t chlen, char *payload, size_t plen);

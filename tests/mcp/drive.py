@@ -10,6 +10,10 @@ A transcript is a text file, one entry per line:
                                 invalid UTF-8, huge lines, ...), plus a newline
     < {json...}                 the next line the server writes must match this
                                 pattern (below)
+    <~ {json...}                a run of these: the next lines, as many as the
+                                run has entries, must match its patterns in some
+                                order, each pattern one line (answers of calls
+                                that run concurrently)
     ! SHELL                     run SHELL (bash) now; it must exit 0
 At the end the driver closes the server's stdin: the server must exit 0 within
 10 s having written nothing more.  Every line the server writes must be one
@@ -130,6 +134,30 @@ def check_message(raw):
     return msg, None
 
 
+def match_group(srv, group):
+    """Reads len(group) lines and pairs each with a pattern of group, in any
+    order.  Returns the number of failures."""
+    left = list(group)
+    failures = 0
+    for _ in range(len(group)):
+        raw = srv.readline(READ_TIMEOUT)
+        if raw is None:
+            print(f"not ok - {left[0][0]}: no answer (server exit status {srv.p.poll()})")
+            return failures + 1
+        msg, why = check_message(raw)
+        hit = None
+        if why is None:
+            hit = next((i for i, (_, pat) in enumerate(left) if match(pat, msg) is None), None)
+        if hit is None:
+            wanted = " | ".join(json.dumps(p)[:160] for _, p in left)
+            print(f"not ok - {left[0][0]}: {why or 'matches none of the patterns left'}\n"
+                  f"#   got: {raw[:600].decode('utf-8', 'replace')}\n#   left: {wanted}")
+            failures += 1
+            continue
+        del left[hit]
+    return failures
+
+
 def main():
     if len(sys.argv) < 4 or sys.argv[2] != "--":
         print(__doc__, file=sys.stderr)
@@ -141,8 +169,13 @@ def main():
     checked = 0
     with open(path, encoding="utf-8") as f:
         entries = [(n, l.rstrip("\n")) for n, l in enumerate(f, 1)]
-    for lineno, line in entries:
+    group = []
+    for lineno, line in entries + [(len(entries) + 1, "#")]:
         where = f"{name}:{lineno}"
+        if group and not line.startswith("<~ ") and line.strip():
+            checked += len(group)
+            failures += match_group(srv, group)
+            group = []
         if not line.strip() or line.startswith("#"):
             continue
         if line.startswith(">py "):
@@ -154,6 +187,9 @@ def main():
             if r.returncode != 0:
                 print(f"not ok - {where}: shell step failed: {r.stdout}{r.stderr}")
                 failures += 1
+        elif line.startswith("<~ "):
+            group.append((where, json.loads(line[3:])))
+            continue
         elif line.startswith("< "):
             checked += 1
             pat = json.loads(line[2:])

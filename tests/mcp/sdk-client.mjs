@@ -116,6 +116,18 @@ await check('get_execution', async () => {
 	assert.equal(r.structuredContent.execution.change_id, 'sdk-1');
 });
 
+await check('a waiting call does not hold up the next one: the quick answer comes first', async () => {
+	const order = [];
+	const waiting = client.callTool({ name: 'get_execution', arguments: { id, wait_seconds: 4 } })
+		.then((r) => { order.push('wait'); return r; });
+	const quick = client.callTool({ name: 'list_executions', arguments: { limit: 1 } })
+		.then((r) => { order.push('list'); return r; });
+	const [w, q] = await Promise.all([waiting, quick]);
+	assert.deepEqual(order, ['list', 'wait']);
+	assert.equal(w.structuredContent.wait.ended, 'timeout');
+	assert.equal(q.structuredContent.executions[0].id, id);
+});
+
 await check('list_executions pages with nextCursor', async () => {
 	const a = await client.callTool({ name: 'list_executions', arguments: { limit: 1 } });
 	assert.equal(a.structuredContent.executions.length, 1);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # airlock-mcp over stdio against a real throwaway PostgreSQL (migrated, seeded,
 # agent login "hermes"): transcripts covering every protocol rule and every
-# tool's success and failure paths; the official TypeScript SDK client; 10,000
+# tool's success and failure paths; the official TypeScript SDK client; calls
+# served concurrently (tests/mcp/concurrent.py); 10,000
 # hostile lines (also under ASan+UBSan), after which nothing may have reached
 # the database that validation should have stopped; and end to end with a real
 # airlockd executing on the rig (tests/mcp/e2e.sh).
@@ -12,7 +13,7 @@ if [ -z "${AIRLOCK_PGTMP:-}" ]; then
 fi
 . tests/lib.sh
 
-for tool in node npm python3 psql pkg-config; do
+for tool in node npm python3 psql pkg-config valgrind; do
 	command -v "$tool" >/dev/null || { echo "70-mcp: $tool is missing (scripts/install-deps)"; exit 1; }
 done
 [ -x build/bin/airlock-mcp ] && [ -x build/bin/airlock ] || { echo "70-mcp: build first (make)"; exit 1; }
@@ -23,6 +24,12 @@ fi
 
 tmp=$(mktemp -d /tmp/airlock-mcp-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+
+# ---- the store's sessions, which airlock-mcp is built on: notifications and bounded waits,
+# sessions the server ends, reads sent again and writes not, hooks (ASan+UBSan)
+make -s build/integration/store_seam_test >/dev/null || exit 1
+check "store seam: sessions, notifications, reconnects against this PostgreSQL" \
+	env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 build/integration/store_seam_test
 
 check "migrate" build/bin/airlock migrate
 check "seed" build/bin/airlock seed seeds/
@@ -39,6 +46,15 @@ check "stderr carries key=value log lines" grep -qE '^level=info evt=mcp.start' 
 # ---- the official TypeScript SDK client
 check "sdk client (@modelcontextprotocol/sdk over stdio)" \
 	env AIRLOCK_MCP_TEST_USER=hermes node tests/mcp/sdk-client.mjs build/bin/airlock-mcp
+# ---- concurrency: calls run on a pool of workers; a waiting call holds up nothing else
+check "agent login conc (its own flood limits)" psql -qc "CREATE ROLE conc LOGIN IN ROLE airlock_agent"
+check "concurrent: a burst answered exactly once; queued and waiting calls cancelled; EOF in flight" \
+	env CONC_STDERR="$tmp/concurrent.stderr" tests/mcp/concurrent.py -- build/bin/airlock-mcp --db "user=conc"
+# The threads' memory under valgrind: any error or leak makes the server exit 9, which fails it.
+check "valgrind: concurrent calls without memory errors or leaks" \
+	env CONC_STDERR="$tmp/concurrent-vg.stderr" tests/mcp/concurrent.py --burst 60 --seed 8 -- \
+	valgrind --quiet --error-exitcode=9 --leak-check=full --show-leak-kinds=definite,indirect \
+	--errors-for-leak-kinds=definite,indirect build/bin/airlock-mcp --db "user=conc"
 check "a login that does not exist gets isError results, not silence" bash -c \
 	'printf "%s\n" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}" \
 		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"list_checks\"}}" |
@@ -132,6 +148,34 @@ sigterm_test() {
 	tail -1 "$out" | grep -q '"ended":"stopped"' || { echo "no stopped answer: $(tail -c 300 "$out")"; return 1; }
 }
 check "SIGTERM during a wait: the wait is answered, then exit 0" sigterm_test
+# ... and while it only waits for input (the reader blocked): exit 0 at once, not at the next line.
+sigterm_idle_test() {
+	local fifo=$tmp/sigidle.in pid n
+	rm -f "$fifo" && mkfifo "$fifo"
+	build/bin/airlock-mcp --db "user=hermes" <"$fifo" >"$tmp/sigidle.out" 2>"$tmp/sigidle.stderr" &
+	pid=$!
+	exec 3>"$fifo"
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}' >&3
+	for n in $(seq 100); do
+		grep -q 'evt=mcp.initialized' "$tmp/sigidle.stderr" && break
+		sleep 0.1
+	done
+	sleep 0.2 # the reader is back in its wait for input
+	kill -TERM "$pid"
+	for n in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid"
+		exec 3>&-
+		echo "still running 10 s after SIGTERM"
+		return 1
+	fi
+	exec 3>&-
+	wait "$pid" || { echo "exit status $?"; return 1; }
+}
+check "SIGTERM while waiting for input: exit 0 at once" sigterm_idle_test
 
 # ---- hostile input: every statement hermes sends is logged from here on
 psql -qc "ALTER SYSTEM SET log_line_prefix = '%m [%p] user=%u '" -c "SELECT pg_reload_conf()" >/dev/null
@@ -188,6 +232,8 @@ for t in tools wait; do
 	check "asan: transcript $t" env PGDATABASE=airlock_asan DRIVE_STDERR="$tmp/$t-asan.stderr" \
 		tests/mcp/drive.py "tests/mcp/transcripts/$t.txt" -- "$tmp/airlock-mcp-asan" --db "user=hermes"
 done
+check "asan: concurrent calls" env PGDATABASE=airlock_asan CONC_STDERR="$tmp/concurrent-asan.stderr" \
+	tests/mcp/concurrent.py --burst 100 --seed 6 -- "$tmp/airlock-mcp-asan" --db "user=conc"
 if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error' "$tmp"/*.stderr 2>/dev/null; then
 	failt "asan: no sanitizer reports" "$(grep -hE 'Sanitizer|runtime error' "$tmp"/*.stderr | head)"
 else

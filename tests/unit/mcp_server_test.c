@@ -1,7 +1,6 @@
 /* mcp_server_test.c -- airlock-mcp's lifecycle, dispatch, errors and tool validation,
  * driven line by line without a database (tool calls that get past validation
  * must then report the unreachable database as an isError result). */
-#include "mcp/db.h"
 #include "mcp/server.h"
 #include "mcp/tools.h"
 
@@ -18,7 +17,6 @@
 struct fixture {
 	FILE *out;
 	long read_at;
-	struct mcp_db *db;
 	struct mcp_server *srv;
 };
 
@@ -27,8 +25,7 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	f->out = tmpfile();
-	f->db = mcp_db_new("host=/nonexistent-airlock-mcp-test");
-	f->srv = mcp_server_new(f->db, -1, fileno(f->out));
+	f->srv = mcp_server_new("host=/nonexistent-airlock-mcp-test", NULL, -1, fileno(f->out));
 	*state = f;
 	return 0;
 }
@@ -38,7 +35,6 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	mcp_server_free(f->srv);
-	mcp_db_free(f->db);
 	fclose(f->out);
 	free(f);
 	return 0;
@@ -51,6 +47,7 @@ static char *send(struct fixture *f, const char *line)
 	char *got;
 
 	mcp_server_handle_line(f->srv, line, strlen(line));
+	mcp_server_settle(f->srv); /* tool calls are answered by a worker */
 	fflush(f->out);
 	fseek(f->out, 0, SEEK_END);
 	end = ftell(f->out);
@@ -156,6 +153,20 @@ static void test_batches_2025_03_26(void **state)
 	expect(f, "[]", "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,");
 	expect(f, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}]",
 	       "[{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32600,");
+	/* Calls a worker answers still come back in one array, in the batch's
+	 * order, after the entries answered at once. */
+	expect(f,
+	       "[{\"jsonrpc\":\"2.0\",\"id\":\"t1\",\"method\":\"tools/call\",\"params\":{"
+	       "\"name\":\"get_health_summary\"}},{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":"
+	       "\"ping\"},{\"jsonrpc\":\"2.0\",\"id\":\"t2\",\"method\":\"tools/call\",\"params\":{"
+	       "\"name\":\"list_checks\"}},{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}]",
+	       "[{\"jsonrpc\":\"2.0\",\"id\":\"t1\",\"result\":{\"content\":[{\"type\":\"text\","
+	       "\"text\":\"cannot connect");
+	expect(
+	    f,
+	    "[{\"jsonrpc\":\"2.0\",\"id\":\"t3\",\"method\":\"tools/call\",\"params\":{"
+	    "\"name\":\"list_checks\"}},{\"jsonrpc\":\"2.0\",\"id\":\"p2\",\"method\":\"ping\"}]",
+	    "\"isError\":true}},{\"jsonrpc\":\"2.0\",\"id\":\"p2\",\"result\":{}}]\n");
 }
 
 static void test_tools(void **state)

@@ -1,0 +1,247 @@
+/* store_seam_test.c -- the store's sessions against a real PostgreSQL (the
+ * PG* environment of scripts/pgtmp): notifications and their bounded waits,
+ * a session the server ends, reads sent again and writes not, the connect
+ * and notice hooks. */
+#include "store/store.h"
+
+#include "lib/deadline.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static struct store *open_store(const char *app)
+{
+	char err[512];
+	struct store *s = store_open(NULL, app, err, sizeof(err));
+
+	if (s == NULL)
+		fail_msg("%s", err);
+	return s;
+}
+
+static void exec_ok(struct store *s, const char *sql)
+{
+	struct store_res *r = store_exec(s, sql, 0, NULL);
+
+	if (r == NULL)
+		fail_msg("%s: %s", sql, store_errmsg(s));
+	store_clear(r);
+}
+
+static long backend_pid(struct store *s)
+{
+	struct store_res *r = store_exec(s, "SELECT pg_backend_pid()", 0, NULL);
+	long pid;
+
+	if (r == NULL)
+		fail_msg("pg_backend_pid: %s", store_errmsg(s));
+	pid = strtol(store_get(r, 0, 0), NULL, 10);
+	store_clear(r);
+	return pid;
+}
+
+/* Ends s's backend from killer and waits (bounded) until its process is
+ * gone, so its end of the socket is closed. */
+static void terminate(struct store *killer, struct store *s)
+{
+	long pid = backend_pid(s);
+	char text[24];
+	const char *p[1] = {text};
+	struct store_res *r;
+	int64_t until = deadline_now_ms() + 10000;
+
+	snprintf(text, sizeof(text), "%ld", pid);
+	r = store_exec(killer, "SELECT pg_terminate_backend($1::int)", 1, p);
+	assert_non_null(r);
+	assert_string_equal(store_get(r, 0, 0), "t");
+	store_clear(r);
+	while (kill((pid_t)pid, 0) == 0 || errno != ESRCH) {
+		assert_true(deadline_now_ms() < until);
+		usleep(10 * 1000);
+	}
+}
+
+static void test_notifications(void **state)
+{
+	struct store *a = open_store("seam-a"), *b = open_store("seam-b");
+	char ch[64], payload[64];
+	int fds[2];
+
+	(void)state;
+	assert_int_equal(store_listen(a, "seam"), 0);
+	assert_int_equal(store_wait_notify(a, 0), 0);
+	assert_int_equal(store_wait_notify(a, 30), 0); /* none came in time */
+	exec_ok(b, "SELECT pg_notify('seam', 'one'), pg_notify('other', 'x')");
+	exec_ok(b, "NOTIFY seam, 'two'");
+	assert_int_equal(store_wait_notify(a, 10000), 1);
+	assert_int_equal(store_notification(a, ch, sizeof(ch), payload, sizeof(payload)), 1);
+	assert_string_equal(ch, "seam");
+	assert_string_equal(payload, "one");
+	/* The second may still be on its way: wait for it, bounded. */
+	assert_int_equal(store_wait_notify(a, 10000), 1);
+	assert_int_equal(store_notification(a, ch, sizeof(ch), payload, sizeof(payload)), 1);
+	assert_string_equal(payload, "two");
+	assert_int_equal(store_notification(a, ch, sizeof(ch), NULL, 0), 0);
+
+	/* The caller's wake-up fd ends a wait too; a notification wins over it. */
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(write(fds[1], "x", 1), 1);
+	assert_int_equal(store_wait_notify_or(a, fds[0], 10000), 2);
+	assert_int_equal(read(fds[0], ch, 1), 1);
+	exec_ok(b, "NOTIFY seam, 'three'");
+	assert_int_equal(store_wait_notify_or(a, fds[0], 10000), 1);
+	assert_int_equal(store_drain_notifications(a), 1);
+	close(fds[0]);
+	close(fds[1]);
+
+	/* UNLISTEN: nothing more arrives. */
+	assert_int_equal(store_unlisten(a, "seam"), 0);
+	exec_ok(b, "NOTIFY seam, 'four'");
+	exec_ok(a, "SELECT 1");
+	assert_int_equal(store_wait_notify(a, 50), 0);
+	store_close(a);
+	store_close(b);
+}
+
+static void test_lost_session(void **state)
+{
+	struct store *a = open_store("seam-a"), *b = open_store("seam-b");
+	char ch[64];
+	long before;
+
+	(void)state;
+	assert_int_equal(store_listen(a, "seam"), 0);
+	before = backend_pid(a);
+	terminate(b, a);
+	assert_int_equal(store_wait_notify(a, 10000), -1);
+	assert_false(store_connected(a));
+	/* A new session, listening again where the old one did. */
+	assert_int_equal(store_ensure(a), 0);
+	assert_true(backend_pid(a) != before);
+	exec_ok(b, "NOTIFY seam, 'again'");
+	assert_int_equal(store_wait_notify(a, 10000), 1);
+	assert_int_equal(store_notification(a, ch, sizeof(ch), NULL, 0), 1);
+	assert_string_equal(ch, "seam");
+	store_close(a);
+	store_close(b);
+}
+
+static void test_read_retried_write_not(void **state)
+{
+	struct store *a = open_store("seam-a"), *b = open_store("seam-b");
+	struct store_res *r;
+	long before;
+
+	(void)state;
+	/* A session that died while idle is found before anything is sent. */
+	before = backend_pid(a);
+	terminate(b, a);
+	assert_int_equal(store_ensure(a), 0);
+	assert_true(backend_pid(a) != before);
+
+	/* A read on a dead session is sent again on a new one. */
+	before = backend_pid(a);
+	terminate(b, a);
+	r = store_exec_read(a, "SELECT pg_backend_pid()", 0, NULL);
+	assert_non_null(r);
+	assert_true(strtol(store_get(r, 0, 0), NULL, 10) != before);
+	store_clear(r);
+
+	/* A write is not: it fails, and the next store_ensure() starts anew. */
+	exec_ok(a, "CREATE TEMP TABLE t (x int)");
+	terminate(b, a);
+	assert_null(store_exec(a, "SELECT 1", 0, NULL));
+	assert_false(store_connected(a));
+	assert_int_equal(store_ensure(a), 0);
+	exec_ok(a, "SELECT 1");
+	store_close(a);
+	store_close(b);
+}
+
+struct hooks {
+	int connects;
+	bool refuse;
+	char notice[128];
+	char severity[16];
+};
+
+static int on_connect(struct store *s, void *arg)
+{
+	struct hooks *h = arg;
+
+	h->connects++;
+	if (h->refuse) {
+		store_set_error_state(s, "42501", "refused by the test");
+		return -1;
+	}
+	return 0;
+}
+
+static void on_notice(void *arg, const char *severity, const char *message)
+{
+	struct hooks *h = arg;
+
+	snprintf(h->notice, sizeof(h->notice), "%s", message);
+	snprintf(h->severity, sizeof(h->severity), "%s", severity);
+}
+
+static void test_hooks(void **state)
+{
+	struct store *a = store_new(NULL, "seam-lazy", "-c lock_timeout=1234ms");
+	struct hooks h = {0};
+	struct store_res *r;
+
+	(void)state;
+	store_on_connect(a, on_connect, &h);
+	store_on_notice(a, on_notice, &h);
+	assert_null(store_exec(a, "SELECT 1", 0, NULL)); /* not started yet */
+	assert_int_equal(h.connects, 0);
+	assert_int_equal(store_ensure(a), 0);
+	assert_int_equal(h.connects, 1);
+	assert_int_equal(store_ensure(a), 0); /* up: no new session */
+	assert_int_equal(h.connects, 1);
+	r = store_exec(a, "SELECT current_setting('lock_timeout'), current_setting("
+	                  "'statement_timeout'), current_setting('application_name')",
+	               0, NULL);
+	assert_non_null(r);
+	assert_string_equal(store_get(r, 0, 0), "1234ms");
+	assert_string_equal(store_get(r, 0, 1), STORE_STATEMENT_TIMEOUT);
+	assert_string_equal(store_get(r, 0, 2), "seam-lazy");
+	store_clear(r);
+	exec_ok(a, "DO $$BEGIN RAISE NOTICE 'hello from the server'; END$$");
+	assert_string_equal(h.notice, "hello from the server");
+	assert_string_equal(h.severity, "NOTICE");
+
+	/* A refused new session is ended; the call says why. */
+	h.refuse = true;
+	assert_int_equal(store_reset(a), -1);
+	assert_string_equal(store_errmsg(a), "refused by the test");
+	assert_string_equal(store_sqlstate(a), "42501");
+	assert_false(store_connected(a));
+	assert_null(store_exec(a, "SELECT 1", 0, NULL));
+	assert_int_equal(store_ensure(a), -1);
+	assert_string_equal(store_sqlstate(a), "42501");
+	assert_int_equal(h.connects, 3);
+	store_close(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_notifications),
+	    cmocka_unit_test(test_lost_session),
+	    cmocka_unit_test(test_read_retried_write_not),
+	    cmocka_unit_test(test_hooks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
