@@ -24,6 +24,11 @@
 /* A jail that could not even be tried (the target refused to run `true`)
  * is tried again sooner. */
 #define JAIL_RETRY_S 300
+/* At most this many jail checks per round, so that a round stays short when
+ * many targets are new (hundreds of guests found at once): the others are
+ * checked in the rounds after.  A target whose jail is not known yet is
+ * confined (or refused) at its execution as always. */
+#define JAIL_CHECKS_PER_ROUND 24
 
 /* When each target's jail was last checked, by slug. */
 struct jail_memo {
@@ -158,7 +163,8 @@ static const char *probe_jail(struct transport *t, const struct transport_node *
 
 /* Probes one node's host and guests (rows [from, to) of res share the node). */
 static int probe_node(struct store *db, struct transport *t, struct notifier *nt,
-                      struct jail_memo *memo, struct store_res *res, int from, int to)
+                      struct jail_memo *memo, int *jail_budget, struct store_res *res, int from,
+                      int to)
 {
 	int n = to - from;
 	struct transport_probe *pr = xcalloc((size_t)n, sizeof(*pr));
@@ -213,7 +219,9 @@ static int probe_node(struct store *db, struct transport *t, struct notifier *nt
 			if (at)
 				*at = 0; /* failed in between: check again once it is back */
 		}
-		if (pr[i].state == TRANSPORT_PROBE_OK && jail_due(memo, target, tt)) {
+		if (pr[i].state == TRANSPORT_PROBE_OK && *jail_budget > 0 &&
+		    jail_due(memo, target, tt)) {
+			(*jail_budget)--;
 			jail = probe_jail(t, &node, store_get(res, from + i, 2), pr[i].vmid,
 			                  jail_detail, sizeof(jail_detail));
 			if (memo)
@@ -269,6 +277,7 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
                       struct jail_memo *memo)
 {
 	int64_t t0 = deadline_now_ms();
+	int jail_budget = JAIL_CHECKS_PER_ROUND;
 	char err[1024];
 	struct store *db = store_open(conninfo, "airlockd-probe", err, sizeof(err));
 	struct store_res *res;
@@ -301,13 +310,13 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
 		if (i < store_nrows(res) &&
 		    strcmp(store_get(res, i, 1), store_get(res, from, 1)) == 0)
 			continue;
-		written += probe_node(db, t, nt, memo, res, from, i);
+		written += probe_node(db, t, nt, memo, &jail_budget, res, from, i);
 		from = i;
 	}
 	store_clear(res);
 	store_close(db);
-	log_msg(LOG_INFO, "evt=probe.round entities=%d ms=%lld", written,
-	        (long long)(deadline_now_ms() - t0));
+	log_msg(LOG_INFO, "evt=probe.round entities=%d jails=%d ms=%lld", written,
+	        JAIL_CHECKS_PER_ROUND - jail_budget, (long long)(deadline_now_ms() - t0));
 	return written;
 }
 
