@@ -5,10 +5,12 @@
 #include "classifier/classes.h"
 #include "lib/xalloc.h"
 #include "transport/transport.h"
+#include "worker/discover.h"
 #include "worker/guard.h"
 #include "zerto/client.h"
 #include "zerto/protection.h"
 
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,7 +30,8 @@ enum {
 	E_ZVM,
 	E_AGENT,
 	E_CT,
-	E_GONE
+	E_GONE,
+	E_PVE_NODE
 };
 
 static struct store_res *estate(struct store *db)
@@ -38,8 +41,9 @@ static struct store_res *estate(struct store *db)
 	                  " coalesce(e.ssh_user, 'root'), e.host_key_fingerprint,"
 	                  " e.zerto_vm_identifier, e.attributes ->> 'qemu_guest_agent',"
 	                  " e.attributes ->> 'container_status',"
-	                  /* gone_at through to_jsonb: NULL on a schema without discovery */
-	                  " to_jsonb(e) ->> 'gone_at'"
+	                  /* through to_jsonb: NULL on a schema without discovery */
+	                  " to_jsonb(e) ->> 'gone_at',"
+	                  " coalesce(to_jsonb(e) ->> 'pve_node', split_part(e.slug, ':', 2))"
 	                  " FROM airlock.entities e"
 	                  " ORDER BY e.type <> 'proxmox-host', e.slug",
 	                  0, NULL);
@@ -103,6 +107,61 @@ static void node_failed(struct doctor_report *r, const char *slug, const struct 
 
 /* Logs in, checks the host key, finds qm and pct.  Returns whether the node
  * can be asked about its guests. */
+/* Does the node's own answer about the cluster name it as the inventory
+ * does?  Discovery needs it (a node that does not is never trusted to say
+ * which of its guests are gone). */
+static void check_cluster_name(struct doctor_ctx *c, struct transport *t,
+                               const struct transport_node *n, const char *slug,
+                               const char *pve_name)
+{
+	struct transport_limits lim = {.timeout_ms = c->timeout_ms, .output_cap = 16u << 20};
+	struct transport_result res;
+	cJSON *guests = cJSON_CreateArray(), *nodes = cJSON_CreateArray(), *x;
+	char subject[200], why[300] = "", names[300] = "";
+	bool named = false;
+
+	snprintf(subject, sizeof(subject), "%s cluster name", slug);
+	transport_exec(t, n, TARGET_PROXMOX_HOST, 0, DISCOVER_COMMAND, &lim, &res);
+	if (res.status != TRANSPORT_EXITED || res.exit_code != 0) {
+		doctor_add(c->r, "node", subject, DOCTOR_WARN,
+		           "run `" DISCOVER_COMMAND "` as root on the node: discovery needs it",
+		           "the node could not list the cluster's resources (%s, exit %d): %.200s",
+		           transport_status_name(res.status), res.exit_code,
+		           res.status == TRANSPORT_EXITED ? (res.err ? res.err : "") : res.errmsg);
+		goto out;
+	}
+	if (discover_parse(res.out, res.out_len, pve_name, guests, nodes, why, sizeof(why)) < 0) {
+		doctor_add(c->r, "node", subject, DOCTOR_WARN, "check the node's pvesh",
+		           "the node's list of the cluster's resources is unreadable: %s", why);
+		goto out;
+	}
+	cJSON_ArrayForEach(x, nodes)
+	{
+		if (!cJSON_IsString(x))
+			continue;
+		if (strcmp(x->valuestring, pve_name) == 0)
+			named = true;
+		size_t len = strlen(names);
+		snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "", x->valuestring);
+	}
+	if (named)
+		doctor_add(c->r, "node", subject, DOCTOR_OK, NULL,
+		           "the cluster knows it as %s; it lists %d guests", pve_name,
+		           cJSON_GetArraySize(guests));
+	else
+		doctor_add(
+		    c->r, "node", subject, DOCTOR_WARN,
+		    "set pve_node: to this node's name among them on its entity in the "
+		    "inventory, then airlock seed",
+		    "the cluster has no node named %s (its nodes: %s): discovery will not mark "
+		    "any of its guests gone, nor follow them here",
+		    pve_name, names[0] ? names : "none listed");
+out:
+	cJSON_Delete(guests);
+	cJSON_Delete(nodes);
+	transport_result_free(&res);
+}
+
 static bool check_node(struct doctor_ctx *c, struct transport *t, const struct store_res *e,
                        int row)
 {
@@ -127,6 +186,7 @@ static bool check_node(struct doctor_ctx *c, struct transport *t, const struct s
 		           n.address, n.port,
 		           n.host_key_sha256 ? "the pinned fingerprint" : "known_hosts");
 		ok = true;
+		check_cluster_name(c, t, &n, slug, val(e, row, E_PVE_NODE));
 	} else if (res.status == TRANSPORT_EXITED) {
 		doctor_add(c->r, "node", slug, DOCTOR_FAIL,
 		           "point the entity at a Proxmox VE node (qm and pct must be on root's "

@@ -168,6 +168,12 @@ check_eq "doctor logs in to node B with node B's own key" ok "$(doc node proxmox
 check_eq "doctor: vm:web is checked on node B" ok "$(doc guest vm:web status)"
 check_eq "doctor: the gone guest is a warning" warn "$(doc guest vm:ghost status)"
 check_out "  saying it is gone, and what to do" 'gone since .*requests on it are refused' doc guest vm:ghost detail
+check_eq "doctor: node B's cluster name matches its pve_node" ok "$(doc node 'proxmox-host:beta cluster name' status)"
+check_eq "doctor: a host whose pve_node the cluster does not know is a warning" warn \
+	"$(doc node 'proxmox-host:gamma cluster name' status)"
+check_out "  naming the cluster's nodes" 'no node named nosuchnode \(its nodes: pverig, pverig2' \
+	doc node 'proxmox-host:gamma cluster name' detail
+check_out "  and the fix" 'set pve_node' doc node 'proxmox-host:gamma cluster name' fix
 
 # ---- answers that disagree on a guest's node move nothing
 conflict='[{"type": "qemu", "vmid": 101, "node": "pverig2", "from": "pverig2"},
