@@ -1,13 +1,11 @@
 /* classes.c -- names of risk classes and target types, one table each way. */
 #include "classifier/classes.h"
 
+#include <stddef.h>
 #include <string.h>
 
-static const char *const class_names[RISK_CLASS_COUNT] = {
-    "read_only",
-    "reversible_low",
-    "config_mutation",
-    "destructive",
+const char *const risk_class_names[RISK_CLASS_COUNT + 1] = {
+    "read_only", "reversible_low", "config_mutation", "destructive", NULL,
 };
 
 static const char *const target_names[TARGET_TYPE_COUNT] = {
@@ -20,13 +18,13 @@ const char *risk_class_name(enum risk_class c)
 {
 	if ((unsigned)c >= RISK_CLASS_COUNT)
 		return "invalid";
-	return class_names[c];
+	return risk_class_names[c];
 }
 
 int risk_class_parse(const char *s, enum risk_class *out)
 {
 	for (int i = 0; s != NULL && i < RISK_CLASS_COUNT; i++) {
-		if (strcmp(s, class_names[i]) == 0) {
+		if (strcmp(s, risk_class_names[i]) == 0) {
 			*out = (enum risk_class)i;
 			return 0;
 		}

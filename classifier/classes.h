@@ -20,6 +20,8 @@ enum target_type {
 };
 #define TARGET_TYPE_COUNT 3
 
+/* Every class name in enum order, then NULL (for schemas that list them). */
+extern const char *const risk_class_names[RISK_CLASS_COUNT + 1];
 /* "read_only", "reversible_low", "config_mutation", "destructive". */
 const char *risk_class_name(enum risk_class c);
 /* 0 and *out set when s is one of the names above; -1 otherwise. */

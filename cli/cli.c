@@ -1,6 +1,7 @@
 /* cli.c -- connecting and reporting errors for the subcommands. */
 #include "cli/cli.h"
 
+#include "lib/sqlstate.h"
 #include "lib/visible.h"
 
 #include <stdio.h>
@@ -24,11 +25,12 @@ int cli_exit_for_sqlstate(const char *st)
 {
 	if (st == NULL || st[0] == '\0')
 		return CLI_ERROR;
-	if (strcmp(st, "AL001") == 0 || strcmp(st, "AL007") == 0)
+	if (sqlstate_is(st, SQLSTATE_UNKNOWN_ENTITY) || sqlstate_is(st, SQLSTATE_NOT_FOUND))
 		return CLI_NOT_FOUND;
-	if (strcmp(st, "AL002") == 0)
+	if (sqlstate_is(st, SQLSTATE_INVALID_ARGUMENT))
 		return CLI_USAGE;
-	if (strncmp(st, "AL", 2) == 0 || strcmp(st, "42501") == 0)
+	if (sqlstate_in_class(st, SQLSTATE_AIRLOCK_CLASS) ||
+	    sqlstate_is(st, SQLSTATE_INSUFFICIENT_PRIVILEGE))
 		return CLI_REFUSED;
 	return CLI_ERROR;
 }
@@ -39,7 +41,7 @@ int cli_fail(const struct store *s, const char *what)
 	/* Messages quote what agents sent (a target, a key): shown, never obeyed. */
 	char *msg = visible_str(store_errmsg(s), 0);
 
-	if (strcmp(st, "42501") == 0)
+	if (sqlstate_is(st, SQLSTATE_INSUFFICIENT_PRIVILEGE))
 		fprintf(stderr, "airlock: %s: %s (your database role is not allowed to do this)\n",
 		        what, msg);
 	else

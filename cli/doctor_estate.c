@@ -7,7 +7,10 @@
 #include "transport/transport.h"
 #include "worker/discover.h"
 #include "worker/guard.h"
+#include "lib/buf.h"
+#include "zerto/api.h"
 #include "zerto/client.h"
+#include "zerto/flr.h"
 #include "zerto/protection.h"
 
 #include <cjson/cJSON.h>
@@ -437,6 +440,46 @@ static void check_protection(struct doctor_ctx *c, struct zerto_client *z,
 	}
 }
 
+/* File-level restore sessions left mounted longer than the configured age:
+ * each blocks the next recovery of its VM. */
+static void doctor_flr_sessions(struct doctor_ctx *c, struct zerto_client *z,
+                                const struct config *cfg)
+{
+	struct zerto_flr_session *ss = NULL;
+	size_t n = 0, stale = 0;
+	struct zerto_err e = {0};
+	int64_t now_ms = 0;
+	struct buf ids = BUF_INIT;
+
+	buf_init(&ids, 2048);
+	if (zerto_flr_list(z, NULL, &ss, &n, &e) < 0 || zerto_server_time(z, &now_ms, &e) < 0) {
+		doctor_add(c->r, "zerto", "FLR sessions", DOCTOR_WARN,
+		           "check the ZVM user's file-level restore rights", "cannot list them: %s",
+		           e.msg);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		long age = ss[i].mount_ms ? (long)((now_ms - ss[i].mount_ms) / 1000) : -1;
+
+		if (age < cfg->recover_flr_session_warn_s)
+			continue;
+		buf_printf(&ids, "%s%s (%ld s)", stale++ ? ", " : "", ss[i].id, age);
+	}
+	if (stale > 0)
+		doctor_add(c->r, "zerto", "FLR sessions", DOCTOR_WARN,
+		           "end each with `airlock flr end ID` once nobody uses it: a session left "
+		           "mounted blocks the next recovery of its VM",
+		           "%zu file-level restore session(s) mounted longer than %d s: %s", stale,
+		           cfg->recover_flr_session_warn_s, buf_str(&ids));
+	else
+		doctor_add(c->r, "zerto", "FLR sessions", DOCTOR_OK, NULL,
+		           "%zu file-level restore session(s), none older than %d s", n,
+		           cfg->recover_flr_session_warn_s);
+out:
+	zerto_flr_sessions_free(ss, n);
+	buf_free(&ids);
+}
+
 void doctor_zerto(struct doctor_ctx *c)
 {
 	const struct config *cfg = c->cfg;
@@ -491,6 +534,7 @@ void doctor_zerto(struct doctor_ctx *c)
 		           "set verify_tls: true and ca_file to the CA that signed the ZVM's "
 		           "certificate",
 		           "verification is off: anyone on the path can pose as the ZVM");
+	doctor_flr_sessions(c, z, cfg);
 	if (c->db == NULL) {
 		doctor_add(c->r, "zerto", "VMs", DOCTOR_SKIP, NULL,
 		           "skipped: the database (the inventory) is not usable");

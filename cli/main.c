@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "cli/doctor.h"
 #include "cli/init.h"
+#include "cli/recover.h"
 #include "cli/user.h"
 
 #include <stdio.h>
@@ -30,6 +31,10 @@ static const struct command commands[] = {
     {"policy", cli_policy, "policy show: the classifier and gate policies in force"},
     {"hook", cli_hook, "the agent host's PreToolUse gate (Claude Code); --install, --check"},
     {"doctor", cli_doctor, "check the installation, database, nodes, guests, ZVM, webhooks"},
+    {"recover", cli_recover, "ask to restore guest files from a rewind point (always approved)"},
+    {"inspect", cli_inspect,
+     "operators: a failover test or offsite clone of a VM from a rewind point"},
+    {"flr", cli_flr, "flr list | flr end ID: the ZVM's file-level restore sessions"},
     {"user", cli_user, "user add NAME --operator|--agent: a login in one airlock role"},
 };
 

@@ -3,6 +3,7 @@
  * call, so the rules live in the database and hold for every client. */
 #include "cli/cli.h"
 
+#include "lib/execstate.h"
 #include "lib/buf.h"
 #include "lib/deadline.h"
 #include "lib/visible.h"
@@ -368,15 +369,19 @@ static int show_execution(struct store *s, const char *id, bool json)
 	return CLI_OK;
 }
 
-static bool is_final(const char *state)
+/* True when name is a state and that state is given; false for NULL. */
+static bool state_is(const char *name, enum exec_state want)
 {
-	static const char *const finals[] = {"rejected",  "expired",        "cancelled",
-	                                     "refused",   "succeeded",      "failed",
-	                                     "timed_out", "outcome_unknown"};
-	for (size_t i = 0; i < sizeof(finals) / sizeof(finals[0]); i++)
-		if (strcmp(state, finals[i]) == 0)
-			return true;
-	return false;
+	enum exec_state st;
+
+	return exec_state_parse(name, &st) == 0 && st == want;
+}
+
+static bool is_final(const char *name)
+{
+	enum exec_state st;
+
+	return exec_state_parse(name, &st) == 0 && exec_state_is_final(st);
 }
 
 /* The row's state now, or NULL (error on s); caller frees. */
@@ -492,7 +497,7 @@ int cli_run(int argc, char **argv)
 	}
 	show_execution(s, id, o.json);
 	char *st = current_state(s, id);
-	rc = st && strcmp(st, "succeeded") == 0 ? CLI_OK : CLI_ERROR;
+	rc = state_is(st, EXEC_SUCCEEDED) ? CLI_OK : CLI_ERROR;
 	free(st);
 	store_close(s);
 	return rc;
@@ -636,13 +641,13 @@ static int decide(int argc, char **argv, const char *usage, const char *allowed,
 	const char *state = store_get(res, 0, 0);
 	if (o.json)
 		printf("{\"id\":%s,\"state\":\"%s\"}\n", id, state);
-	else if (strcmp(argv[0], "approve") == 0 && strcmp(state, "pending_approval") == 0)
+	else if (strcmp(argv[0], "approve") == 0 && state_is(state, EXEC_PENDING_APPROVAL))
 		printf("execution %s: your approval is recorded; it needs more approvers\n", id);
-	else if (strcmp(argv[0], "approve") == 0 && strcmp(state, "expired") == 0)
+	else if (strcmp(argv[0], "approve") == 0 && state_is(state, EXEC_EXPIRED))
 		printf("execution %s: expired before your approval; nothing will run\n", id);
 	else
 		printf("execution %s: %s\n", id, state);
-	if (strcmp(argv[0], "approve") == 0 && strcmp(state, "expired") == 0)
+	if (strcmp(argv[0], "approve") == 0 && state_is(state, EXEC_EXPIRED))
 		rc = CLI_REFUSED;
 	store_clear(res);
 	store_close(s);

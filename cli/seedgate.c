@@ -3,6 +3,8 @@
  * whole file is right (the caller sends nothing on NULL). */
 #include "cli/seedgate.h"
 
+#include "classifier/classes.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -13,7 +15,9 @@
 
 #define MAX_DURATION_S (30LL * 86400)
 
-static const char *const gated_classes[] = {"config_mutation", "destructive"};
+/* The classes an operator approves: config_mutation and destructive, in
+ * that order (index 0 and 1 of the gate's tables). */
+#define FIRST_GATED RISK_CONFIG_MUTATION
 
 struct limit {
 	const char *name;
@@ -167,10 +171,11 @@ static int duration(const char *path, const struct yt_node *v, const char *key, 
 
 static int class_index(const char *name)
 {
-	for (int i = 0; i < 2; i++)
-		if (strcmp(name, gated_classes[i]) == 0)
-			return i;
-	return -1;
+	enum risk_class c;
+
+	if (risk_class_parse(name, &c) < 0 || c < FIRST_GATED)
+		return -1;
+	return (int)(c - FIRST_GATED);
 }
 
 struct class_gate {
@@ -370,7 +375,8 @@ cJSON *seedgate_check(const char *path, const struct yt_node *doc)
 	out = cJSON_CreateObject();
 	classes = cJSON_AddObjectToObject(out, "classes");
 	for (int i = 0; i < 2; i++) {
-		cJSON *c = cJSON_AddObjectToObject(classes, gated_classes[i]);
+		cJSON *c = cJSON_AddObjectToObject(
+		    classes, risk_class_name((enum risk_class)(FIRST_GATED + i)));
 		cJSON_AddNumberToObject(c, "quorum", (double)g[i].quorum);
 		cJSON_AddNumberToObject(c, "ttl_s", (double)g[i].ttl_s);
 		cJSON_AddNumberToObject(c, "approval_valid_for_s", (double)g[i].valid_s);

@@ -1,6 +1,7 @@
 /* dest.c -- destination spellings, ssh -G and the resolver, and the database's answer. */
 #include "hook/dest.h"
 
+#include "lib/deadline.h"
 #include "lib/buf.h"
 #include "lib/readfile.h"
 #include "lib/xalloc.h"
@@ -82,14 +83,6 @@ static void hosts_file(struct dest_set *ds)
 	free(text);
 }
 
-static long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* ssh -G [opts] host: what OpenSSH's configuration makes of the name
  * (Host aliases, HostName, ProxyJump, ProxyCommand).  Output capped. */
 static void ssh_g(struct dest_set *ds, const struct reach *r, size_t idx)
@@ -100,7 +93,7 @@ static void ssh_g(struct dest_set *ds, const struct reach *r, size_t idx)
 	pid_t pid;
 	char out[16384];
 	size_t used = 0;
-	long deadline = mono_ms() + DEST_SSH_G_MS;
+	int64_t deadline = deadline_now_ms() + DEST_SSH_G_MS;
 
 	argv[n++] = "ssh";
 	argv[n++] = "-G";
@@ -128,7 +121,7 @@ static void ssh_g(struct dest_set *ds, const struct reach *r, size_t idx)
 	}
 	close(pfd[1]);
 	for (;;) {
-		long left = deadline - mono_ms();
+		long left = (long)(deadline - deadline_now_ms());
 		struct pollfd p = {pfd[0], POLLIN, 0};
 		ssize_t got;
 
@@ -177,7 +170,7 @@ static void ssh_g(struct dest_set *ds, const struct reach *r, size_t idx)
 static void resolve_all(struct dest_set *ds)
 {
 	size_t n0 = ds->n;
-	long deadline = mono_ms() + DEST_RESOLVE_MS;
+	int64_t deadline = deadline_now_ms() + DEST_RESOLVE_MS;
 	char out[16384];
 	size_t used = 0;
 	int pfd[2];
@@ -231,7 +224,7 @@ static void resolve_all(struct dest_set *ds)
 	}
 	close(pfd[1]);
 	for (;;) {
-		long left = deadline - mono_ms();
+		long left = (long)(deadline - deadline_now_ms());
 		struct pollfd p = {pfd[0], POLLIN, 0};
 		ssize_t got;
 

@@ -9,6 +9,9 @@
 #include "classifier/classifier.h"
 #include "hook/dest.h"
 #include "hook/reach.h"
+#include "lib/deadline.h"
+#include "lib/execstate.h"
+#include "lib/sqlstate.h"
 #include "lib/log.h"
 #include "lib/shellquote.h"
 #include "lib/xalloc.h"
@@ -33,8 +36,6 @@
  * budget ends, so the answer is a specific denial, not the failsafe's. */
 #define GUARD_POLL_MS   200
 #define GUARD_MARGIN_MS 2000
-
-static long now_ms(void);
 
 enum decision { DEC_NONE, DEC_ALLOW, DEC_ASK, DEC_DENY };
 
@@ -519,7 +520,7 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 	params[3] = NULL;
 	res = store_exec(db->s, "SELECT airlock.guard($1, $2, $3, $4)", 4, params);
 	if (res == NULL) {
-		if (strcmp(store_sqlstate(db->s), "AL001") == 0)
+		if (sqlstate_is(store_sqlstate(db->s), SQLSTATE_UNKNOWN_ENTITY))
 			set(a, DEC_ASK, "mutating_unknown_vm",
 			    "%s is known to change %s, which airlock cannot checkpoint (%s). Allow "
 			    "it only if a rewind point is not needed.",
@@ -535,6 +536,7 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 	store_clear(res);
 	for (;;) {
 		const cJSON *st;
+		enum exec_state state;
 
 		cJSON_Delete(row);
 		row = NULL;
@@ -552,7 +554,14 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 		store_clear(res);
 		res = NULL;
 		st = cJSON_GetObjectItemCaseSensitive(row, "state");
-		if (cJSON_IsString(st) && strcmp(st->valuestring, "succeeded") == 0) {
+		if (!cJSON_IsString(st) || exec_state_parse(st->valuestring, &state) < 0) {
+			set(a, DEC_DENY, "guard_failed",
+			    "airlock hook: checkpoint request %s is in a state this hook does not "
+			    "know: denied (fail closed).",
+			    idbuf);
+			break;
+		}
+		if (state == EXEC_SUCCEEDED) {
 			const cJSON *tg = cJSON_GetObjectItemCaseSensitive(row, "target");
 
 			describe_points(cJSON_GetObjectItemCaseSensitive(row, "rewind_points"),
@@ -568,11 +577,7 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 			         idbuf);
 			break;
 		}
-		if (cJSON_IsString(st) && (strcmp(st->valuestring, "refused") == 0 ||
-		                           strcmp(st->valuestring, "cancelled") == 0 ||
-		                           strcmp(st->valuestring, "failed") == 0 ||
-		                           strcmp(st->valuestring, "expired") == 0 ||
-		                           strcmp(st->valuestring, "rejected") == 0)) {
+		if (exec_state_is_final(state)) {
 			const cJSON *err = cJSON_GetObjectItemCaseSensitive(row, "error");
 
 			set(a, DEC_DENY, "guard_refused",
@@ -580,7 +585,7 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 			    cJSON_IsString(err) ? err->valuestring : st->valuestring);
 			break;
 		}
-		if (now_ms() >= deadline_ms) {
+		if (deadline_now_ms() >= deadline_ms) {
 			params[0] = idbuf;
 			store_clear(
 			    store_exec(db->s, "SELECT airlock.cancel($1::bigint)", 1, params));
@@ -731,17 +736,9 @@ static void log_line(const struct hook_opts *o, const struct event *ev, const st
 	fclose(f);
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 int hook_run(const struct hook_opts *o)
 {
-	long t0 = now_ms();
+	int64_t t0 = deadline_now_ms();
 	struct answer a = {.d = DEC_NONE};
 	struct event ev = {0};
 	struct db db = {.conninfo = o->db};
@@ -770,7 +767,7 @@ int hook_run(const struct hook_opts *o)
 	if (parsed)
 		record(&ev, &db, &a, detail, &recorded);
 	rc = emit(&a);
-	log_line(o, parsed ? &ev : NULL, &a, now_ms() - t0, recorded);
+	log_line(o, parsed ? &ev : NULL, &a, (long)(deadline_now_ms() - t0), recorded);
 	store_close(db.s);
 	cJSON_Delete(detail);
 	cJSON_Delete(ev.root);

@@ -3,6 +3,7 @@
 
 #include "store/store.h"
 
+#include "lib/sqlstate.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
 
@@ -55,9 +56,9 @@ static int check_login(struct mcp_agent *a, bool read)
 		if (r != NULL)
 			store_set_error_state(a->st, NULL,
 			                      "the login's role was not found in pg_roles");
-		else if (strcmp(store_sqlstate(a->st), "42704") == 0)
+		else if (sqlstate_is(store_sqlstate(a->st), SQLSTATE_UNDEFINED_OBJECT))
 			store_set_error_state(
-			    a->st, "42704",
+			    a->st, SQLSTATE_UNDEFINED_OBJECT,
 			    "role airlock_agent does not exist: the airlock schema is not "
 			    "installed in this database (run `airlock migrate`)");
 		goto out;
@@ -85,7 +86,7 @@ static int check_login(struct mcp_agent *a, bool read)
 		                a->login, store_get(r, 0, 5));
 	}
 	if (msg != NULL) {
-		store_set_error_state(a->st, "42501", "%s", msg);
+		store_set_error_state(a->st, SQLSTATE_INSUFFICIENT_PRIVILEGE, "%s", msg);
 		a->refused = true;
 		free(msg);
 		goto out;

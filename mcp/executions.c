@@ -5,6 +5,7 @@
 #include "mcp/result.h"
 
 #include "lib/buf.h"
+#include "lib/execstate.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
 
@@ -13,78 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mcp_exec_states[] = {
-    "received", "queued",    "pending_approval", "approved", "rejected",
-    "expired",  "cancelled", "refused",          "running",  "succeeded",
-    "failed",   "timed_out", "outcome_unknown",  NULL,
-};
-
-/* What each state means for the agent, in the words it should act on. */
-static const struct {
-	const char *state;
-	bool final;
-	const char *now;
-} guides[] = {
-    {"received", false,
-     "airlock has the request and is classifying it. Wait: call get_execution with this id "
-     "and wait_seconds to wait without polling."},
-    {"queued", false,
-     "Classified; no approval is needed. A worker will take a rewind point where the class "
-     "requires one, then run it. Wait: call get_execution with wait_seconds."},
-    {"pending_approval", false,
-     "It needs a human operator's approval. Tell your operator now that this execution is "
-     "waiting (airlock show ID, then airlock approve ID or airlock reject ID), then wait with "
-     "get_execution and wait_seconds. If nobody decides before expires_at, it expires and "
-     "nothing runs."},
-    {"approved", false,
-     "Approved. The worker will take a rewind point and run it. Wait: call get_execution with "
-     "wait_seconds."},
-    {"running", false,
-     "It is running now. Wait for the result: call get_execution with "
-     "wait_seconds."},
-    {"succeeded", true, "Done: it ran and exited 0. The output is in stdout and stderr."},
-    {"failed", true,
-     "It ran and failed (see exit_code, stderr and error). Decide with your operator whether "
-     "to submit a corrected run."},
-    {"timed_out", true,
-     "It ran past its time limit and was stopped; its effect may be partial. Look at the "
-     "target with a read-only run and ask your operator before trying again."},
-    {"outcome_unknown", true,
-     "The worker or its link died while it ran: airlock does not know whether it took effect "
-     "and never re-runs it by itself. Look at the target with a read-only run and ask your "
-     "operator before submitting it again."},
-    {"rejected", true,
-     "An operator rejected it (the reason is in approvals); nothing ran. Do not resubmit it "
-     "unchanged: ask your operator what they want instead."},
-    {"expired", true,
-     "No operator decided before it expired; nothing ran. Ask your operator, "
-     "and submit it again only if they agree."},
-    {"cancelled", true, "Cancelled; nothing ran."},
-    {"refused", true,
-     "Refused before running: no confirmed rewind point could be made, or the target failed "
-     "its last transport check (see error). Nothing ran. Ask your operator."},
-};
-
-#define NGUIDES (sizeof(guides) / sizeof(guides[0]))
-
-static int guide_index(const char *state)
-{
-	for (size_t i = 0; i < NGUIDES; i++)
-		if (strcmp(guides[i].state, state) == 0)
-			return (int)i;
-	return -1;
-}
-
 bool mcp_exec_is_final(const char *state)
 {
-	int i = guide_index(state);
+	enum exec_state st;
 
-	return i >= 0 && guides[i].final;
+	return exec_state_parse(state, &st) == 0 && exec_state_is_final(st);
 }
 
 bool mcp_exec_settled(const char *state, bool until_final)
 {
-	return mcp_exec_is_final(state) || (!until_final && strcmp(state, "pending_approval") == 0);
+	enum exec_state st;
+
+	if (exec_state_parse(state, &st) < 0)
+		return false;
+	return exec_state_is_final(st) || (!until_final && st == EXEC_PENDING_APPROVAL);
 }
 
 static const char *str_field(const cJSON *obj, const char *key)
@@ -142,38 +85,18 @@ int mcp_exec_state(struct store *st, int64_t id, char *state, size_t len)
 	return 0;
 }
 
-/* What to do now: the database's own next_step when it gives one, else the
- * state's guide; every state short of success or cancellation adds the rule. */
-static char *next_step(const cJSON *row, const char *state, int64_t id)
+/* What to do now: the database's own words (airlock._next_step), the one
+ * source of that text.  A row without them (a state the database's text
+ * does not cover) still gets an answer that keeps the agent inside. */
+static char *next_step(const cJSON *row, const char *state)
 {
 	const char *db_next = str_field(row, "next_step");
-	int g = guide_index(state);
-	struct buf b = BUF_INIT;
-	bool rule = strcmp(state, "succeeded") != 0 && strcmp(state, "cancelled") != 0;
 
 	if (db_next != NULL && db_next[0] != '\0')
-		buf_puts(&b, db_next);
-	else if (g < 0)
-		buf_printf(&b,
-		           "State %s is not known to this server: wait with get_execution and "
-		           "ask your operator.",
-		           state);
-	else if (strcmp(state, "pending_approval") == 0)
-		buf_printf(&b,
-		           "It needs a human operator's approval. Tell your operator now that "
-		           "execution %" PRId64 " is waiting (airlock show %" PRId64
-		           ", then airlock approve %" PRId64 " or airlock reject %" PRId64
-		           "), then wait with get_execution and wait_seconds. If nobody decides "
-		           "before expires_at, it expires and nothing runs.",
-		           id, id, id, id);
-	else
-		buf_puts(&b, guides[g].now);
-	/* The rule is said once: the database's own text may already say it. */
-	if (rule && strstr(buf_str(&b), "go around airlock") == NULL) {
-		buf_puts(&b, " ");
-		buf_puts(&b, MCP_NO_BYPASS);
-	}
-	return buf_steal(&b);
+		return xstrdup(db_next);
+	return xasprintf("airlock gave no next step for state %s: wait with get_execution and ask "
+	                 "your operator. %s",
+	                 state, MCP_NO_BYPASS);
 }
 
 /* Summary text and structured answer for one execution row (taken over). */
@@ -198,14 +121,15 @@ static cJSON *execution_result(cJSON *row, int wait_seconds, const enum mcp_wait
 	const char *error = str_field(row, "error");
 	const char *expires = str_field(row, "expires_at");
 	cJSON *s = cJSON_CreateObject();
-	char *next = next_step(row, state, id);
+	char *next = next_step(row, state);
 	struct buf text = BUF_INIT;
 	cJSON *r;
 
 	buf_printf(&text, "execution %" PRId64 " on %s: %s", id, target ? target : "?", state);
 	if (cls != NULL)
 		buf_printf(&text, ", class %s", cls);
-	if (strcmp(state, "pending_approval") == 0 && expires != NULL)
+	enum exec_state st;
+	if (exec_state_parse(state, &st) == 0 && st == EXEC_PENDING_APPROVAL && expires != NULL)
 		buf_printf(&text, ", expires %s", expires);
 	if (cJSON_IsNumber(exit_code))
 		buf_printf(&text, ", exit code %d", exit_code->valueint);

@@ -1,8 +1,8 @@
 /* executions.h -- the execution tools: run, get_execution, list_executions, cancel_execution.
  *
  * Each answer carries the row as the agent may see it, whether it is final,
- * and in plain words what the agent should do now; every answer short of
- * success repeats that going around airlock is not an option. */
+ * and in plain words what the agent should do now: the database's next_step
+ * (airlock._next_step), which is the one source of that text. */
 #ifndef AIRLOCK_MCP_EXECUTIONS_H
 #define AIRLOCK_MCP_EXECUTIONS_H
 
@@ -19,8 +19,6 @@ void mcp_exec_get(struct store *st, const cJSON *args, struct mcp_call *call);
 void mcp_exec_list(struct store *st, const cJSON *args, struct mcp_call *call);
 void mcp_exec_cancel(struct store *st, const cJSON *args, struct mcp_call *call);
 
-/* The state names, lowest first as in the schema; NULL-terminated. */
-extern const char *const mcp_exec_states[];
 /* Final states never change again. */
 bool mcp_exec_is_final(const char *state);
 /* Whether a wait should stop at state: final, or (unless until_final) a

@@ -3,6 +3,7 @@
 
 #include "store/store.h"
 
+#include "lib/sqlstate.h"
 #include "lib/buf.h"
 #include "lib/xalloc.h"
 
@@ -50,30 +51,38 @@ static const char *advice_for(const char *sqlstate)
 		const char *sqlstate;
 		const char *advice;
 	} table[] = {
-	    {"AL001", "Nothing was done. Check the name: get_health_summary lists the entities "
-	              "airlock knows."},
-	    {"AL002", "Nothing was done. Fix the argument and call again."},
-	    {"AL003", "Nothing was queued. Ask your operator to start the guest agent, or use a "
-	              "different target. " MCP_NO_BYPASS},
-	    {"AL004", "Nothing was queued. Ask your operator to start the container, or use a "
-	              "different target. " MCP_NO_BYPASS},
-	    {"AL005", "The execution's state does not allow this; get_execution shows where it "
-	              "stands."},
-	    {"AL006", "An operator may not approve their own request; ask another operator."},
-	    {"AL007", "Check the id: list_executions shows your executions."},
-	    {"AL008", "The approval no longer applies; ask your operator. " MCP_NO_BYPASS},
-	    {"AL010",
+	    {SQLSTATE_UNKNOWN_ENTITY,
+	     "Nothing was done. Check the name: get_health_summary lists the entities "
+	     "airlock knows."},
+	    {SQLSTATE_INVALID_ARGUMENT, "Nothing was done. Fix the argument and call again."},
+	    {SQLSTATE_AGENT_NOT_RUNNING,
+	     "Nothing was queued. Ask your operator to start the guest agent, or use a "
+	     "different target. " MCP_NO_BYPASS},
+	    {SQLSTATE_CT_NOT_RUNNING,
+	     "Nothing was queued. Ask your operator to start the container, or use a "
+	     "different target. " MCP_NO_BYPASS},
+	    {SQLSTATE_ILLEGAL_TRANSITION,
+	     "The execution's state does not allow this; get_execution shows where it "
+	     "stands."},
+	    {SQLSTATE_SELF_APPROVAL,
+	     "An operator may not approve their own request; ask another operator."},
+	    {SQLSTATE_NOT_FOUND, "Check the id: list_executions shows your executions."},
+	    {SQLSTATE_APPROVAL_IMPOSSIBLE,
+	     "The approval no longer applies; ask your operator. " MCP_NO_BYPASS},
+	    {SQLSTATE_FLOOD_LIMIT,
 	     "Nothing was written: this is over a flood limit of airlock's gate policy "
 	     "(the message names it). Wait, or send fewer, larger requests. " MCP_NO_BYPASS},
-	    {"42501", "Your database login may not do this; ask your operator. " MCP_NO_BYPASS},
-	    {"57014", "The database did not answer in time; nothing is known to have changed. "
-	              "Try again shortly; if it persists, tell your operator. " MCP_NO_BYPASS},
+	    {SQLSTATE_INSUFFICIENT_PRIVILEGE,
+	     "Your database login may not do this; ask your operator. " MCP_NO_BYPASS},
+	    {SQLSTATE_QUERY_CANCELED,
+	     "The database did not answer in time; nothing is known to have changed. "
+	     "Try again shortly; if it persists, tell your operator. " MCP_NO_BYPASS},
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
-		if (strcmp(table[i].sqlstate, sqlstate) == 0)
+		if (sqlstate_is(sqlstate, table[i].sqlstate))
 			return table[i].advice;
-	if (sqlstate[0] == '\0' || strncmp(sqlstate, "08", 2) == 0)
+	if (sqlstate[0] == '\0' || sqlstate_in_class(sqlstate, SQLSTATE_CONNECTION_EXCEPTION_CLASS))
 		return "airlock's database is unreachable; nothing was done. Try again shortly; if "
 		       "it persists, tell your operator. " MCP_NO_BYPASS;
 	return "airlock could not do this; tell your operator what you tried and this "
@@ -87,11 +96,12 @@ cJSON *mcp_result_db_error(const struct store *st, const char *what)
 	char *msg;
 	cJSON *r;
 
-	if (sqlstate[0] == '\0' || strncmp(sqlstate, "08", 2) == 0)
+	if (sqlstate[0] == '\0' || sqlstate_in_class(sqlstate, SQLSTATE_CONNECTION_EXCEPTION_CLASS))
 		buf_printf(&guidance, "%s failed: airlock's database could not be reached. ", what);
 	else
 		buf_printf(&guidance, "%s %s (SQLSTATE %s). ", what,
-		           strncmp(sqlstate, "AL", 2) == 0 || strcmp(sqlstate, "42501") == 0
+		           sqlstate_in_class(sqlstate, SQLSTATE_AIRLOCK_CLASS) ||
+		                   sqlstate_is(sqlstate, SQLSTATE_INSUFFICIENT_PRIVILEGE)
 		               ? "refused"
 		               : "failed",
 		           sqlstate);

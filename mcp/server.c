@@ -265,6 +265,7 @@ static cJSON *do_initialize(struct mcp_server *s, const cJSON *id, const cJSON *
 static cJSON *do_tools_call(struct mcp_server *s, const cJSON *id, const cJSON *params,
                             struct slot *slot)
 {
+	char lq[512];
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
 	cJSON *empty = NULL, *invalid;
@@ -295,7 +296,8 @@ static cJSON *do_tools_call(struct mcp_server *s, const cJSON *id, const cJSON *
 	cJSON_Delete(empty);
 	if (queued == 0)
 		return NULL;
-	log_msg(LOG_WARN, "evt=mcp.busy tool=%s queued=%d", name->valuestring, MCP_QUEUE_MAX);
+	log_msg(LOG_WARN, "evt=mcp.busy tool=%s queued=%d",
+	        log_quote(name->valuestring, lq, sizeof(lq)), MCP_QUEUE_MAX);
 	return mcp_reply_result(
 	    id, mcp_result_error("airlock-mcp is busy: too many calls are waiting for their turn",
 	                         "Nothing was done. Wait for answers to the calls you already "

@@ -3,8 +3,11 @@
 
 #include "mcp/entities.h"
 #include "mcp/executions.h"
+#include "mcp/recover.h"
 #include "mcp/result.h"
 
+#include "classifier/classes.h"
+#include "lib/execstate.h"
 #include "lib/buf.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
@@ -15,13 +18,14 @@
 
 #define MAX_ID 9007199254740991LL /* 2^53 - 1: ids a JSON client holds exactly */
 
-enum param_type { PT_STRING, PT_INTEGER, PT_OBJECT };
+enum param_type { PT_STRING, PT_INTEGER, PT_OBJECT, PT_STRINGS, PT_BOOLEAN };
 
 struct param {
 	const char *name;
 	enum param_type type;
 	bool required;
-	int64_t min, max;           /* string: length in characters; integer: value */
+	int64_t min, max;           /* string: length in characters; integer: value;
+	                             * strings: how many (each 1..1024 characters) */
 	const char *const *choices; /* allowed strings, NULL-terminated; NULL = any */
 	const char *description;
 };
@@ -35,9 +39,6 @@ struct tool {
 	const char *output_schema; /* JSON text */
 	mcp_tool_fn fn;
 };
-
-static const char *const risks[] = {"read_only", "reversible_low", "config_mutation", "destructive",
-                                    NULL};
 
 #define ID_PARAM(what)                                                                             \
 	{                                                                                          \
@@ -61,7 +62,7 @@ static const struct param run_params[] = {
      "script on the target instead."},
     {"action", PT_STRING, true, 1, 500, NULL,
      "A plain description of the change, for the operator and the rewind point's tag."},
-    {"declared_risk", PT_STRING, false, 0, 0, risks,
+    {"declared_risk", PT_STRING, false, 0, 0, risk_class_names,
      "Your own estimate of the risk. It can raise airlock's classification, never lower it."},
     {"change_id", PT_STRING, false, 1, 200, NULL,
      "Your change or ticket id, carried into the rewind point's tag."},
@@ -78,7 +79,7 @@ static const struct param get_params[] = {
 };
 
 static const struct param list_params[] = {
-    {"state", PT_STRING, false, 0, 0, mcp_exec_states, "Only executions in this state."},
+    {"state", PT_STRING, false, 0, 0, exec_state_names, "Only executions in this state."},
     SLUG_PARAM("target", false, "Only executions on this target."),
     {"limit", PT_INTEGER, false, 1, 200, NULL, "Page size (default 50)."},
     {"cursor", PT_STRING, false, 1, 40, NULL,
@@ -121,6 +122,20 @@ static const struct param check_tool_params[] = {
     {"server", PT_STRING, true, 1, 200, NULL, "The MCP server that offers the tool."},
     {"tool", PT_STRING, true, 1, 200, NULL, "The tool's name on that server."},
     SLUG_PARAM("vm", false, "The VM the call would touch, if any."),
+    {NULL},
+};
+
+static const struct param recover_params[] = {
+    {"paths", PT_STRINGS, true, 1, 16, NULL,
+     "The guest files to restore, absolute: /etc/nginx/nginx.conf (Linux guests)."},
+    {"execution_id", PT_INTEGER, false, 1, MAX_ID, NULL,
+     "Restore from the rewind points taken before this execution (its target is the VM)."},
+    {"checkpoint", PT_STRING, false, 1, 500, NULL,
+     "Or: a Zerto checkpoint id or tag (then vm is required)."},
+    SLUG_PARAM("vm", false, "The VM, e.g. vm:web01 (implied by execution_id)."),
+    {"keep_replaced", PT_BOOLEAN, false, 0, 0, NULL,
+     "Keep each current file beside it as <path>.airlock-<id> (default true)."},
+    {"change_id", PT_STRING, false, 1, 200, NULL, "Your change or ticket id."},
     {NULL},
 };
 
@@ -204,6 +219,14 @@ static const struct tool tools[] = {
      "\"what_to_do\":{\"type\":\"string\"}},\"required\":[\"verdict\",\"advice\","
      "\"what_to_do\"]}",
      mcp_entity_check_tool},
+    {"recover_file", "Recover files from a rewind point",
+     "Ask airlock to restore guest files as they were at a rewind point (the Zerto checkpoint "
+     "taken before one of your executions, or one named by id or tag), with file-level "
+     "restore. Always held for a human operator, who sees the checkpoint, its time, the VPG "
+     "and site and the paths; you cannot approve it. Each current file is kept beside it "
+     "unless keep_replaced is false. The answer is the execution; follow it with "
+     "get_execution.",
+     recover_params, false, true, false, true, EXECUTION_OUTPUT, mcp_recover_file},
 };
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
@@ -244,6 +267,19 @@ static cJSON *param_schema(const struct param *p)
 		break;
 	case PT_OBJECT:
 		cJSON_AddStringToObject(s, "type", "object");
+		break;
+	case PT_STRINGS: {
+		cJSON_AddStringToObject(s, "type", "array");
+		cJSON *it = cJSON_AddObjectToObject(s, "items");
+		cJSON_AddStringToObject(it, "type", "string");
+		cJSON_AddNumberToObject(it, "minLength", 1);
+		cJSON_AddNumberToObject(it, "maxLength", 1024);
+		cJSON_AddNumberToObject(s, "minItems", (double)p->min);
+		cJSON_AddNumberToObject(s, "maxItems", (double)p->max);
+		break;
+	}
+	case PT_BOOLEAN:
+		cJSON_AddStringToObject(s, "type", "boolean");
 		break;
 	}
 	cJSON_AddStringToObject(s, "description", p->description);
@@ -357,6 +393,22 @@ static void check_param(const struct param *p, const cJSON *v, struct buf *probl
 		if (!cJSON_IsObject(v))
 			buf_printf(&one, "\"%s\" must be an object", p->name);
 		break;
+	case PT_STRINGS: {
+		int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
+		const cJSON *e;
+		bool strings = n >= 0;
+		cJSON_ArrayForEach(e, v) strings = strings && cJSON_IsString(e) &&
+		                                   e->valuestring[0] != '\0' &&
+		                                   utf8_chars(e->valuestring) <= 1024;
+		if (!strings || n < p->min || n > p->max)
+			buf_printf(&one, "\"%s\" must be a list of %lld to %lld non-empty strings",
+			           p->name, (long long)p->min, (long long)p->max);
+		break;
+	}
+	case PT_BOOLEAN:
+		if (!cJSON_IsBool(v))
+			buf_printf(&one, "\"%s\" must be true or false", p->name);
+		break;
 	}
 	if (one.len > 0)
 		buf_printf(problems, "%s%s", problems->len > 0 ? "; " : "", buf_str(&one));
@@ -365,7 +417,8 @@ static void check_param(const struct param *p, const cJSON *v, struct buf *probl
 
 static void describe_params(const struct tool *t, struct buf *b)
 {
-	static const char *const type_names[] = {"string", "integer", "object"};
+	static const char *const type_names[] = {"string", "integer", "object", "array of strings",
+	                                         "boolean"};
 
 	buf_printf(b, ". %s takes:", t->name);
 	for (const struct param *p = t->params; p->name != NULL; p++)
@@ -411,13 +464,14 @@ char *mcp_tools_validate(const char *name, const cJSON *args)
 
 cJSON *mcp_tools_check(const char *name, const cJSON *args)
 {
+	char lq[512];
 	char *problem = mcp_tools_validate(name, args);
 	cJSON *r;
 
 	if (problem == NULL)
 		return NULL;
 	r = mcp_result_error(problem, "Nothing was done. Fix the arguments and call again.");
-	log_msg(LOG_INFO, "evt=mcp.tool_invalid tool=%s", name);
+	log_msg(LOG_INFO, "evt=mcp.tool_invalid tool=%s", log_quote(name, lq, sizeof(lq)));
 	free(problem);
 	return r;
 }

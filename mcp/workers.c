@@ -236,12 +236,14 @@ static void wait_execution(struct worker *w, struct job *j, struct mcp_call *cal
 
 static void run_job(struct worker *w, struct job *j)
 {
+	char lq[512];
 	struct store *st = mcp_agent_store(w->agent);
 	struct mcp_call call;
 	int64_t t0 = deadline_now_ms();
 
 	if (atomic_load(&j->cancelled)) {
-		log_msg(LOG_INFO, "evt=mcp.tool_cancelled tool=%s started=0", j->tool);
+		log_msg(LOG_INFO, "evt=mcp.tool_cancelled tool=%s started=0",
+		        log_quote(j->tool, lq, sizeof(lq)));
 		w->pool->answer(w->pool->arg, j->slot, NULL);
 		return;
 	}
@@ -254,12 +256,14 @@ static void run_job(struct worker *w, struct job *j)
 		wait_execution(w, j, &call);
 	if (atomic_load(&j->cancelled)) {
 		/* The client said it no longer wants the answer. */
-		log_msg(LOG_INFO, "evt=mcp.tool_cancelled tool=%s started=1", j->tool);
+		log_msg(LOG_INFO, "evt=mcp.tool_cancelled tool=%s started=1",
+		        log_quote(j->tool, lq, sizeof(lq)));
 		cJSON_Delete(call.result);
 		w->pool->answer(w->pool->arg, j->slot, NULL);
 		return;
 	}
-	log_msg(LOG_INFO, "evt=mcp.tool_call tool=%s is_error=%d ms=%lld", j->tool,
+	log_msg(LOG_INFO, "evt=mcp.tool_call tool=%s is_error=%d ms=%lld",
+	        log_quote(j->tool, lq, sizeof(lq)),
 	        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call.result, "isError")),
 	        (long long)(deadline_now_ms() - t0));
 	w->pool->answer(w->pool->arg, j->slot, mcp_reply_result(j->id, call.result));
@@ -438,14 +442,14 @@ int mcp_workers_in_flight(struct mcp_workers *pool)
 
 int mcp_workers_drain(struct mcp_workers *pool, int64_t timeout_ms)
 {
-	struct timespec until = deadline_abs_after_ms(timeout_ms > 0 ? timeout_ms : 0);
+	int64_t until = deadline_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	int rc = 0;
 
 	pthread_mutex_lock(&pool->lock);
 	while (rc == 0 && pool->queued + pool->running > 0) {
 		if (timeout_ms < 0)
 			pthread_cond_wait(&pool->idle, &pool->lock);
-		else if (pthread_cond_timedwait(&pool->idle, &pool->lock, &until) == ETIMEDOUT)
+		else if (deadline_cond_wait(&pool->idle, &pool->lock, until) == ETIMEDOUT)
 			rc = pool->queued + pool->running > 0 ? -1 : 0;
 	}
 	pthread_mutex_unlock(&pool->lock);

@@ -2,6 +2,7 @@
 #include "store/store.h"
 
 #include "lib/deadline.h"
+#include "lib/sqlstate.h"
 #include "lib/xalloc.h"
 
 #include <errno.h>
@@ -279,7 +280,7 @@ static void not_connected(struct store *s)
 	if (s->start_err[0] != '\0')
 		set_error(s, s->start_state, "%s", s->start_err);
 	else
-		set_error(s, "08003", "not connected to PostgreSQL");
+		set_error(s, SQLSTATE_CONNECTION_DOES_NOT_EXIST, "not connected to PostgreSQL");
 }
 
 struct store_res *store_exec(struct store *s, const char *sql, int nparams,
@@ -308,7 +309,7 @@ struct store_res *store_exec_bin(struct store *s, const char *sql, int nparams,
 		 * this commit. */
 		PQclear(res);
 		PQreset(s->conn);
-		set_error(s, "08006",
+		set_error(s, SQLSTATE_CONNECTION_FAILURE,
 		          "the commit was not confirmed by a synchronous standby (its wait was "
 		          "cancelled); the session was ended and the step is not taken as done");
 		return NULL;
@@ -380,14 +381,14 @@ int store_reset(struct store *s)
 	}
 	if (s->conn == NULL) {
 		if (connect_now(s, err, sizeof(err)) < 0) {
-			set_error(s, "08006", "%s", err);
+			set_error(s, SQLSTATE_CONNECTION_FAILURE, "%s", err);
 			return -1;
 		}
 	} else {
 		PQreset(s->conn);
 		if (PQstatus(s->conn) != CONNECTION_OK) {
-			set_error(s, "08006", "cannot connect to PostgreSQL: %s",
-			          PQerrorMessage(s->conn));
+			set_error(s, SQLSTATE_CONNECTION_FAILURE,
+			          "cannot connect to PostgreSQL: %s", PQerrorMessage(s->conn));
 			return -1;
 		}
 	}
@@ -554,7 +555,7 @@ int store_unlisten(struct store *s, const char *channel)
 static int consume(struct store *s)
 {
 	if (!PQconsumeInput(s->conn) || PQstatus(s->conn) != CONNECTION_OK) {
-		set_error(s, "08006", "%s", PQerrorMessage(s->conn));
+		set_error(s, SQLSTATE_CONNECTION_FAILURE, "%s", PQerrorMessage(s->conn));
 		return -1;
 	}
 	return 0;
@@ -598,7 +599,7 @@ int store_wait_notify_or(struct store *s, int wake_fd, int timeout_ms)
 	pfd[1].events = POLLIN;
 	pfd[1].revents = 0;
 	if (pfd[0].fd < 0) {
-		set_error(s, "08006", "the connection to PostgreSQL is closed");
+		set_error(s, SQLSTATE_CONNECTION_FAILURE, "the connection to PostgreSQL is closed");
 		return -1;
 	}
 	if (timeout_ms <= 0 && wake_fd < 0)

@@ -18,6 +18,7 @@
 
 #include <libssh2.h>
 
+#include "lib/deadline.h"
 #include "lib/buf.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
@@ -61,14 +62,6 @@ struct sshnode {
 	char fatal_msg[256];
 };
 
-int64_t sshnode_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static char *dup_or_null(const char *s)
 {
 	return s && s[0] ? xstrdup(s) : NULL;
@@ -101,7 +94,7 @@ static LIBSSH2_RECV_FUNC(recv_cb)
 	if (rc < 0)
 		return -errno;
 	if (rc > 0)
-		n->last_rx_ms = sshnode_now_ms();
+		n->last_rx_ms = deadline_now_ms();
 	return rc;
 }
 
@@ -163,7 +156,7 @@ static int tcp_connect(struct sshnode *n, char *err, size_t errlen)
 	struct addrinfo hints = {0}, *res = NULL, *ai;
 	char port[16];
 	int fd = -1, gai, saved = 0;
-	int64_t deadline = sshnode_now_ms() + n->connect_timeout_ms;
+	int64_t deadline = deadline_now_ms() + n->connect_timeout_ms;
 
 	hints.ai_socktype = SOCK_STREAM;
 	snprintf(port, sizeof(port), "%d", n->port);
@@ -183,7 +176,7 @@ static int tcp_connect(struct sshnode *n, char *err, size_t errlen)
 			break;
 		if (errno == EINPROGRESS) {
 			struct pollfd pfd = {fd, POLLOUT, 0};
-			int left = (int)(deadline - sshnode_now_ms());
+			int left = (int)(deadline - deadline_now_ms());
 			socklen_t sl = sizeof(saved);
 
 			if (left > 0 && poll(&pfd, 1, left) == 1 &&
@@ -233,7 +226,7 @@ static int node_connect(struct sshnode *n, enum sshop_error *kind, char *err, si
 {
 	char why[400];
 	const char *list;
-	int64_t t0 = sshnode_now_ms();
+	int64_t t0 = deadline_now_ms();
 
 	*kind = SSHOP_ERR_CONNECT;
 	n->fd = tcp_connect(n, err, errlen);
@@ -280,12 +273,12 @@ static int node_connect(struct sshnode *n, enum sshop_error *kind, char *err, si
 	}
 	libssh2_keepalive_config(n->s, 1, (unsigned)n->keepalive_s);
 	libssh2_session_set_blocking(n->s, 0);
-	n->last_rx_ms = sshnode_now_ms();
+	n->last_rx_ms = deadline_now_ms();
 	pthread_mutex_lock(&n->mu);
 	n->st.sessions_opened++;
 	pthread_mutex_unlock(&n->mu);
 	log_msg(LOG_INFO, "node=%s evt=ssh.connected addr=%s port=%d ms=%lld", n->name, n->address,
-	        n->port, (long long)(sshnode_now_ms() - t0));
+	        n->port, (long long)(deadline_now_ms() - t0));
 	return 0;
 fail:
 	session_drop(n);
@@ -295,7 +288,9 @@ fail:
 /* The session died: started operations are LOST, the others wait for a new one. */
 static void session_lost(struct sshnode *n, const char *why)
 {
-	log_msg(LOG_WARN, "node=%s evt=ssh.lost reason=\"%s\"", n->name, why);
+	char lq[512];
+	log_msg(LOG_WARN, "node=%s evt=ssh.lost reason=%s", n->name,
+	        log_quote(why, lq, sizeof(lq)));
 	for (struct sshop *op = n->active; op; op = op->next) {
 		if (op->phase == PH_DONE)
 			continue;
@@ -566,7 +561,7 @@ static void take_queue(struct sshnode *n, bool *stopping)
 	/* While idle the socket is not read, so keepalive replies sit unread:
 	 * the silence clock starts when work starts. */
 	if (was_idle && n->active)
-		n->last_rx_ms = sshnode_now_ms();
+		n->last_rx_ms = deadline_now_ms();
 	*stopping = n->stopping;
 	pthread_mutex_unlock(&n->mu);
 }
@@ -590,7 +585,7 @@ static void report_done(struct sshnode *n)
 		} else if (op->phase == PH_DONE) {
 			*pp = op->next;
 			op->next = NULL;
-			op->end_ms = sshnode_now_ms();
+			op->end_ms = deadline_now_ms();
 			op->done = true;
 			any = true;
 		} else {
@@ -604,6 +599,7 @@ static void report_done(struct sshnode *n)
 
 static void connect_if_needed(struct sshnode *n)
 {
+	char lq[512];
 	enum sshop_error kind;
 	char err[512];
 	bool waiting = false;
@@ -614,7 +610,8 @@ static void connect_if_needed(struct sshnode *n)
 		waiting |= op->phase == PH_QUEUED;
 	if (!waiting || node_connect(n, &kind, err, sizeof(err)) == 0)
 		return;
-	log_msg(LOG_WARN, "node=%s evt=ssh.connect_failed reason=\"%s\"", n->name, err);
+	log_msg(LOG_WARN, "node=%s evt=ssh.connect_failed reason=%s", n->name,
+	        log_quote(err, lq, sizeof(lq)));
 	for (struct sshop *op = n->active; op; op = op->next) {
 		if (op->phase == PH_QUEUED) {
 			op_fail(op, SSHOP_FAILED, kind, "%s", err);
@@ -688,7 +685,7 @@ static void *node_main(void *arg)
 		connect_if_needed(n);
 		int progress;
 		do {
-			int64_t now = sshnode_now_ms();
+			int64_t now = deadline_now_ms();
 			progress = 0;
 			n->fatal = false;
 			for (struct sshop *op = n->active; op && !n->fatal; op = op->next) {
@@ -712,7 +709,7 @@ static void *node_main(void *arg)
 				session_lost(n, n->fatal_msg);
 		} while (progress && n->s);
 		report_done(n);
-		keepalive(n, sshnode_now_ms());
+		keepalive(n, deadline_now_ms());
 		report_done(n);
 		wait_io(n);
 	}
@@ -749,7 +746,7 @@ struct sshnode *sshnode_new(const struct sshnode_params *p)
 
 void sshnode_run(struct sshnode *n, struct sshop **ops, size_t count)
 {
-	int64_t now = sshnode_now_ms();
+	int64_t now = deadline_now_ms();
 	size_t left;
 
 	struct sshop **tail;
@@ -789,10 +786,7 @@ void sshnode_run(struct sshnode *n, struct sshop **ops, size_t count)
 			break;
 		/* The thread bounds every operation by its deadline; the timed
 		 * wait only keeps this loop honest. */
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
-		pthread_cond_timedwait(&n->cv, &n->mu, &ts);
+		deadline_cond_wait(&n->cv, &n->mu, deadline_now_ms() + 1000);
 	}
 	pthread_mutex_unlock(&n->mu);
 }

@@ -38,7 +38,7 @@ struct sshnode_params {
 enum sshop_outcome {
 	SSHOP_EXITED,    /* the remote process ended: exit_status or exit_signal */
 	SSHOP_TIMED_OUT, /* the deadline passed: kill_cmdline run, channel closed */
-	SSHOP_CANCELLED, /* *cancel became non-zero: likewise */
+	SSHOP_CANCELLED, /* *cancel became true: likewise */
 	SSHOP_FAILED,    /* nothing was started: errmsg says why */
 	SSHOP_LOST,      /* the session failed after the command was sent */
 };
@@ -55,10 +55,10 @@ enum sshop_error {
 
 struct sshop {
 	/* in */
-	const char *cmdline;      /* the remote command line, parsed by the login shell */
-	int64_t deadline_ms;      /* monotonic (sshnode_now_ms) */
-	const atomic_int *cancel; /* optional */
-	size_t out_cap, err_cap;  /* 0 = unbounded */
+	const char *cmdline;       /* the remote command line, parsed by the login shell */
+	int64_t deadline_ms;       /* monotonic (deadline_now_ms) */
+	const atomic_bool *cancel; /* optional */
+	size_t out_cap, err_cap;   /* 0 = unbounded */
 	/* optional: on deadline or cancel, run this on a new channel of the
 	 * session (e.g. signal the command's processes), then close the channel.
 	 * libssh2 1.10 cannot send an SSH "signal" request once a channel has
@@ -94,8 +94,6 @@ struct sshnode_stats {
 };
 
 struct sshnode;
-
-int64_t sshnode_now_ms(void); /* CLOCK_MONOTONIC in ms */
 
 /* Copies p; starts the node's thread.  Connecting waits for the first operation. */
 struct sshnode *sshnode_new(const struct sshnode_params *p);

@@ -83,11 +83,10 @@ enum transport_error {
 };
 
 struct transport_limits {
-	int timeout_ms;           /* airlock's deadline for the whole command; 0 = 600000 */
-	size_t output_cap;        /* 0 = the config's */
-	const atomic_int *cancel; /* optional: set non-zero from any thread to cancel */
-	bool no_agent_check;      /* VM: skip the `qm agent <vmid> ping` right before */
-	enum transport_jail jail; /* run it in the read-only jail (jail.h); 0 = unconfined */
+	int timeout_ms;            /* airlock's deadline for the whole command; 0 = 600000 */
+	size_t output_cap;         /* 0 = the config's */
+	const atomic_bool *cancel; /* optional: set from any thread to cancel */
+	enum transport_jail jail;  /* run it in the read-only jail (jail.h); 0 = unconfined */
 };
 
 struct transport_result {

@@ -38,6 +38,7 @@ struct anchorer {
 
 static int read_last(struct anchorer *a, char *err, size_t errlen)
 {
+	char lq[512];
 	int fd = open(a->path, O_RDONLY);
 	char *text = NULL;
 	off_t size, from;
@@ -83,7 +84,7 @@ static int read_last(struct anchorer *a, char *err, size_t errlen)
 		    LOG_WARN,
 		    "evt=audit.anchor_file_lines_skipped file=%s lines=%d note=\"lines not signed "
 		    "by this daemon's key (another key, an interrupted write, or an edit)\"",
-		    a->path, bad);
+		    log_quote(a->path, lq, sizeof(lq)), bad);
 	return 0;
 fail:
 	if (fd >= 0)
@@ -94,6 +95,7 @@ fail:
 
 struct anchorer *anchorer_new(const struct config *cfg, char *err, size_t errlen)
 {
+	char lq[512];
 	struct anchorer *a = xcalloc(1, sizeof(*a));
 	int fd;
 
@@ -118,8 +120,8 @@ struct anchorer *anchorer_new(const struct config *cfg, char *err, size_t errlen
 	log_msg(LOG_INFO,
 	        "evt=audit.anchoring file=%s key=%s last_event=%lld every_events=%d "
 	        "every_s=%d",
-	        a->path, anchor_key_id(a->key), a->last_id, a->every_events,
-	        cfg->audit_every_seconds);
+	        log_quote(a->path, lq, sizeof(lq)), anchor_key_id(a->key), a->last_id,
+	        a->every_events, cfg->audit_every_seconds);
 	return a;
 fail:
 	anchorer_free(a);
@@ -140,19 +142,22 @@ void anchorer_free(struct anchorer *a)
 /* Appends the line and makes it durable; -1 with errno's reason logged. */
 static int append(struct anchorer *a, const char *line)
 {
+	char lq[512], lq2[512];
 	int fd = open(a->path, O_WRONLY | O_APPEND | O_CREAT, 0640);
 	size_t n = strlen(line);
 	ssize_t w;
 
 	if (fd < 0) {
-		log_msg(LOG_ERROR, "evt=audit.anchor_failed file=%s error=\"%s\"", a->path,
-		        strerror(errno));
+		log_msg(LOG_ERROR, "evt=audit.anchor_failed file=%s error=%s",
+		        log_quote(a->path, lq2, sizeof(lq2)),
+		        log_quote(strerror(errno), lq, sizeof(lq)));
 		return -1;
 	}
 	if (a->needs_newline) {
 		if (write(fd, "\n", 1) != 1) {
-			log_msg(LOG_ERROR, "evt=audit.anchor_failed file=%s error=\"%s\"", a->path,
-			        strerror(errno));
+			log_msg(LOG_ERROR, "evt=audit.anchor_failed file=%s error=%s",
+			        log_quote(a->path, lq2, sizeof(lq2)),
+			        log_quote(strerror(errno), lq, sizeof(lq)));
 			close(fd);
 			return -1;
 		}
@@ -160,8 +165,10 @@ static int append(struct anchorer *a, const char *line)
 	}
 	w = write(fd, line, n);
 	if (w != (ssize_t)n || fsync(fd) != 0) {
-		log_msg(LOG_ERROR, "evt=audit.anchor_failed file=%s error=\"%s\"", a->path,
-		        w < 0 || w == (ssize_t)n ? strerror(errno) : "short write");
+		log_msg(LOG_ERROR, "evt=audit.anchor_failed file=%s error=%s",
+		        log_quote(a->path, lq2, sizeof(lq2)),
+		        log_quote(w < 0 || w == (ssize_t)n ? strerror(errno) : "short write", lq,
+		                  sizeof(lq)));
 		close(fd);
 		return -1;
 	}
@@ -203,6 +210,7 @@ static void check_continuity(struct anchorer *a, struct store *db, long long hea
 
 void anchorer_tick(struct anchorer *a, struct store *db, bool force)
 {
+	char lq[512];
 	struct store_res *res;
 	long long head;
 	char err[256], *line;
@@ -213,7 +221,8 @@ void anchorer_tick(struct anchorer *a, struct store *db, bool force)
 	res = store_exec(
 	    db, "SELECT id, hash FROM airlock.execution_events ORDER BY id DESC LIMIT 1", 0, NULL);
 	if (res == NULL) {
-		log_msg(LOG_WARN, "evt=audit.head_failed error=\"%s\"", store_errmsg(db));
+		log_msg(LOG_WARN, "evt=audit.head_failed error=%s",
+		        log_quote(store_errmsg(db), lq, sizeof(lq)));
 		return;
 	}
 	if (store_nrows(res) == 0) {
@@ -229,7 +238,8 @@ void anchorer_tick(struct anchorer *a, struct store *db, bool force)
 	}
 	line = anchor_sign(a->key, head, store_get(res, 0, 1), time(NULL), err, sizeof(err));
 	if (line == NULL) {
-		log_msg(LOG_ERROR, "evt=audit.anchor_failed error=\"%s\"", err);
+		log_msg(LOG_ERROR, "evt=audit.anchor_failed error=%s",
+		        log_quote(err, lq, sizeof(lq)));
 	} else if (append(a, line) == 0) {
 		a->last_id = head;
 		snprintf(a->last_hash, sizeof(a->last_hash), "%s", store_get(res, 0, 1));

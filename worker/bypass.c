@@ -374,6 +374,7 @@ static cJSON *check(const char *name, const char *status, const char *detail)
 static void alert(struct store *db, struct notifier *n, const char *slug, const char *name,
                   const char *detail)
 {
+	char lq[512];
 	struct store_res *res;
 	bool fresh = true;
 	cJSON *m;
@@ -402,7 +403,7 @@ static void alert(struct store *db, struct notifier *n, const char *slug, const 
 	         slug, detail);
 	cJSON_AddStringToObject(m, "text", text);
 	notifier_post(n, NULL, m);
-	log_msg(LOG_WARN, "evt=probe.%s entity=%s", name, slug);
+	log_msg(LOG_WARN, "evt=probe.%s entity=%s", name, log_quote(slug, lq, sizeof(lq)));
 }
 
 static void judge_access(const struct bypass_report *r, time_t since, char *detail, size_t len,

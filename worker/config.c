@@ -68,6 +68,8 @@ static const struct field fields[] = {
     {"zerto", "connect_timeout_ms", F_INT, OFF(zerto_connect_timeout_ms), 100, 600000},
     {"zerto", "request_timeout_ms", F_INT, OFF(zerto_request_timeout_ms), 100, 600000},
     {"zerto", "time_scale", F_DOUBLE, OFF(zerto_time_scale), 1, 10000},
+    {"recover", "max_file_bytes", F_SIZE, OFF(recover_max_file_bytes), 1, 64L << 30},
+    {"recover", "flr_session_warn_s", F_INT, OFF(recover_flr_session_warn_s), 60, 7 * 86400},
     {"testing", "classify_all_read_only", F_BOOL, OFF(test_classify_all_read_only), 0, 0},
 };
 
@@ -313,6 +315,8 @@ static void set_defaults(struct config *c)
 	c->zerto_connect_timeout_ms = 5000;
 	c->zerto_request_timeout_ms = 30000;
 	c->zerto_time_scale = 1.0;
+	c->recover_max_file_bytes = CONFIG_RECOVER_MAX_FILE_BYTES;
+	c->recover_flr_session_warn_s = 3600;
 	c->audit_every_events = 100;
 	c->audit_every_seconds = 60;
 }
@@ -402,6 +406,7 @@ static int cross_check(struct config *c, const char *path, const struct yt_node 
 
 struct config *config_load(const char *path, char *err, size_t errlen)
 {
+	char lq[512];
 	struct config *c = xcalloc(1, sizeof(*c));
 	struct yt_node *root = NULL;
 	size_t len;
@@ -476,7 +481,7 @@ struct config *config_load(const char *path, char *err, size_t errlen)
 		        "evt=config.test_mode path=%s note=\"testing.classify_all_read_only: "
 		        "every command is classified read_only and runs unreviewed in the "
 		        "jail; for the test rig only\"",
-		        path);
+		        log_quote(path, lq, sizeof(lq)));
 	yt_free(root);
 	return c;
 fail:

@@ -24,6 +24,9 @@ struct config_webhook {
 	int timeout_ms;
 };
 
+/* Linux file-level restore of files over 1.5 GiB is not supported well. */
+#define CONFIG_RECOVER_MAX_FILE_BYTES ((size_t)1536 << 20)
+
 struct config {
 	char *path;               /* where it was read from */
 	char *worker_id;          /* claimed_by; default "<hostname>-<pid>" */
@@ -68,6 +71,9 @@ struct config {
 	int zerto_connect_timeout_ms;
 	int zerto_request_timeout_ms;
 	double zerto_time_scale; /* tests only: the simulator's virtual clock speed */
+	/* recover: file-level restore from a rewind point */
+	size_t recover_max_file_bytes;  /* larger files are refused; default 1.5 GiB */
+	int recover_flr_session_warn_s; /* an FLR session older than this is reported */
 	/* audit anchors: NULL signing key = the daemon does not anchor */
 	char *audit_signing_key; /* Ed25519 private key (PEM, mode 0600) */
 	char *audit_anchor_file; /* signed anchors are appended here */

@@ -1,6 +1,7 @@
 /* daemon.c -- airlockd's threads and its main loop. */
 #include "worker/daemon.h"
 
+#include "lib/sqlstate.h"
 #include "lib/deadline.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
@@ -8,6 +9,7 @@
 #include "store/schema.h"
 #include "worker/anchorer.h"
 #include "worker/durability.h"
+#include "worker/flrwatch.h"
 #include "worker/pipeline.h"
 #include "worker/probe.h"
 #include "worker/sdnotify.h"
@@ -44,6 +46,7 @@ struct daemon {
 	struct notifier *notifier;
 	struct slots *node_slots;
 	struct prober *prober;     /* NULL: no scheduler_database configured */
+	struct flrwatch *flrwatch; /* NULL: no scheduler_database or no zerto section */
 	struct anchorer *anchorer; /* NULL: no audit section configured */
 	struct durability *durability;
 	struct pipeline_env env;
@@ -51,8 +54,8 @@ struct daemon {
 	pthread_mutex_t mu;
 	pthread_cond_t wake;
 	unsigned long wake_gen;
-	volatile bool stopping;
-	atomic_int cancel;
+	atomic_bool stopping; /* read by every worker thread */
+	atomic_bool cancel;
 
 	struct wthread *threads;
 	int nthreads;
@@ -75,11 +78,11 @@ static void wake_workers(struct daemon *d, int n)
 /* Waits for a wake-up or the backstop poll interval. */
 static void idle_wait(struct daemon *d, unsigned long seen)
 {
-	struct timespec t = deadline_abs_after_ms(d->cfg->poll_interval_ms);
+	int64_t until = deadline_now_ms() + d->cfg->poll_interval_ms;
 
 	pthread_mutex_lock(&d->mu);
-	while (d->wake_gen == seen && !d->stopping)
-		if (pthread_cond_timedwait(&d->wake, &d->mu, &t) == ETIMEDOUT)
+	while (d->wake_gen == seen && !atomic_load(&d->stopping))
+		if (deadline_cond_wait(&d->wake, &d->mu, until) == ETIMEDOUT)
 			break;
 	pthread_mutex_unlock(&d->mu);
 }
@@ -88,10 +91,11 @@ static void idle_wait(struct daemon *d, unsigned long seen)
  * daemon stops. */
 static struct store *connect_retry(struct daemon *d, const char *who)
 {
+	char lq[512];
 	char err[1024];
 	struct store_backoff backoff = STORE_BACKOFF_INIT;
 
-	while (!d->stopping) {
+	while (!atomic_load(&d->stopping)) {
 		struct store *s = store_open_with(d->cfg->database, "airlockd",
 		                                  DAEMON_SESSION_OPTIONS, err, sizeof(err));
 		if (s) {
@@ -100,8 +104,8 @@ static struct store *connect_retry(struct daemon *d, const char *who)
 			return s;
 		}
 		int delay_ms = store_backoff_next(&backoff);
-		log_msg(LOG_WARN, "worker=%s evt=db.connect_failed retry_ms=%d error=\"%s\"", who,
-		        delay_ms, err);
+		log_msg(LOG_WARN, "worker=%s evt=db.connect_failed retry_ms=%d error=%s", who,
+		        delay_ms, log_quote(err, lq, sizeof(lq)));
 		usleep((useconds_t)delay_ms * 1000);
 	}
 	return NULL;
@@ -109,6 +113,7 @@ static struct store *connect_retry(struct daemon *d, const char *who)
 
 static void *worker_main(void *arg)
 {
+	char lq[512];
 	struct wthread *w = arg;
 	struct daemon *d = w->d;
 	struct verdict v = VERDICT_INIT;
@@ -119,7 +124,7 @@ static void *worker_main(void *arg)
 	struct pipeline_env env = d->env;
 	env.worker_id = who;
 	int claim_delay_ms = 200;
-	while (!d->stopping) {
+	while (!atomic_load(&d->stopping)) {
 		if (db == NULL || !store_connected(db)) {
 			store_close(db);
 			db = connect_retry(d, who);
@@ -135,11 +140,13 @@ static void *worker_main(void *arg)
 		if (got < 0) {
 			/* A read-only database (a standby, or a demoted primary) stops
 			 * claims until a new session finds a primary. */
-			bool read_only = strcmp(store_sqlstate(db), "25006") == 0;
-			log_msg(LOG_WARN,
-			        "worker=%s evt=claim_failed sqlstate=%s retry_ms=%d error=\"%s\"",
-			        who, store_sqlstate(db)[0] ? store_sqlstate(db) : "-",
-			        claim_delay_ms, store_errmsg(db));
+			bool read_only =
+			    sqlstate_is(store_sqlstate(db), SQLSTATE_READ_ONLY_TRANSACTION);
+			log_msg(
+			    LOG_WARN,
+			    "worker=%s evt=worker.claim_failed sqlstate=%s retry_ms=%d error=%s",
+			    who, store_sqlstate(db)[0] ? store_sqlstate(db) : "-", claim_delay_ms,
+			    log_quote(store_errmsg(db), lq, sizeof(lq)));
 			if (read_only) {
 				store_close(db);
 				db = NULL;
@@ -154,7 +161,7 @@ static void *worker_main(void *arg)
 			idle_wait(d, seen);
 			continue;
 		}
-		log_msg(LOG_DEBUG, "exec=%lld evt=claimed state=%s worker=%s attempt=%d",
+		log_msg(LOG_DEBUG, "exec=%lld evt=exec.claimed state=%s worker=%s attempt=%d",
 		        (long long)it.id, it.state, who, it.attempts);
 		pipeline_process(&env, db, &v, &it);
 		queue_item_clear(&it);
@@ -211,6 +218,7 @@ fail:
 /* LISTEN on a fresh connection, then settle what dead workers left. */
 static int listen_connect(struct daemon *d)
 {
+	char lq[512];
 	static const char *const channels[] = {"LISTEN airlock_work", "LISTEN airlock_policy"};
 	char err[1024];
 
@@ -218,15 +226,15 @@ static int listen_connect(struct daemon *d)
 	d->listen = store_open_with(d->cfg->database, "airlockd-listen", DAEMON_SESSION_OPTIONS,
 	                            err, sizeof(err));
 	if (d->listen == NULL) {
-		log_msg(LOG_WARN, "evt=db.connect_failed error=\"%s\"", err);
+		log_msg(LOG_WARN, "evt=db.connect_failed error=%s", log_quote(err, lq, sizeof(lq)));
 		return -1;
 	}
 	store_clear(store_exec(d->listen, durability_session_sql(d->durability), 0, NULL));
 	for (size_t i = 0; i < 2; i++) {
 		struct store_res *res = store_exec(d->listen, channels[i], 0, NULL);
 		if (res == NULL) {
-			log_msg(LOG_WARN, "evt=db.listen_failed error=\"%s\"",
-			        store_errmsg(d->listen));
+			log_msg(LOG_WARN, "evt=db.listen_failed error=%s",
+			        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
 			return -1;
 		}
 		store_clear(res);
@@ -236,12 +244,13 @@ static int listen_connect(struct daemon *d)
 
 static void reload_policy(struct daemon *d)
 {
+	char lq[512];
 	char err[1024];
 	long long before = policyset_version(d->policies);
 
 	if (policyset_reload(d->policies, d->listen, err, sizeof(err)) < 0) {
-		log_msg(LOG_ERROR, "evt=policy.reload_failed in_force=%lld error=\"%s\"", before,
-		        err);
+		log_msg(LOG_ERROR, "evt=policy.reload_failed in_force=%lld error=%s", before,
+		        log_quote(err, lq, sizeof(lq)));
 		return;
 	}
 	if (policyset_version(d->policies) != before)
@@ -253,11 +262,13 @@ static void reload_policy(struct daemon *d)
  * clock stepped back: they are due now, and the operator is told. */
 static void clock_check(struct daemon *d)
 {
+	char lq[512];
 	int rows = 0;
 	long long ahead = 0;
 
 	if (queue_clock_check(d->listen, &rows, &ahead) < 0)
-		log_msg(LOG_WARN, "evt=clock.check_failed error=\"%s\"", store_errmsg(d->listen));
+		log_msg(LOG_WARN, "evt=clock.check_failed error=%s",
+		        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
 	else if (rows > 0)
 		log_msg(
 		    LOG_WARN,
@@ -269,22 +280,26 @@ static void clock_check(struct daemon *d)
 
 static void reap(struct daemon *d)
 {
+	char lq[512];
 	int n = 0;
 
 	if (queue_reap(d->listen, &n) < 0)
-		log_msg(LOG_WARN, "evt=reap_failed error=\"%s\"", store_errmsg(d->listen));
+		log_msg(LOG_WARN, "evt=queue.reap_failed error=%s",
+		        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
 	else if (n > 0)
-		log_msg(LOG_INFO, "evt=reaped rows=%d", n);
+		log_msg(LOG_INFO, "evt=queue.reaped rows=%d", n);
 }
 
 static void expire(struct daemon *d)
 {
+	char lq[512];
 	int n = 0;
 
 	if (queue_expire(d->listen, &n) < 0)
-		log_msg(LOG_WARN, "evt=expire_failed error=\"%s\"", store_errmsg(d->listen));
+		log_msg(LOG_WARN, "evt=queue.expire_failed error=%s",
+		        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
 	else if (n > 0)
-		log_msg(LOG_INFO, "evt=expired rows=%d", n);
+		log_msg(LOG_INFO, "evt=queue.expired rows=%d", n);
 }
 
 /* Reads the config file again.  What only this thread reads (the reap and
@@ -293,11 +308,13 @@ static void expire(struct daemon *d)
  * under it.  A bad file leaves the old config in force. */
 static void reload_config(struct daemon *d)
 {
+	char lq[512];
 	char err[1024];
 	struct config *n = config_load(d->cfg->path, err, sizeof(err));
 
 	if (n == NULL) {
-		log_msg(LOG_ERROR, "evt=config.reload_failed kept=old error=\"%s\"", err);
+		log_msg(LOG_ERROR, "evt=config.reload_failed kept=old error=%s",
+		        log_quote(err, lq, sizeof(lq)));
 		return;
 	}
 	d->cfg->reap_interval_ms = n->reap_interval_ms;
@@ -308,7 +325,7 @@ static void reload_config(struct daemon *d)
 	log_msg(LOG_INFO,
 	        "evt=config.reloaded path=%s note=\"log_level, reap_interval_ms and "
 	        "expire_interval_ms apply now; the rest on restart\"",
-	        d->cfg->path);
+	        log_quote(d->cfg->path, lq, sizeof(lq)));
 	log_set_level(n->log_level);
 	d->cfg->log_level = n->log_level;
 	config_free(n);
@@ -342,10 +359,10 @@ static void stop_threads(struct daemon *d, int grace_s)
 	int64_t deadline = deadline_now_ms() + (int64_t)grace_s * 1000;
 
 	pthread_mutex_lock(&d->mu);
-	d->stopping = true;
+	atomic_store(&d->stopping, true);
 	pthread_cond_broadcast(&d->wake);
 	pthread_mutex_unlock(&d->mu);
-	log_msg(LOG_INFO, "evt=stopping grace_s=%d", grace_s);
+	log_msg(LOG_INFO, "evt=daemon.stopping grace_s=%d", grace_s);
 	for (int i = 0; i < d->nthreads; i++) {
 		if (!d->threads[i].started)
 			continue;
@@ -354,8 +371,8 @@ static void stop_threads(struct daemon *d, int grace_s)
 			if (pthread_timedjoin_np(d->threads[i].thread, NULL, &t) == 0)
 				break;
 			if (deadline_now_ms() >= deadline && !atomic_load(&d->cancel)) {
-				log_msg(LOG_WARN, "evt=grace_over cancelling=in_flight");
-				atomic_store(&d->cancel, 1);
+				log_msg(LOG_WARN, "evt=daemon.grace_over cancelling=in_flight");
+				atomic_store(&d->cancel, true);
 			}
 		}
 	}
@@ -373,8 +390,7 @@ static bool schema_refused(struct daemon *d)
 	return true;
 }
 
-int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload,
-               int grace_s)
+int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int grace_s)
 {
 	int64_t next_reap = 0, next_expire = 0, next_connect = 0, next_anchor = 0;
 	int64_t next_watchdog = 0;
@@ -382,10 +398,10 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 	struct store_backoff backoff = STORE_BACKOFF_INIT;
 
 	/* Settle what a previous crash left before claiming anything. */
-	while (!*stop && listen_connect(d) < 0)
+	while (!atomic_load(stop) && listen_connect(d) < 0)
 		usleep((useconds_t)store_backoff_next(&backoff) * 1000);
 	store_backoff_reset(&backoff);
-	if (*stop)
+	if (atomic_load(stop))
 		return 0;
 	if (schema_refused(d))
 		return 1;
@@ -406,16 +422,16 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 		d->prober = prober_new_alerting(
 		    d->cfg->scheduler_database, targets_transport(d->targets),
 		    d->cfg->probe_interval_s, d->notifier, d->cfg->probe_discover);
-	log_msg(LOG_INFO, "evt=started worker=%s workers=%d per_node=%d policy=%lld",
+	d->flrwatch = flrwatch_new(d->cfg);
+	log_msg(LOG_INFO, "evt=daemon.started worker=%s workers=%d per_node=%d policy=%lld",
 	        d->cfg->worker_id, d->nthreads, d->cfg->per_node, policyset_version(d->policies));
 	if (sdnotify_send("READY=1\nSTATUS=claiming") < 0)
 		log_msg(LOG_WARN, "evt=sdnotify.failed msg=READY errno=%d", errno);
 
-	while (!*stop) {
+	while (!atomic_load(stop)) {
 		int64_t now = deadline_now_ms();
 		sdnotify_watchdog(&next_watchdog);
-		if (*reload) {
-			*reload = 0;
+		if (atomic_exchange(reload, false)) {
 			reload_config(d);
 			next_durability =
 			    now; /* an operator who fixed the database need not wait */
@@ -463,12 +479,13 @@ int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomi
 	}
 	sdnotify_send("STOPPING=1\nSTATUS=stopping: running commands get the grace period");
 	prober_free(d->prober);
+	flrwatch_free(d->flrwatch);
 	d->prober = NULL;
 	stop_threads(d, grace_s);
 	/* The file covers everything this daemon did before it stopped. */
 	if (d->listen != NULL && store_connected(d->listen))
 		anchorer_tick(d->anchorer, d->listen, true);
-	log_msg(LOG_INFO, "evt=stopped worker=%s", d->cfg->worker_id);
+	log_msg(LOG_INFO, "evt=daemon.stopped worker=%s", d->cfg->worker_id);
 	return 0;
 }
 

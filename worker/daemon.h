@@ -12,7 +12,7 @@
 
 #include "worker/config.h"
 
-#include <signal.h>
+#include <stdatomic.h>
 
 struct daemon;
 
@@ -26,8 +26,7 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen);
  * this airlockd understands (logged as evt=schema.refused, nothing claimed).
  * Under systemd it sends READY=1 once claiming, STOPPING=1 on stop, and the
  * watchdog's pings (worker/sdnotify.h). */
-int daemon_run(struct daemon *d, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload,
-               int grace_s);
+int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int grace_s);
 void daemon_free(struct daemon *d); /* NULL is a no-op */
 
 #endif

@@ -59,6 +59,7 @@ static void unlock_vpg(void *ctx, const char *vpg_id)
 
 static void record(void *ctx, const char *name, const cJSON *detail)
 {
+	char lq[512];
 	struct hook_ctx *h = ctx;
 	cJSON *d = detail ? cJSON_Duplicate(detail, 1) : cJSON_CreateObject();
 
@@ -70,8 +71,8 @@ static void record(void *ctx, const char *name, const cJSON *detail)
 	cJSON_AddStringToObject(d, "step", name);
 	char *text = cJSON_PrintUnformatted(d);
 	if (queue_note(h->db, h->id, h->worker, text) < 0)
-		log_msg(LOG_WARN, "exec=%lld evt=guard.note_failed error=\"%s\"", (long long)h->id,
-		        store_errmsg(h->db));
+		log_msg(LOG_WARN, "exec=%lld evt=guard.note_failed error=%s", (long long)h->id,
+		        log_quote(store_errmsg(h->db), lq, sizeof(lq)));
 	free(text);
 	cJSON_Delete(d);
 }
@@ -133,8 +134,9 @@ void guard_status(struct guard *g, const struct queue_item *it, char *out, size_
                   int *possible)
 {
 	struct zerto_protection p;
+	enum target_type tt;
 
-	if (strcmp(it->target_type, "vm") != 0) {
+	if (target_type_parse(it->target_type, &tt) < 0 || tt != TARGET_VM) {
 		snprintf(out, outlen, "no rewind point possible: Zerto protects VMs, not a %s",
 		         it->target_type);
 		*possible = 0;
@@ -162,7 +164,7 @@ void guard_status(struct guard *g, const struct queue_item *it, char *out, size_
 }
 
 /* No rewind point can be made: policy decides. */
-static int no_rewind(const struct guard *g, const struct queue_item *it, const char *cls,
+static int no_rewind(const struct guard *g, const struct queue_item *it, enum risk_class cls,
                      const char *why, char **guard_json, char *reason, size_t reasonlen)
 {
 	cJSON *j = cJSON_CreateObject();
@@ -170,7 +172,7 @@ static int no_rewind(const struct guard *g, const struct queue_item *it, const c
 
 	cJSON_AddStringToObject(j, "outcome", "no_rewind_point");
 	cJSON_AddStringToObject(j, "why", why);
-	if (strcmp(cls, "reversible_low") == 0) {
+	if (cls == RISK_REVERSIBLE_LOW) {
 		if (!g->reversible_low_without_rewind) {
 			snprintf(
 			    reason, reasonlen,
@@ -195,7 +197,7 @@ static int no_rewind(const struct guard *g, const struct queue_item *it, const c
 }
 
 int guard_before(struct guard *g, struct store *db, const char *worker, const struct queue_item *it,
-                 const char *cls, char **rewind_json, char **guard_json, char *reason,
+                 enum risk_class cls, char **rewind_json, char **guard_json, char *reason,
                  size_t reasonlen)
 {
 	struct hook_ctx h = {.db = db, .worker = worker, .id = it->id};
@@ -203,13 +205,14 @@ int guard_before(struct guard *g, struct store *db, const char *worker, const st
 	    .ctx = &h, .lock_vpg = lock_vpg, .unlock_vpg = unlock_vpg, .event = record};
 	struct zerto_guard_result r = {0};
 	char change[32], logid[40];
+	enum target_type tt;
 	int rc;
 
 	*rewind_json = NULL;
 	*guard_json = NULL;
-	if (strcmp(cls, "read_only") == 0)
+	if (cls == RISK_READ_ONLY)
 		return 0;
-	if (strcmp(it->target_type, "vm") != 0)
+	if (target_type_parse(it->target_type, &tt) < 0 || tt != TARGET_VM)
 		return no_rewind(g, it, cls, "Zerto protects VMs only", guard_json, reason,
 		                 reasonlen);
 	if (g->zerto == NULL)
@@ -226,6 +229,9 @@ int guard_before(struct guard *g, struct store *db, const char *worker, const st
 	    .change_id = it->change_id ? it->change_id : change,
 	    .now = time(NULL),
 	    .log_id = logid,
+	    /* The whole step, however the ZVM behaves: the bound the daemon's
+	     * other deadlines (the target lock, the grace) are sized with. */
+	    .deadline_ms = deadline_now_ms() + zerto_guard_worst_case_ms(g->zerto),
 	};
 	enum zerto_outcome o = zerto_guard_run(g->zerto, &req, &hooks, &r);
 	cJSON *j = zerto_guard_result_json(&r);

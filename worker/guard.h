@@ -11,6 +11,7 @@
 #ifndef AIRLOCK_WORKER_GUARD_H
 #define AIRLOCK_WORKER_GUARD_H
 
+#include "classifier/classes.h"
 #include "store/queue.h"
 #include "worker/config.h"
 #include "zerto/client.h"
@@ -38,7 +39,7 @@ void guard_status(struct guard *g, const struct queue_item *it, char *out, size_
  * (what happened, that nothing ran, what to do) in reason.  Steps are
  * recorded as events through db. */
 int guard_before(struct guard *g, struct store *db, const char *worker, const struct queue_item *it,
-                 const char *cls, char **rewind_json, char **guard_json, char *reason,
+                 enum risk_class cls, char **rewind_json, char **guard_json, char *reason,
                  size_t reasonlen);
 
 /* The longest guard_before can take, in ms, for sizing deadlines. */

@@ -1,6 +1,7 @@
 /* guardonly.c -- carrying out a guard request with the run's guard. */
 #include "worker/guardonly.h"
 
+#include "classifier/classes.h"
 #include "lib/log.h"
 
 #include <cjson/cJSON.h>
@@ -30,7 +31,7 @@ static void refuse(const struct pipeline_env *env, struct store *db, const struc
 	log_msg(LOG_INFO, "exec=%lld evt=guard_only.refused reason=%s", (long long)it->id,
 	        log_quote(reason, q, sizeof(q)));
 	if (queue_refuse(db, it->id, env->worker_id, reason, detail) < 0) {
-		log_msg(LOG_ERROR, "exec=%lld evt=refuse_failed error=%s", (long long)it->id,
+		log_msg(LOG_ERROR, "exec=%lld evt=exec.refuse_failed error=%s", (long long)it->id,
 		        log_quote(store_errmsg(db), q, sizeof(q)));
 		pipeline_let_go_if_gone(db, it); /* the hook cancelled it when its budget ran out */
 	}
@@ -44,21 +45,22 @@ static int exec_sql(struct store *db, const char *sql, int n, const char *const 
 	return res ? 0 : -1;
 }
 
-void guardonly_process(const struct pipeline_env *env, struct store *db, struct queue_item *it)
+void guardonly_process(const struct pipeline_env *env, struct store *db, struct queue_item *it,
+                       enum exec_state claimed)
 {
+	enum target_type tt;
 	char id[24], reason[1024], q[600];
 	char *rewind_json = NULL, *guard_json = NULL;
 
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
-	if (strcmp(it->state, "received") == 0 &&
-	    exec_sql(db, "SELECT airlock.worker_guard_begin($1, $2)", 2,
-	             (const char *const[]){id, env->worker_id}) < 0) {
+	if (claimed == EXEC_RECEIVED && exec_sql(db, "SELECT airlock.worker_guard_begin($1, $2)", 2,
+	                                         (const char *const[]){id, env->worker_id}) < 0) {
 		log_msg(LOG_ERROR, "exec=%lld evt=guard_only.begin_failed error=%s",
 		        (long long)it->id, log_quote(store_errmsg(db), q, sizeof(q)));
 		queue_release(db, it->id, env->worker_id, 2000, NULL);
 		return;
 	}
-	if (strcmp(it->target_type, "vm") != 0) {
+	if (target_type_parse(it->target_type, &tt) < 0 || tt != TARGET_VM) {
 		refuse(env, db, it,
 		       "refused: Zerto protects VMs only, so no checkpoint can be made for this "
 		       "target. Nothing was done. Ask your operator before changing it.",
@@ -67,7 +69,7 @@ void guardonly_process(const struct pipeline_env *env, struct store *db, struct 
 	}
 	/* reversible_low: a VM Zerto does not protect is "no rewind point", not
 	 * an approval question; a guard request without one is refused below */
-	if (guard_before(env->guard, db, env->worker_id, it, "reversible_low", &rewind_json,
+	if (guard_before(env->guard, db, env->worker_id, it, RISK_REVERSIBLE_LOW, &rewind_json,
 	                 &guard_json, reason, sizeof(reason)) < 0) {
 		refuse(env, db, it, reason, guard_json); /* the guard's own words */
 		goto out;

@@ -4,6 +4,7 @@
 #ifndef AIRLOCK_WORKER_GUARDONLY_H
 #define AIRLOCK_WORKER_GUARDONLY_H
 
+#include "lib/execstate.h"
 #include "store/queue.h"
 #include "worker/pipeline.h"
 
@@ -16,7 +17,8 @@ bool guardonly_is(struct store *db, const struct queue_item *it);
 
 /* received|queued -> queued -> (guard) -> running -> succeeded with the
  * rewind points, or refused with the guard's words; a lost database is a
- * release, retried later. */
-void guardonly_process(const struct pipeline_env *env, struct store *db, struct queue_item *it);
+ * release, retried later.  claimed is the state the row was claimed in. */
+void guardonly_process(const struct pipeline_env *env, struct store *db, struct queue_item *it,
+                       enum exec_state claimed);
 
 #endif

@@ -34,7 +34,7 @@ struct notifier {
 	struct item *head, *tail;
 	int queued;
 	bool stopping;
-	struct timespec deadline; /* for draining at stop */
+	int64_t stop_at_ms; /* for draining at stop: a deadline_now_ms() instant */
 	pthread_t thread;
 	bool started;
 };
@@ -91,23 +91,16 @@ static int post(const struct item *it, long *status, char *err, size_t errlen)
 	return 0;
 }
 
-static bool past(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
-}
-
 static void *run(void *arg)
 {
+	char lq[512];
 	struct notifier *n = arg;
 
 	pthread_mutex_lock(&n->mu);
 	for (;;) {
 		while (n->head == NULL && !n->stopping)
 			pthread_cond_wait(&n->cv, &n->mu);
-		if (n->head == NULL || (n->stopping && past(&n->deadline)))
+		if (n->head == NULL || (n->stopping && deadline_now_ms() >= n->stop_at_ms))
 			break;
 		struct item *it = n->head;
 		n->head = it->next;
@@ -124,19 +117,18 @@ static void *run(void *arg)
 				        it->hook, it->logurl, status);
 				break;
 			}
-			log_msg(LOG_WARN,
-			        "evt=webhook.failed hook=%d url=%s attempt=%d error=\"%s\"",
-			        it->hook, it->logurl, attempt, err);
+			log_msg(LOG_WARN, "evt=webhook.failed hook=%d url=%s attempt=%d error=%s",
+			        it->hook, it->logurl, attempt, log_quote(err, lq, sizeof(lq)));
 			if (attempt == NOTIFY_ATTEMPTS)
 				break;
 			/* Back off 1, 2, 4 s, but not past a stop's grace. */
-			struct timespec until = deadline_abs_after_ms(1000 << (attempt - 1));
+			int64_t until = deadline_now_ms() + (1000 << (attempt - 1));
 			pthread_mutex_lock(&n->mu);
-			if (n->stopping && past(&n->deadline)) {
+			if (n->stopping && deadline_now_ms() >= n->stop_at_ms) {
 				pthread_mutex_unlock(&n->mu);
 				break;
 			}
-			pthread_cond_timedwait(&n->cv, &n->mu, n->stopping ? &n->deadline : &until);
+			deadline_cond_wait(&n->cv, &n->mu, n->stopping ? n->stop_at_ms : until);
 			pthread_mutex_unlock(&n->mu);
 		}
 		free_item(it);
@@ -233,7 +225,7 @@ void notifier_free(struct notifier *n, int grace_ms)
 	if (n->started) {
 		pthread_mutex_lock(&n->mu);
 		n->stopping = true;
-		n->deadline = deadline_abs_after_ms(grace_ms);
+		n->stop_at_ms = deadline_now_ms() + grace_ms;
 		pthread_cond_broadcast(&n->cv);
 		pthread_mutex_unlock(&n->mu);
 		pthread_join(n->thread, NULL);

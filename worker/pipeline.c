@@ -2,10 +2,13 @@
 #include "worker/pipeline.h"
 
 #include "classifier/classifier.h"
+#include "lib/execstate.h"
 #include "lib/log.h"
+#include "lib/sqlstate.h"
 #include "lib/visible.h"
 #include "lib/xalloc.h"
 #include "worker/guardonly.h"
+#include "worker/recover.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -21,7 +24,7 @@
 
 struct classification {
 	struct policy_snap snap;
-	const char *cls;
+	enum risk_class cls;
 	char *reasons_json;
 	char *reasons_text;
 };
@@ -56,7 +59,7 @@ static int classify(const struct pipeline_env *env, struct verdict *v, const str
 		            "testing.classify_all_read_only", RISK_READ_ONLY, tt);
 		v->cls = RISK_READ_ONLY;
 	}
-	c->cls = risk_class_name(v->cls);
+	c->cls = v->cls;
 	cJSON *r = verdict_reasons_json(v);
 	c->reasons_json = cJSON_PrintUnformatted(r);
 	cJSON_Delete(r);
@@ -68,8 +71,8 @@ static int classify(const struct pipeline_env *env, struct verdict *v, const str
 static bool connection_lost(struct store *db)
 {
 	return !store_connected(db) || store_sqlstate(db)[0] == '\0' ||
-	       strncmp(store_sqlstate(db), "08", 2) == 0 ||
-	       strncmp(store_sqlstate(db), "57P", 3) == 0;
+	       sqlstate_in_class(store_sqlstate(db), SQLSTATE_CONNECTION_EXCEPTION_CLASS) ||
+	       sqlstate_in_class(store_sqlstate(db), SQLSTATE_OPERATOR_INTERVENTION_CLASS);
 }
 
 /* True when a new session may help: the connection is gone, or the server
@@ -78,14 +81,15 @@ static bool connection_lost(struct store *db)
  * finds the new primary). */
 static bool needs_new_session(struct store *db)
 {
-	return connection_lost(db) || strcmp(store_sqlstate(db), "25006") == 0;
+	return connection_lost(db) ||
+	       sqlstate_is(store_sqlstate(db), SQLSTATE_READ_ONLY_TRANSACTION);
 }
 
 static void log_db_error(const struct queue_item *it, const char *what, struct store *db)
 {
 	char q[600];
 
-	log_msg(LOG_ERROR, "exec=%lld evt=%s sqlstate=%s error=%s", (long long)it->id, what,
+	log_msg(LOG_ERROR, "exec=%lld evt=exec.%s sqlstate=%s error=%s", (long long)it->id, what,
 	        store_sqlstate(db)[0] ? store_sqlstate(db) : "-",
 	        log_quote(store_errmsg(db), q, sizeof(q)));
 }
@@ -102,7 +106,7 @@ static void notify_pending(const struct pipeline_env *env, const struct queue_it
 	cJSON_AddNumberToObject(m, "execution_id", (double)it->id);
 	cJSON_AddStringToObject(m, "target", it->target);
 	cJSON_AddStringToObject(m, "command", it->command);
-	cJSON_AddStringToObject(m, "class", c->cls);
+	cJSON_AddStringToObject(m, "class", risk_class_name(c->cls));
 	cJSON_AddStringToObject(m, "reasons", c->reasons_text ? c->reasons_text : "");
 	cJSON_AddStringToObject(m, "requested_by", it->requested_by);
 	if (rewind_status)
@@ -117,8 +121,8 @@ static void notify_pending(const struct pipeline_env *env, const struct queue_it
 	         "airlock: %s wants to run on %s (%s): %s%s -- review with "
 	         "`airlock show %lld`, then `airlock approve %lld` or `airlock reject %lld "
 	         "--reason ...`",
-	         it->requested_by, it->target, c->cls, cmd, more, (long long)it->id,
-	         (long long)it->id, (long long)it->id);
+	         it->requested_by, it->target, risk_class_name(c->cls), cmd, more,
+	         (long long)it->id, (long long)it->id, (long long)it->id);
 	free(cmd);
 	cJSON_AddStringToObject(m, "text", text);
 	notifier_post(env->notifier, it->requested_by, m);
@@ -145,10 +149,11 @@ void pipeline_let_go_if_gone(struct store *db, const struct queue_item *it)
 {
 	char id[24];
 
-	if (strcmp(store_sqlstate(db), "AL005") != 0)
+	if (!sqlstate_is(store_sqlstate(db), SQLSTATE_ILLEGAL_TRANSITION))
 		return;
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
-	log_msg(LOG_INFO, "exec=%lld evt=gone why=\"no longer held by this worker (cancelled?)\"",
+	log_msg(LOG_INFO,
+	        "exec=%lld evt=exec.gone why=\"no longer held by this worker (cancelled?)\"",
 	        (long long)it->id);
 	store_clear(
 	    store_exec(db, "SELECT pg_advisory_unlock($1::bigint)", 1, (const char *const[]){id}));
@@ -169,7 +174,7 @@ static void refuse(struct store *db, const char *worker, const struct queue_item
 {
 	char q[600];
 
-	log_msg(LOG_INFO, "exec=%lld evt=refused reason=%s", (long long)it->id,
+	log_msg(LOG_INFO, "exec=%lld evt=exec.refused reason=%s", (long long)it->id,
 	        log_quote(reason, q, sizeof(q)));
 	if (queue_refuse(db, it->id, worker, reason, detail) < 0) {
 		log_db_error(it, "refuse_failed", db);
@@ -187,7 +192,7 @@ static void record_result(const struct pipeline_env *env, struct store *db,
                           const struct queue_item *it, const struct target_result *r)
 {
 	struct queue_result qr = {
-	    .state = r->state,
+	    .state = exec_state_name(r->state),
 	    .exit_code = r->exit_code,
 	    .signal = r->signal,
 	    .out = r->out.data,
@@ -208,8 +213,9 @@ static void record_result(const struct pipeline_env *env, struct store *db,
 		tries++;
 		log_db_error(it, "finish_failed", db);
 		if (atomic_load(env->cancel)) {
-			log_msg(LOG_ERROR, "exec=%lld evt=result_lost state=%s exit=%d tries=%d",
-			        (long long)it->id, r->state, r->exit_code, tries);
+			log_msg(LOG_ERROR,
+			        "exec=%lld evt=exec.result_lost state=%s exit=%d tries=%d",
+			        (long long)it->id, exec_state_name(r->state), r->exit_code, tries);
 			return;
 		}
 		if (needs_new_session(db)) {
@@ -217,7 +223,7 @@ static void record_result(const struct pipeline_env *env, struct store *db,
 				store_clear(store_exec(db, durability_session_sql(env->durability),
 				                       0, NULL));
 				if (queue_rehold(db, it->id) == 1)
-					log_msg(LOG_INFO, "exec=%lld evt=result.rehold",
+					log_msg(LOG_INFO, "exec=%lld evt=exec.rehold",
 					        (long long)it->id);
 			}
 		}
@@ -225,19 +231,20 @@ static void record_result(const struct pipeline_env *env, struct store *db,
 		if (delay_ms < 5000)
 			delay_ms *= 2;
 	}
-	log_msg(LOG_INFO, "exec=%lld evt=finished state=%s exit=%d signal=%d ms=%lld out=%zu%s%s",
-	        (long long)it->id, r->state, r->exit_code, r->signal, r->duration_ms, r->out.len,
-	        r->out.truncated ? " truncated=1" : "", recorded ? "" : " late=1");
+	log_msg(
+	    LOG_INFO, "exec=%lld evt=exec.finished state=%s exit=%d signal=%d ms=%lld out=%zu%s%s",
+	    (long long)it->id, exec_state_name(r->state), r->exit_code, r->signal, r->duration_ms,
+	    r->out.len, r->out.truncated ? " truncated=1" : "", recorded ? "" : " late=1");
 }
 
 /* The jail for this row: an observation nobody approved runs read-only on
  * its target, in the root tier only when the policy says a program in it
  * needs uid 0.  Approved rows and changes the policy lets through
  * (reversible_low) run as they were classified or approved. */
-static enum transport_jail jail_for(const struct queue_item *it, const char *cls,
+static enum transport_jail jail_for(enum exec_state state, enum risk_class cls,
                                     const struct verdict *v)
 {
-	if (strcmp(it->state, "approved") == 0 || strcmp(cls, "read_only") != 0)
+	if (state == EXEC_APPROVED || cls != RISK_READ_ONLY)
 		return TRANSPORT_JAIL_NONE;
 	return v->needs_root ? TRANSPORT_JAIL_ROOT : TRANSPORT_JAIL_USER;
 }
@@ -264,7 +271,7 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
 	struct store_res *res;
 
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
-	log_msg(LOG_WARN, "exec=%lld evt=unconfinable target=%s reason=%s", (long long)it->id,
+	log_msg(LOG_WARN, "exec=%lld evt=exec.unconfinable target=%s reason=%s", (long long)it->id,
 	        it->target, log_quote(r->error, q, sizeof(q)));
 	/* Retried through a lost connection, with backoff, while the daemon
 	 * runs; any other refusal (the row is no longer ours) ends it. */
@@ -285,12 +292,13 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
 
 /* queued/approved, re-validated: live check, guard, run, record. */
 static void execute(const struct pipeline_env *env, struct store *db, struct queue_item *it,
-                    const char *cls, const struct verdict *v, const struct classification *c)
+                    enum exec_state state, enum risk_class cls, const struct verdict *v,
+                    const struct classification *c)
 {
-	enum transport_jail jail = jail_for(it, cls, v);
+	enum transport_jail jail = jail_for(state, cls, v);
 	char reason[1024];
 	char *rewind_json = NULL, *guard_json = NULL;
-	bool mutating = strcmp(cls, "read_only") != 0;
+	bool mutating = cls != RISK_READ_ONLY;
 	bool slot = false;
 	struct target_result r;
 
@@ -301,7 +309,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		return;
 	}
 	if (mutating && !target_lock(db, it->target)) {
-		log_msg(LOG_DEBUG, "exec=%lld evt=target_busy target=%s", (long long)it->id,
+		log_msg(LOG_DEBUG, "exec=%lld evt=exec.target_busy target=%s", (long long)it->id,
 		        it->target);
 		release(db, env->worker_id, it, TARGET_BUSY_RETRY_MS, NULL);
 		return;
@@ -319,13 +327,14 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 	if (live == -2) {
 		/* 1, 2, 4, then every 8 s until the request's own deadline. */
 		int delay = 1000 << (it->attempts < 3 ? it->attempts : 3);
-		char state[24] = "";
-		if (queue_unreachable(db, it->id, env->worker_id, delay, reason, state) < 0) {
+		char now[24] = "";
+		enum exec_state now_state = EXEC_QUEUED;
+		if (queue_unreachable(db, it->id, env->worker_id, delay, reason, now) < 0) {
 			log_db_error(it, "unreachable_failed", db);
 			pipeline_let_go_if_gone(db, it);
-		} else if (strcmp(state, "refused") == 0) {
+		} else if (exec_state_parse(now, &now_state) == 0 && now_state == EXEC_REFUSED) {
 			char q[600];
-			log_msg(LOG_INFO, "exec=%lld evt=refused reason=%s", (long long)it->id,
+			log_msg(LOG_INFO, "exec=%lld evt=exec.refused reason=%s", (long long)it->id,
 			        log_quote(reason, q, sizeof(q)));
 		}
 		goto out;
@@ -335,14 +344,14 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		refuse(db, env->worker_id, it, reason, guard_json);
 		goto out;
 	}
-	if (*env->stopping) {
+	if (atomic_load(env->stopping)) {
 		release(db, env->worker_id, it, 0, "airlockd is stopping; released before it ran");
 		goto out;
 	}
 	if (confine(db, env->worker_id, it, jail) < 0 ||
 	    queue_start(db, it->id, env->worker_id, rewind_json, guard_json) < 0) {
 		log_db_error(it, "start_failed", db);
-		if (strcmp(store_sqlstate(db), "AL005") == 0) {
+		if (sqlstate_is(store_sqlstate(db), SQLSTATE_ILLEGAL_TRANSITION)) {
 			pipeline_let_go_if_gone(db, it);
 		} else if (!connection_lost(db)) {
 			char why[1200];
@@ -352,8 +361,8 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		}
 		goto out;
 	}
-	log_msg(LOG_INFO, "exec=%lld evt=started target=%s class=%s confinement=%s",
-	        (long long)it->id, it->target, cls, jail_name(jail));
+	log_msg(LOG_INFO, "exec=%lld evt=exec.started target=%s class=%s confinement=%s",
+	        (long long)it->id, it->target, risk_class_name(cls), jail_name(jail));
 	targets_run(env->targets, it, jail, env->cancel, &r);
 	if (r.unconfinable)
 		unconfinable(env, db, it, &r, c);
@@ -369,70 +378,98 @@ out:
 	free(guard_json);
 }
 
+/* Parses a state the database just returned; false (logged) for a name this
+ * daemon does not know, which it then leaves alone. */
+static bool state_known(const struct queue_item *it, const char *name, enum exec_state *out)
+{
+	char q[64];
+
+	if (exec_state_parse(name, out) == 0)
+		return true;
+	log_msg(LOG_ERROR, "exec=%lld evt=exec.state_unknown state=%s", (long long)it->id,
+	        log_quote(name, q, sizeof(q)));
+	return false;
+}
+
 void pipeline_process(const struct pipeline_env *env, struct store *db, struct verdict *v,
                       struct queue_item *it)
 {
 	struct classification c;
-	char state[24] = "";
+	char now[24] = "";
+	enum exec_state claimed, state = EXEC_RECEIVED;
 
+	if (!state_known(it, it->state, &claimed)) {
+		/* The schema allows no other name: a newer schema than this
+		 * daemon knows is for an administrator to settle. */
+		release(db, env->worker_id, it, 5000, NULL);
+		return;
+	}
 	if (guardonly_is(db, it)) {
-		guardonly_process(env, db, it); /* a checkpoint only: nothing to classify or run */
+		guardonly_process(env, db, it,
+		                  claimed); /* a checkpoint only: nothing to classify or run */
+		return;
+	}
+	if (recover_is(db, it)) {
+		recover_process(env, db,
+		                it); /* a file-level restore: planned, approved, carried out */
 		return;
 	}
 	if (classify(env, v, it, &c) < 0) {
-		log_msg(LOG_WARN, "exec=%lld evt=no_policy", (long long)it->id);
+		log_msg(LOG_WARN, "exec=%lld evt=exec.no_policy", (long long)it->id);
 		/* worker_release records a reason once, not at every retry. */
 		release(db, env->worker_id, it, 5000,
 		        "no classifier policy is loaded; an administrator must run `airlock seed`");
 		return;
 	}
-	if (strcmp(it->state, "received") == 0) {
+	if (claimed == EXEC_RECEIVED) {
 		char rewind[512];
 		int possible = 0;
 		guard_status(env->guard, it, rewind, sizeof(rewind), &possible);
-		if (queue_classified(db, it->id, env->worker_id, c.cls, c.reasons_json,
-		                     c.snap.version, CLASSIFIER_VERSION, rewind, possible,
-		                     state) < 0) {
+		if (queue_classified(db, it->id, env->worker_id, risk_class_name(c.cls),
+		                     c.reasons_json, c.snap.version, CLASSIFIER_VERSION, rewind,
+		                     possible, now) < 0) {
 			log_db_error(it, "classify_failed", db);
 			pipeline_let_go_if_gone(db, it);
 			goto out;
 		}
-		log_msg(LOG_INFO, "exec=%lld evt=classified class=%s state=%s policy=%lld",
-		        (long long)it->id, c.cls, state, c.snap.version);
-		if (strcmp(state, "pending_approval") == 0) {
+		if (!state_known(it, now, &state))
+			goto out;
+		log_msg(LOG_INFO, "exec=%lld evt=exec.classified class=%s state=%s policy=%lld",
+		        (long long)it->id, risk_class_name(c.cls), now, c.snap.version);
+		if (state == EXEC_PENDING_APPROVAL) {
 			notify_pending(env, it, &c, rewind, false, NULL);
 			goto out;
 		}
 		it->rewind_possible = possible;
 	} else {
-		if (queue_revalidate(db, it->id, env->worker_id, c.cls, c.reasons_json,
-		                     c.snap.version, CLASSIFIER_VERSION, state) < 0) {
+		if (queue_revalidate(db, it->id, env->worker_id, risk_class_name(c.cls),
+		                     c.reasons_json, c.snap.version, CLASSIFIER_VERSION, now) < 0) {
 			log_db_error(it, "revalidate_failed", db);
 			pipeline_let_go_if_gone(db, it);
 			goto out;
 		}
-		if (strcmp(state, "pending_approval") == 0) {
-			log_msg(LOG_INFO, "exec=%lld evt=approval_void class=%s policy=%lld",
-			        (long long)it->id, c.cls, c.snap.version);
+		if (!state_known(it, now, &state))
+			goto out;
+		if (state == EXEC_PENDING_APPROVAL) {
+			log_msg(LOG_INFO, "exec=%lld evt=exec.approval_void class=%s policy=%lld",
+			        (long long)it->id, risk_class_name(c.cls), c.snap.version);
 			notify_pending(env, it, &c, NULL, true, NULL);
 			goto out;
 		}
-		if (strcmp(state, "queued") != 0 && strcmp(state, "approved") != 0) {
+		if (state != EXEC_QUEUED && state != EXEC_APPROVED) {
 			/* expired (the approval lapsed) or refused (the target, as
 			 * probed, changed since the approval): recorded on the row,
 			 * which is no longer ours. */
-			log_msg(LOG_INFO, "exec=%lld evt=revalidate_ended state=%s",
-			        (long long)it->id, state);
+			log_msg(LOG_INFO, "exec=%lld evt=exec.revalidate_ended state=%s",
+			        (long long)it->id, now);
 			goto out;
 		}
 	}
 	/* The class to run under: never below what was recorded. */
-	const char *cls = c.cls;
-	enum risk_class now_cls, then_cls;
-	if (it->cls && risk_class_parse(it->cls, &then_cls) == 0 &&
-	    risk_class_parse(c.cls, &now_cls) == 0 && then_cls > now_cls)
-		cls = it->cls;
-	execute(env, db, it, cls, v, &c);
+	enum risk_class cls = c.cls, then_cls;
+	if (it->cls && risk_class_parse(it->cls, &then_cls) == 0 && then_cls > cls)
+		cls = then_cls;
+	execute(env, db, it, claimed, cls, v, &c);
 out:
 	classification_clear(env, &c);
 }

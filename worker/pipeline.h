@@ -26,8 +26,8 @@ struct pipeline_env {
 	struct notifier *notifier;
 	struct slots *node_slots;
 	struct durability *durability; /* may mutations be sent? */
-	volatile bool *stopping;       /* shutting down: give rows back rather than start them */
-	atomic_int *cancel;            /* grace is over: cancel commands in flight */
+	atomic_bool *stopping;         /* shutting down: give rows back rather than start them */
+	atomic_bool *cancel;           /* grace is over: cancel commands in flight */
 };
 
 /* After a call failed with AL005 the row is no longer this worker's

@@ -92,6 +92,8 @@ static const char *name_of(const char *slug)
 
 static void write_probe(struct store *db, const char *slug, cJSON *attrs, cJSON *checks)
 {
+	char lq2[512];
+	char lq[512];
 	char *a = cJSON_PrintUnformatted(attrs);
 	char *c = cJSON_PrintUnformatted(checks);
 	struct store_res *res =
@@ -99,8 +101,9 @@ static void write_probe(struct store *db, const char *slug, cJSON *attrs, cJSON 
 	               (const char *const[]){slug, a, c});
 
 	if (res == NULL)
-		log_msg(LOG_WARN, "evt=probe.record_failed slug=%s error=\"%s\"", slug,
-		        store_errmsg(db));
+		log_msg(LOG_WARN, "evt=probe.record_failed slug=%s error=%s",
+		        log_quote(slug, lq2, sizeof(lq2)),
+		        log_quote(store_errmsg(db), lq, sizeof(lq)));
 	store_clear(res);
 	free(a);
 	free(c);
@@ -132,8 +135,7 @@ static const char *probe_jail(struct transport *t, const struct transport_node *
 	char why[2][260] = {"", ""};
 
 	for (int k = 0; k < 2; k++) {
-		struct transport_limits lim = {
-		    .timeout_ms = PROBE_TIMEOUT_MS, .no_agent_check = true, .jail = tiers[k]};
+		struct transport_limits lim = {.timeout_ms = PROBE_TIMEOUT_MS, .jail = tiers[k]};
 		struct transport_result r;
 		transport_exec(t, node, tt, vmid, "true", &lim, &r);
 		if (r.status == TRANSPORT_EXITED && r.exit_code == 0) {
@@ -161,10 +163,16 @@ static const char *probe_jail(struct transport *t, const struct transport_node *
 	return "none";
 }
 
+/* What one round saw, for `airlockd --probe-once`; out NULL: not reported. */
+struct round_report {
+	FILE *out;
+	int unhealthy;
+};
+
 /* Probes one node's host and guests (rows [from, to) of res share the node). */
 static int probe_node(struct store *db, struct transport *t, struct notifier *nt,
                       struct jail_memo *memo, int *jail_budget, struct store_res *res, int from,
-                      int to)
+                      int to, struct round_report *rep)
 {
 	int n = to - from;
 	struct transport_probe *pr = xcalloc((size_t)n, sizeof(*pr));
@@ -263,6 +271,13 @@ static int probe_node(struct store *db, struct transport *t, struct notifier *nt
 			    check_row("confinement", strcmp(jail, "full") == 0, jail_detail));
 		}
 		cJSON_AddStringToObject(attrs, "health", ok ? "healthy" : "unhealthy");
+		if (rep != NULL) {
+			char q[400];
+			rep->unhealthy += !ok;
+			fprintf(rep->out, "%s health=%s confinement=%s detail=%s\n", slug,
+			        ok ? "healthy" : "unhealthy", jail ? jail : "-",
+			        log_quote(detail, q, sizeof(q)));
+		}
 		cJSON_AddStringToObject(attrs, "last_probe", now);
 		write_probe(db, slug, attrs, checks);
 		cJSON_Delete(attrs);
@@ -274,17 +289,19 @@ static int probe_node(struct store *db, struct transport *t, struct notifier *nt
 }
 
 static int round_with(const char *conninfo, struct transport *t, struct notifier *nt, bool discover,
-                      struct jail_memo *memo)
+                      struct jail_memo *memo, struct round_report *rep)
 {
 	int64_t t0 = deadline_now_ms();
 	int jail_budget = JAIL_CHECKS_PER_ROUND;
+	char lq[512];
 	char err[1024];
 	struct store *db = store_open(conninfo, "airlockd-probe", err, sizeof(err));
 	struct store_res *res;
 	int written = 0;
 
 	if (db == NULL) {
-		log_msg(LOG_WARN, "evt=probe.connect_failed error=\"%s\"", err);
+		log_msg(LOG_WARN, "evt=probe.connect_failed error=%s",
+		        log_quote(err, lq, sizeof(lq)));
 		return -1;
 	}
 	/* The estate first: the probes below then ask each guest's node as
@@ -302,7 +319,8 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
 	    "ORDER BY h.slug, e.type <> 'proxmox-host', e.slug",
 	    0, NULL);
 	if (res == NULL) {
-		log_msg(LOG_WARN, "evt=probe.read_failed error=\"%s\"", store_errmsg(db));
+		log_msg(LOG_WARN, "evt=probe.read_failed error=%s",
+		        log_quote(store_errmsg(db), lq, sizeof(lq)));
 		store_close(db);
 		return -1;
 	}
@@ -310,7 +328,7 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
 		if (i < store_nrows(res) &&
 		    strcmp(store_get(res, i, 1), store_get(res, from, 1)) == 0)
 			continue;
-		written += probe_node(db, t, nt, memo, &jail_budget, res, from, i);
+		written += probe_node(db, t, nt, memo, &jail_budget, res, from, i, rep);
 		from = i;
 	}
 	store_clear(res);
@@ -322,7 +340,16 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
 
 int prober_round(const char *conninfo, struct transport *t, bool discover)
 {
-	return round_with(conninfo, t, NULL, discover, NULL);
+	return round_with(conninfo, t, NULL, discover, NULL, NULL);
+}
+
+int prober_round_report(const char *conninfo, struct transport *t, FILE *out, int *unhealthy)
+{
+	struct round_report rep = {.out = out};
+	int n = round_with(conninfo, t, NULL, false, NULL, &rep);
+
+	*unhealthy = rep.unhealthy;
+	return n;
 }
 
 static void *run(void *arg)
@@ -332,11 +359,11 @@ static void *run(void *arg)
 	pthread_mutex_lock(&p->mu);
 	while (!p->stopping) {
 		pthread_mutex_unlock(&p->mu);
-		round_with(p->conninfo, p->t, p->notifier, p->discover, &p->memo);
+		round_with(p->conninfo, p->t, p->notifier, p->discover, &p->memo, NULL);
 		pthread_mutex_lock(&p->mu);
-		struct timespec until = deadline_abs_after_ms((int64_t)p->interval_s * 1000);
+		int64_t until = deadline_now_ms() + (int64_t)p->interval_s * 1000;
 		while (!p->stopping)
-			if (pthread_cond_timedwait(&p->cv, &p->mu, &until) != 0)
+			if (deadline_cond_wait(&p->cv, &p->mu, until) != 0)
 				break;
 	}
 	pthread_mutex_unlock(&p->mu);

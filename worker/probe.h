@@ -13,6 +13,7 @@
 #include "worker/notify.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 
 struct prober;
 
@@ -27,6 +28,10 @@ struct prober *prober_new_alerting(const char *conninfo, struct transport *t, in
 /* One round now, on the caller's thread (tests, benches).  Returns the
  * number of entities written, -1 when the database failed. */
 int prober_round(const char *conninfo, struct transport *t, bool discover);
+/* One round without discovery, printing one line per entity to out (slug,
+ * health, confinement, what the probe saw); *unhealthy gets how many were
+ * not healthy.  For `airlockd --probe-once`. */
+int prober_round_report(const char *conninfo, struct transport *t, FILE *out, int *unhealthy);
 void prober_free(struct prober *p); /* stops the thread; NULL is a no-op */
 
 #endif

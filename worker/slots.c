@@ -44,20 +44,20 @@ static struct key *find(struct slots *s, const char *name)
 	return k;
 }
 
-bool slots_take(struct slots *s, const char *name, const volatile bool *abort)
+bool slots_take(struct slots *s, const char *name, const atomic_bool *abort)
 {
 	bool ok = false;
 
 	pthread_mutex_lock(&s->mu);
 	struct key *k = find(s, name);
-	while (!*abort) {
+	while (!atomic_load(abort)) {
 		if (k->used < s->per_key) {
 			k->used++;
 			ok = true;
 			break;
 		}
-		struct timespec t = deadline_abs_after_ms(200);
-		pthread_cond_timedwait(&s->cv, &s->mu, &t);
+		/* Bounded: abort is set without this lock. */
+		deadline_cond_wait(&s->cv, &s->mu, deadline_now_ms() + 200);
 	}
 	pthread_mutex_unlock(&s->mu);
 	return ok;

@@ -2,7 +2,7 @@
 #ifndef AIRLOCK_WORKER_SLOTS_H
 #define AIRLOCK_WORKER_SLOTS_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 struct slots;
@@ -10,7 +10,7 @@ struct slots;
 struct slots *slots_new(int per_key);
 /* Waits until key has a free slot and takes it.  Gives up (returns false)
  * when *abort becomes true; checks it at least every 200 ms. */
-bool slots_take(struct slots *s, const char *key, const volatile bool *abort);
+bool slots_take(struct slots *s, const char *key, const atomic_bool *abort);
 void slots_give(struct slots *s, const char *key);
 void slots_free(struct slots *s); /* NULL is a no-op */
 

@@ -147,16 +147,13 @@ int targets_check(struct targets *t, const struct queue_item *it, char *reason, 
 }
 
 void targets_run(struct targets *t, const struct queue_item *it, enum transport_jail j,
-                 atomic_int *cancel, struct target_result *out)
+                 atomic_bool *cancel, struct target_result *out)
 {
 	struct transport_node node;
 	struct transport_limits lim = {
 	    .timeout_ms = t->command_timeout_ms,
 	    .output_cap = t->output_cap,
 	    .cancel = cancel,
-	    /* qm pings the agent right before exec too: an agent that died since
-	     * targets_check is then a clean "nothing ran", not an unknown outcome. */
-	    .no_agent_check = false,
 	    .jail = j,
 	};
 	struct transport_result r = {0};
@@ -170,27 +167,27 @@ void targets_run(struct targets *t, const struct queue_item *it, enum transport_
 	out->started = true;
 	switch (r.status) {
 	case TRANSPORT_EXITED:
-		out->state = r.exit_code == 0 ? "succeeded" : "failed";
+		out->state = r.exit_code == 0 ? EXEC_SUCCEEDED : EXEC_FAILED;
 		out->exit_code = r.exit_code;
 		break;
 	case TRANSPORT_SIGNALED:
-		out->state = "failed";
+		out->state = EXEC_FAILED;
 		out->signal = r.signal;
 		break;
 	case TRANSPORT_TIMED_OUT:
-		out->state = "timed_out";
+		out->state = EXEC_TIMED_OUT;
 		out->signal = r.signal;
 		snprintf(out->error, sizeof(out->error), "stopped at airlock's deadline of %d s%s",
 		         t->command_timeout_ms / 1000, r.errmsg[0] ? "; " : "");
 		break;
 	case TRANSPORT_CANCELLED:
-		out->state = "timed_out";
+		out->state = EXEC_TIMED_OUT;
 		out->signal = r.signal;
 		snprintf(out->error, sizeof(out->error),
 		         "cancelled when airlockd shut down after its grace period");
 		break;
 	case TRANSPORT_FAILED:
-		out->state = "failed";
+		out->state = EXEC_FAILED;
 		out->started = false;
 		if (r.error == TRANSPORT_ERR_JAIL) {
 			out->unconfinable = true;
@@ -203,7 +200,7 @@ void targets_run(struct targets *t, const struct queue_item *it, enum transport_
 		         transport_error_name(r.error));
 		break;
 	case TRANSPORT_UNKNOWN:
-		out->state = "outcome_unknown";
+		out->state = EXEC_OUTCOME_UNKNOWN;
 		snprintf(
 		    out->error, sizeof(out->error),
 		    "the transport failed after the command may have started: %.400s (%s); it will "

@@ -4,6 +4,7 @@
 #define AIRLOCK_WORKER_TARGET_H
 
 #include "lib/buf.h"
+#include "lib/execstate.h"
 #include "store/queue.h"
 #include "transport/jail.h"
 #include "worker/config.h"
@@ -27,11 +28,11 @@ struct transport *targets_transport(struct targets *t);
 int targets_check(struct targets *t, const struct queue_item *it, char *reason, size_t reasonlen);
 
 struct target_result {
-	const char *state;   /* succeeded, failed, timed_out, outcome_unknown */
-	bool started;        /* false: nothing was sent (safe to retry) */
-	int exit_code;       /* -1 when none */
-	int signal;          /* 0 when none */
-	struct buf out, err; /* capped; .truncated set */
+	enum exec_state state; /* succeeded, failed, timed_out, outcome_unknown */
+	bool started;          /* false: nothing was sent (safe to retry) */
+	int exit_code;         /* -1 when none */
+	int signal;            /* 0 when none */
+	struct buf out, err;   /* capped; .truncated set */
 	long long duration_ms;
 	char error[1024];  /* "" or a sentence */
 	bool unconfinable; /* the jail could not be built: nothing ran; error says why */
@@ -41,7 +42,7 @@ struct target_result {
  * (TRANSPORT_JAIL_NONE: unconfined); cancel (optional) stops it early.
  * Always fills out (release with target_result_clear). */
 void targets_run(struct targets *t, const struct queue_item *it, enum transport_jail j,
-                 atomic_int *cancel, struct target_result *out);
+                 atomic_bool *cancel, struct target_result *out);
 void target_result_clear(struct target_result *r);
 
 #endif

@@ -68,7 +68,8 @@ out:
 	return rc;
 }
 
-static int parse_vm_row(const cJSON *o, const char *ep, struct zerto_vm_row *r, struct zerto_err *e)
+static int parse_vm_row(const cJSON *o, const char *ep, const char *site, struct zerto_vm_row *r,
+                        struct zerto_err *e)
 {
 	const char *vm_id = need_str(o, "VmIdentifier", ep, e);
 	const char *vm_name = vm_id ? need_str(o, "VmName", ep, e) : NULL;
@@ -86,6 +87,13 @@ static int parse_vm_row(const cJSON *o, const char *ep, struct zerto_vm_row *r, 
 	r->vpg_id = xstrdup(vpg_id);
 	r->vpg_name = xstrdup(vpg_name);
 	r->recovery_site = xstrdup(cJSON_IsString(rs) ? rs->valuestring : "");
+	const cJSON *rsid =
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(o, "RecoverySite"), "identifier");
+	r->recovery_site_id = xstrdup(cJSON_IsString(rsid) ? rsid->valuestring : "");
+	r->recovers_here = cJSON_IsString(rsid) && strcasecmp(rsid->valuestring, site) == 0;
+	const cJSON *flr =
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(o, "EnabledActions"), "IsFlrEnabled");
+	r->flr_enabled = !cJSON_IsFalse(flr);
 	return 0;
 }
 
@@ -129,7 +137,7 @@ int zerto_list_vms(struct zerto_client *c, const char *vm_id, const char *vm_nam
 		/* VMs protected TO this site are listed too; only ours can be tagged here. */
 		if (strcasecmp(psid->valuestring, site) != 0)
 			continue;
-		if (parse_vm_row(o, ep, &(*rows)[*n], e) < 0)
+		if (parse_vm_row(o, ep, site, &(*rows)[*n], e) < 0)
 			goto out;
 		(*n)++;
 	}
@@ -155,6 +163,7 @@ void zerto_vm_rows_free(struct zerto_vm_row *rows, size_t n)
 		free(rows[i].vpg_id);
 		free(rows[i].vpg_name);
 		free(rows[i].recovery_site);
+		free(rows[i].recovery_site_id);
 	}
 	free(rows);
 }

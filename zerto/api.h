@@ -12,6 +12,7 @@
 
 #include "lib/buf.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,7 +24,10 @@ struct zerto_vm_row {
 	char *vpg_name;
 	int status;
 	int substatus;
-	char *recovery_site; /* RecoverySiteName, or "" */
+	char *recovery_site;    /* RecoverySiteName, or "" */
+	char *recovery_site_id; /* RecoverySite.identifier, or "" */
+	bool recovers_here;     /* the recovery site is this ZVM's site (FLR runs here) */
+	bool flr_enabled;       /* EnabledActions.IsFlrEnabled (true when absent) */
 };
 
 struct zerto_checkpoint {

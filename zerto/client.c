@@ -1,6 +1,7 @@
 /* client.c -- ZVM REST over libcurl: token cache, TLS, timeouts, 401 retry. */
 #include "zerto/client.h"
 
+#include "lib/deadline.h"
 #include "lib/buf.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
@@ -12,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BODY_CAP         (8u << 20) /* largest answer we accept from the ZVM */
 #define SECRET_CAP       4096       /* largest secret file */
@@ -45,6 +48,17 @@ struct zerto_client {
 	struct zerto_client_stats stats;
 };
 
+/* One answer: JSON bodies go to body (capped at BODY_CAP); a download goes to
+ * fd (fd >= 0), at most max bytes. */
+struct http_answer {
+	long status;
+	struct buf body;
+	int fd;
+	long long max, got;
+	bool over;
+	int write_errno;
+};
+
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 
 static void curl_init_once(void)
@@ -62,14 +76,6 @@ void zerto_err_set(struct zerto_err *e, enum zerto_errkind kind, long http_statu
 	va_start(ap, fmt);
 	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	va_end(ap);
-}
-
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *userp)
@@ -194,7 +200,7 @@ struct zerto_client *zerto_client_new(const struct zerto_config *cfg, char *err,
 	if (c->insecure)
 		log_msg(LOG_WARN,
 		        "evt=zerto.tls_unverified url=%s msg=\"TLS certificate "
-		        "verification of the ZVM is OFF (insecure_skip_verify); anyone on "
+		        "verification of the ZVM is OFF (verify_tls: false); anyone on "
 		        "the path can impersonate it\"",
 		        c->base_url);
 	if (c->time_scale != 1.0)
@@ -250,16 +256,31 @@ void zerto_client_get_stats(struct zerto_client *c, struct zerto_client_stats *o
 
 static size_t write_cb(char *p, size_t size, size_t n, void *userp)
 {
-	struct buf *b = userp;
+	struct http_answer *a = userp;
+	size_t len = size * n;
 
-	buf_append(b, p, size * n);
-	return b->truncated ? 0 : size * n; /* over the cap: abort the transfer */
+	if (a->fd < 0) {
+		buf_append(&a->body, p, len);
+		return a->body.truncated ? 0 : len; /* over the cap: abort the transfer */
+	}
+	if (a->got + (long long)len > a->max) {
+		a->over = true;
+		return 0;
+	}
+	for (size_t done = 0; done < len;) {
+		ssize_t w = write(a->fd, p + done, len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			a->write_errno = w < 0 ? errno : EIO;
+			return 0;
+		}
+		done += (size_t)w;
+	}
+	a->got += (long long)len;
+	return len;
 }
-
-struct http_answer {
-	long status;
-	struct buf body;
-};
 
 /* One HTTPS exchange.  0 with the status in a->status (any status), -1 when
  * there was no answer (e says why). */
@@ -286,7 +307,9 @@ static int http_do(struct zerto_client *c, const char *method, const char *url,
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->total_ms);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &a->body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, a);
+	if (a->fd >= 0)
+		curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)a->max);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, c->insecure ? 0L : 1L);
 	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->insecure ? 0L : 2L);
@@ -299,6 +322,18 @@ static int http_do(struct zerto_client *c, const char *method, const char *url,
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	}
 	rc = curl_easy_perform(h);
+	if (a->fd >= 0 && (a->over || rc == CURLE_FILESIZE_EXCEEDED)) {
+		a->over = true;
+		zerto_err_set(e, ZERTO_ERR_SHAPE, 0,
+		              "%s %s: the file is larger than the %lld-byte cap", method, url,
+		              a->max);
+		goto out;
+	}
+	if (a->fd >= 0 && a->write_errno != 0) {
+		zerto_err_set(e, ZERTO_ERR_CONFIG, 0, "%s %s: cannot store the download: %s",
+		              method, url, strerror(a->write_errno));
+		goto out;
+	}
 	if (rc == CURLE_WRITE_ERROR && a->body.truncated) {
 		zerto_err_set(e, ZERTO_ERR_SHAPE, 0, "%s %s: answer larger than %u bytes", method,
 		              url, BODY_CAP);
@@ -344,7 +379,7 @@ static void answer_reason(const struct http_answer *a, char *out, size_t outlen)
 static int fetch_token(struct zerto_client *c, char **token, double *expires_in,
                        struct zerto_err *e)
 {
-	struct http_answer a = {0};
+	struct http_answer a = {.fd = -1};
 	struct curl_slist *hdr = NULL;
 	struct buf form = BUF_INIT;
 	cJSON *j = NULL;
@@ -422,7 +457,7 @@ static char *get_token(struct zerto_client *c, const char *stale, struct zerto_e
 
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
-		double now = mono_now();
+		double now = deadline_now_s();
 		bool fresh = c->token != NULL && (stale == NULL || strcmp(stale, c->token) != 0);
 
 		if (fresh && now < c->refresh_at) {
@@ -436,11 +471,9 @@ static char *get_token(struct zerto_client *c, const char *stale, struct zerto_e
 				break;
 			}
 			long seq = c->fetch_seq;
-			struct timespec until;
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec += (time_t)wait_s;
+			int64_t until = deadline_now_ms() + (int64_t)(wait_s * 1000.0);
 			while (c->fetching && c->fetch_seq == seq) {
-				if (pthread_cond_timedwait(&c->cv, &c->mu, &until) == ETIMEDOUT)
+				if (deadline_cond_wait(&c->cv, &c->mu, until) == ETIMEDOUT)
 					break;
 			}
 			if (c->fetch_seq == seq) {
@@ -462,7 +495,7 @@ static char *get_token(struct zerto_client *c, const char *stale, struct zerto_e
 		double exp_in = 0;
 		struct zerto_err fe = {0};
 		int rc = fetch_token(c, &nt, &exp_in, &fe);
-		double t = mono_now();
+		double t = deadline_now_s();
 		pthread_mutex_lock(&c->mu);
 		c->fetching = false;
 		c->fetch_seq++;
@@ -487,16 +520,15 @@ static char *get_token(struct zerto_client *c, const char *stale, struct zerto_e
 	return tok;
 }
 
-static int request(struct zerto_client *c, const char *method, const char *path, const cJSON *body,
-                   cJSON **out, struct zerto_err *e)
+/* One authenticated exchange with url (path names it in messages): the
+ * token, one retry after a 401, any other non-2xx an error.  0 with the
+ * answer in *a (the caller frees a->body). */
+static int exchange(struct zerto_client *c, const char *method, const char *url, const char *path,
+                    const char *json, struct http_answer *a, struct zerto_err *e)
 {
-	char *url = xasprintf("%s%s", c->base_url, path);
-	char *json = body ? cJSON_PrintUnformatted(body) : NULL;
 	char *tok = NULL;
-	struct http_answer a = {0};
 	int rc = -1;
 
-	*out = NULL;
 	e->kind = ZERTO_ERR_NONE;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		struct curl_slist *hdr = NULL;
@@ -509,20 +541,31 @@ static int request(struct zerto_client *c, const char *method, const char *path,
 			goto out;
 		auth = xasprintf("Authorization: Bearer %s", tok);
 		hdr = curl_slist_append(hdr, auth);
-		hdr = curl_slist_append(hdr, "Accept: application/json");
+		hdr =
+		    curl_slist_append(hdr, a->fd >= 0 ? "Accept: */*" : "Accept: application/json");
 		if (json != NULL)
 			hdr = curl_slist_append(hdr, "Content-Type: application/json");
-		buf_free(&a.body);
+		buf_free(&a->body);
+		if (a->fd >= 0 && (ftruncate(a->fd, 0) < 0 || lseek(a->fd, 0, SEEK_SET) < 0)) {
+			zerto_err_set(e, ZERTO_ERR_CONFIG, 0,
+			              "%s %s: cannot reset the download file: %s", method, path,
+			              strerror(errno));
+			memset(auth, 0, strlen(auth));
+			free(auth);
+			curl_slist_free_all(hdr);
+			goto out;
+		}
+		a->got = 0;
 		pthread_mutex_lock(&c->mu);
 		c->stats.requests++;
 		pthread_mutex_unlock(&c->mu);
-		int hr = http_do(c, method, url, hdr, json, &a, e);
+		int hr = http_do(c, method, url, hdr, json, a, e);
 		memset(auth, 0, strlen(auth));
 		free(auth);
 		curl_slist_free_all(hdr);
 		if (hr < 0)
 			goto out;
-		if (a.status != 401)
+		if (a->status != 401)
 			break;
 		pthread_mutex_lock(&c->mu);
 		c->stats.unauthorized++;
@@ -530,21 +573,40 @@ static int request(struct zerto_client *c, const char *method, const char *path,
 		log_msg(LOG_INFO, "evt=zerto.unauthorized method=%s path=%s attempt=%d", method,
 		        path, attempt + 1);
 	}
-	if (a.status == 401) {
+	if (a->status == 401) {
 		zerto_err_set(e, ZERTO_ERR_AUTH, 401,
 		              "%s %s: HTTP 401 with a freshly fetched token (check the client's "
 		              "roles in Keycloak)",
 		              method, path);
 		goto out;
 	}
-	if (a.status < 200 || a.status > 299) {
+	if (a->status < 200 || a->status > 299) {
 		char why[240];
 
-		answer_reason(&a, why, sizeof(why));
-		zerto_err_set(e, a.status == 403 ? ZERTO_ERR_AUTH : ZERTO_ERR_HTTP, a.status,
-		              "%s %s: HTTP %ld: %s", method, path, a.status, why);
+		answer_reason(a, why, sizeof(why));
+		zerto_err_set(e, a->status == 403 ? ZERTO_ERR_AUTH : ZERTO_ERR_HTTP, a->status,
+		              "%s %s: HTTP %ld: %s", method, path, a->status, why);
 		goto out;
 	}
+	rc = 0;
+out:
+	if (tok != NULL)
+		memset(tok, 0, strlen(tok));
+	free(tok);
+	return rc;
+}
+
+static int request(struct zerto_client *c, const char *method, const char *path, const cJSON *body,
+                   cJSON **out, struct zerto_err *e)
+{
+	char *url = xasprintf("%s%s", c->base_url, path);
+	char *json = body ? cJSON_PrintUnformatted(body) : NULL;
+	struct http_answer a = {.fd = -1};
+	int rc = -1;
+
+	*out = NULL;
+	if (exchange(c, method, url, path, json, &a, e) < 0)
+		goto out;
 	*out = cJSON_Parse(buf_str(&a.body));
 	if (*out == NULL) {
 		/* Defensive: a POST action may answer with an unquoted task id. */
@@ -564,12 +626,65 @@ static int request(struct zerto_client *c, const char *method, const char *path,
 	}
 	rc = 0;
 out:
-	if (tok != NULL)
-		memset(tok, 0, strlen(tok));
-	free(tok);
 	free(url);
 	cJSON_free(json);
 	buf_free(&a.body);
+	return rc;
+}
+
+/* The scheme://host[:port] part of an https URL, as a new string, or NULL. */
+static char *url_origin(const char *url)
+{
+	const char *p;
+
+	if (strncasecmp(url, "https://", 8) != 0)
+		return NULL;
+	p = url + 8;
+	p += strcspn(p, "/?#");
+	return xstrndup(url, (size_t)(p - url));
+}
+
+int zerto_client_download(struct zerto_client *c, const char *url, long long max_bytes, int fd,
+                          long long *size, struct zerto_err *e)
+{
+	char *full = NULL, *origin = NULL, *base = NULL;
+	struct http_answer a = {.fd = fd, .max = max_bytes};
+	int rc = -1;
+
+	*size = 0;
+	e->kind = ZERTO_ERR_NONE;
+	if (url == NULL || url[0] == '\0') {
+		zerto_err_set(e, ZERTO_ERR_SHAPE, 0, "download: the ZVM gave an empty URL");
+		return -1;
+	}
+	if (strncasecmp(url, "https://", 8) == 0)
+		full = xstrdup(url);
+	else if (strstr(url, "://") != NULL) {
+		zerto_err_set(e, ZERTO_ERR_SHAPE, 0,
+		              "download: the ZVM gave a URL that is not https (%.120s); refused",
+		              url);
+		return -1;
+	} else
+		full = xasprintf("%s%s%s", c->base_url, url[0] == '/' ? "" : "/", url);
+	/* The bearer token goes only to the ZVM it was issued by. */
+	origin = url_origin(full);
+	base = url_origin(c->base_url);
+	if (origin == NULL || base == NULL || strcasecmp(origin, base) != 0) {
+		zerto_err_set(e, ZERTO_ERR_SHAPE, 0,
+		              "download: the URL %.160s is not on the ZVM %s; refused (the token "
+		              "is not sent elsewhere)",
+		              full, c->base_url);
+		goto out;
+	}
+	if (exchange(c, "GET", full, full, NULL, &a, e) < 0)
+		goto out;
+	*size = a.got;
+	rc = 0;
+out:
+	buf_free(&a.body);
+	free(full);
+	free(origin);
+	free(base);
 	return rc;
 }
 
@@ -582,4 +697,9 @@ int zerto_client_post(struct zerto_client *c, const char *path, const cJSON *bod
                       struct zerto_err *e)
 {
 	return request(c, "POST", path, body, out, e);
+}
+
+int zerto_client_delete(struct zerto_client *c, const char *path, cJSON **out, struct zerto_err *e)
+{
+	return request(c, "DELETE", path, NULL, out, e);
 }

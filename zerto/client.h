@@ -79,6 +79,18 @@ int zerto_client_get(struct zerto_client *c, const char *path, cJSON **out, stru
 int zerto_client_post(struct zerto_client *c, const char *path, const cJSON *body, cJSON **out,
                       struct zerto_err *e);
 
+/* DELETE path; the answer as for zerto_client_get. */
+int zerto_client_delete(struct zerto_client *c, const char *path, cJSON **out, struct zerto_err *e);
+
+/* GET a download URL the ZVM handed out (absolute https on the ZVM itself, or
+ * relative to base_url; any other host is refused so the token never leaves
+ * the ZVM), TLS verified as every call, into fd from its start (truncated
+ * first), at most max_bytes: a larger file is refused (ZERTO_ERR_SHAPE, "larger
+ * than the ... cap") without keeping more than max_bytes.  *size gets the
+ * bytes written. */
+int zerto_client_download(struct zerto_client *c, const char *url, long long max_bytes, int fd,
+                          long long *size, struct zerto_err *e);
+
 /* Borrowed, valid until zerto_client_free(). */
 const char *zerto_client_base_url(const struct zerto_client *c);
 /* The configured time scale (1.0 in production). */

@@ -4,6 +4,7 @@
 #include "zerto/api.h"
 #include "zerto/policy.h"
 
+#include "lib/deadline.h"
 #include "lib/buf.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
@@ -46,28 +47,22 @@ struct guard {
 	const char *lid; /* log prefix */
 	const char *vm;  /* the VM as the operator knows it, for messages */
 	double t0;
+	double deadline_s; /* the outer deadline, monotonic seconds */
 	double scale;
 	int64_t since_ms; /* ZVM time: list tagged checkpoints from here */
 };
 
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static long since_start_ms(const struct guard *g)
 {
-	return (long)((mono() - g->t0) * 1000.0);
+	return (long)((deadline_now_s() - g->t0) * 1000.0);
 }
 
-/* Sleeps until monotonic time t (or not at all if it has passed). */
-static void sleep_until(double t)
+/* Sleeps until monotonic time t, never past the outer deadline (or not at
+ * all if either has passed). */
+static void sleep_until(const struct guard *g, double t)
 {
 	struct timespec ts;
-	double d = t - mono();
+	double d = (t < g->deadline_s ? t : g->deadline_s) - deadline_now_s();
 
 	if (d <= 0)
 		return;
@@ -121,6 +116,31 @@ static void set_message(struct guard *g, enum zerto_outcome o, const char *fmt, 
 	free(g->out->message);
 	g->out->message = s;
 	g->out->outcome = o;
+}
+
+/* True once the outer deadline has passed; the refusal then says so, and
+ * whether an insert had been started (it may still complete in Zerto). */
+static bool past_outer(struct guard *g, const char *doing)
+{
+	bool inserted = false;
+
+	if (deadline_now_s() < g->deadline_s)
+		return false;
+	for (size_t i = 0; g->w != NULL && i < g->out->npoints; i++)
+		inserted = inserted || g->out->points[i].task_id != NULL;
+	set_message(g, ZERTO_GUARD_REFUSED,
+	            "Zerto guard refused: the guard ran past its outer deadline of %.1f s while "
+	            "%s. %s The command did not run. Submit the request again; if this "
+	            "repeats, look at how fast the ZVM answers.",
+	            g->deadline_s - g->t0, doing,
+	            inserted ? "A checkpoint insert was started but is not confirmed."
+	                     : "No checkpoint was inserted.");
+	cJSON *d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, "doing", doing);
+	cJSON_AddNumberToObject(d, "deadline_ms", (g->deadline_s - g->t0) * 1000.0);
+	cJSON_AddBoolToObject(d, "inserted", inserted);
+	emit(g, "guard.deadline", d);
+	return true;
 }
 
 /* A refusal caused by a failed ZVM call: what happened, that nothing ran,
@@ -276,10 +296,12 @@ static int lock_all(struct guard *g, size_t n)
 		if (b > wait_s)
 			wait_s = b;
 	}
-	double deadline = mono() + wait_s;
+	double deadline = deadline_now_s() + wait_s;
+	if (deadline > g->deadline_s)
+		deadline = g->deadline_s;
 	for (size_t i = 0; i < n; i++) {
 		struct vpg_work *w = &g->w[i];
-		long left = (long)((deadline - mono()) * 1000.0);
+		long left = (long)((deadline - deadline_now_s()) * 1000.0);
 
 		if (g->hooks == NULL || g->hooks->lock_vpg == NULL)
 			continue; /* a single process with no other workers */
@@ -336,8 +358,8 @@ static int insert(struct guard *g, struct vpg_work *w)
 	}
 	w->pt->insert_ms = since_start_ms(g);
 	w->phase = PH_TASK;
-	w->deadline = mono() + w->pt->budget_s / g->scale;
-	w->next_poll = mono();
+	w->deadline = deadline_now_s() + w->pt->budget_s / g->scale;
+	w->next_poll = deadline_now_s();
 	cJSON *d = cJSON_CreateObject();
 	cJSON_AddStringToObject(d, "vpg", w->pt->vpg_name);
 	cJSON_AddStringToObject(d, "task_id", w->pt->task_id);
@@ -350,23 +372,24 @@ static int insert(struct guard *g, struct vpg_work *w)
 static int poll_error(struct guard *g, struct vpg_work *w, const char *doing,
                       const struct zerto_err *e)
 {
+	char lq[512];
 	bool transient =
 	    e->kind == ZERTO_ERR_UNREACHABLE ||
 	    (e->kind == ZERTO_ERR_HTTP && (e->http_status >= 500 || e->http_status == 429));
 
-	if (!transient || mono() >= w->deadline) {
+	if (!transient || deadline_now_s() >= w->deadline) {
 		refuse_err(g, doing, e);
 		return -1;
 	}
 	w->transient++;
 	log_msg(LOG_WARN, "%s%sevt=guard.poll_error vpg=%s n=%d", g->lid, g->lid[0] ? " " : "",
-	        w->pt->vpg_name, w->transient);
+	        log_quote(w->pt->vpg_name, lq, sizeof(lq)), w->transient);
 	return 0;
 }
 
 static void schedule(struct guard *g, struct vpg_work *w, double poll_s)
 {
-	double t = mono() + poll_s / g->scale;
+	double t = deadline_now_s() + poll_s / g->scale;
 
 	/* The last look happens at the deadline, not a poll interval after it. */
 	w->next_poll = t < w->deadline ? t : w->deadline;
@@ -390,7 +413,7 @@ static int poll_task(struct guard *g, struct vpg_work *w)
 	w->pt->task_state = t.state;
 	const char *sname = zerto_task_state_name(t.state, sb, sizeof(sb));
 	if (!zerto_task_terminal(t.state)) {
-		if (mono() >= w->deadline) {
+		if (deadline_now_s() >= w->deadline) {
 			set_message(
 			    g, ZERTO_GUARD_REFUSED,
 			    "Zerto guard refused: the checkpoint insert task %s on VPG '%s' "
@@ -418,8 +441,8 @@ static int poll_task(struct guard *g, struct vpg_work *w)
 	}
 	/* Completed: now the tag.  Look at once, before any sleep. */
 	w->phase = PH_TAG;
-	w->deadline = mono() + w->pt->budget_s / g->scale;
-	w->next_poll = mono();
+	w->deadline = deadline_now_s() + w->pt->budget_s / g->scale;
+	w->next_poll = deadline_now_s();
 	rc = 0;
 event:;
 	cJSON *d = cJSON_CreateObject();
@@ -465,7 +488,7 @@ static int poll_tag(struct guard *g, struct vpg_work *w)
 		rc = 0;
 		goto out;
 	}
-	if (mono() < w->deadline) {
+	if (deadline_now_s() < w->deadline) {
 		schedule(g, w, zerto_poll_s(w->pt->cadence_s));
 		rc = 0;
 		goto out;
@@ -507,11 +530,16 @@ static int wait_all(struct guard *g, size_t n)
 
 			if (w->phase == PH_DONE)
 				continue;
-			if (mono() >= w->next_poll) {
+			if (deadline_now_s() >= w->next_poll) {
 				int rc = w->phase == PH_TASK ? poll_task(g, w) : poll_tag(g, w);
 				if (rc < 0)
 					return -1;
 			}
+			if (w->phase != PH_DONE &&
+			    past_outer(g, w->phase == PH_TASK
+			                      ? "waiting for the checkpoint insert's task"
+			                      : "waiting for the tagged checkpoint to be listed"))
+				return -1;
 			if (w->phase == PH_DONE)
 				continue;
 			if (!pending || w->next_poll < next)
@@ -520,7 +548,7 @@ static int wait_all(struct guard *g, size_t n)
 		}
 		if (!pending)
 			return 0;
-		sleep_until(next);
+		sleep_until(g, next);
 	}
 }
 
@@ -564,28 +592,33 @@ static int prepare(struct guard *g, const struct zerto_vm_row *rows, size_t n)
  * on; the insert's own task still decides. */
 static void wait_other_inserts(struct guard *g, size_t n)
 {
-	double deadline = mono();
+	char lq2[512];
+	char lq[512];
+	double deadline = deadline_now_s();
 
 	for (size_t i = 0; i < n; i++) /* one deadline for all: the largest budget */
-		if (mono() + g->w[i].pt->budget_s / g->scale > deadline)
-			deadline = mono() + g->w[i].pt->budget_s / g->scale;
+		if (deadline_now_s() + g->w[i].pt->budget_s / g->scale > deadline)
+			deadline = deadline_now_s() + g->w[i].pt->budget_s / g->scale;
 	for (size_t i = 0; i < n; i++) {
 		struct vpg_work *w = &g->w[i];
-		double start = mono();
+		double start = deadline_now_s();
 		int count = 0, seen = 0;
 		struct zerto_err e = {0};
 
 		for (;;) {
 			if (zerto_count_running_inserts(g->c, w->pt->vpg_id, &count, &e) < 0) {
-				log_msg(LOG_WARN,
-				        "%s%sevt=guard.tasks_unlisted vpg=%s error=\"%s\"", g->lid,
-				        g->lid[0] ? " " : "", w->pt->vpg_name, e.msg);
+				log_msg(LOG_WARN, "%s%sevt=guard.tasks_unlisted vpg=%s error=%s",
+				        g->lid, g->lid[0] ? " " : "",
+				        log_quote(w->pt->vpg_name, lq2, sizeof(lq2)),
+				        log_quote(e.msg, lq, sizeof(lq)));
 				break;
 			}
-			if (count == 0 || mono() >= deadline)
+			if (count == 0 || deadline_now_s() >= deadline ||
+			    deadline_now_s() >= g->deadline_s)
 				break;
 			seen = count;
-			sleep_until(mono() + zerto_task_poll_s(w->pt->cadence_s) / g->scale);
+			sleep_until(g, deadline_now_s() +
+			                   zerto_task_poll_s(w->pt->cadence_s) / g->scale);
 		}
 		if (seen == 0)
 			continue;
@@ -593,7 +626,7 @@ static void wait_other_inserts(struct guard *g, size_t n)
 		cJSON_AddStringToObject(d, "vpg", w->pt->vpg_name);
 		cJSON_AddNumberToObject(d, "running", seen);
 		cJSON_AddNumberToObject(d, "still_running", count);
-		cJSON_AddNumberToObject(d, "ms", (mono() - start) * 1000.0);
+		cJSON_AddNumberToObject(d, "ms", (deadline_now_s() - start) * 1000.0);
 		emit(g, "guard.waited_for_other_insert", d);
 	}
 }
@@ -607,6 +640,8 @@ static void tag_all(struct guard *g, size_t n)
 	if (lock_all(g, n) < 0)
 		return;
 	wait_other_inserts(g, n);
+	if (past_outer(g, "waiting for another checkpoint insert to end"))
+		return;
 	/* The ZVM's clock, not ours: skew cannot hide the new checkpoint. */
 	if (zerto_server_time(g->c, &zvm_now, &e) < 0) {
 		refuse_err(g, "reading the ZVM's clock", &e);
@@ -614,7 +649,7 @@ static void tag_all(struct guard *g, size_t n)
 	}
 	g->since_ms = zvm_now - TAG_SEARCH_MARGIN_MS;
 	for (size_t i = 0; i < n; i++)
-		if (insert(g, &g->w[i]) < 0)
+		if (past_outer(g, "inserting the tagged checkpoints") || insert(g, &g->w[i]) < 0)
 			return;
 	if (wait_all(g, n) < 0)
 		return;
@@ -649,7 +684,8 @@ static void classify(struct guard *g, struct zerto_vm_row *rows, size_t n)
 		goto out;
 	}
 	g->out->vm_id = xstrdup(rows[0].vm_id);
-	if (check_taggable(g, rows, n) < 0 || prepare(g, rows, n) < 0)
+	if (check_taggable(g, rows, n) < 0 || prepare(g, rows, n) < 0 ||
+	    past_outer(g, "measuring the VPGs' checkpoint cadence"))
 		goto out;
 	tag_all(g, n);
 out:
@@ -672,7 +708,9 @@ enum zerto_outcome zerto_guard_run(struct zerto_client *c, const struct zerto_gu
 	g.out = out;
 	g.lid = req->log_id ? req->log_id : "";
 	g.vm = req->vm_name ? req->vm_name : req->vm_id ? req->vm_id : "";
-	g.t0 = mono();
+	g.t0 = deadline_now_s();
+	g.deadline_s = req->deadline_ms > 0 ? (double)req->deadline_ms / 1000.0
+	                                    : g.t0 + (double)zerto_guard_worst_case_ms(c) / 1000.0;
 	g.scale = zerto_client_time_scale(c);
 	if (req->vm_id == NULL && (req->vm_name == NULL || req->vm_name[0] == '\0')) {
 		set_message(&g, ZERTO_GUARD_REFUSED,

@@ -64,6 +64,11 @@ struct zerto_guard_request {
 	const char *change_id; /* change id, or the execution id as text */
 	time_t now;            /* UTC, for the tag */
 	const char *log_id;    /* log prefix, e.g. "exec=4121"; NULL: none */
+	/* The outer deadline of the whole guard, a deadline_now_ms() instant;
+	 * 0: zerto_guard_worst_case_ms() from the start.  Past it the guard
+	 * refuses at its next step or poll (a request in flight finishes within
+	 * its own timeout first). */
+	int64_t deadline_ms;
 };
 
 /* One VPG's rewind point (or how far it got before the guard gave up). */

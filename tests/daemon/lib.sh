@@ -56,16 +56,16 @@ EOC
 }
 
 # start_daemon NAME: starts airlockd with $WORK/NAME.yaml; its pid in $DPID.
-# Returns once it has logged evt=started (its signal handlers are set).
+# Returns once it has logged evt=daemon.started (its signal handlers are set).
 start_daemon() {
 	local before i=0
-	before=$(grep -c ' evt=started worker=' "$WORK/$1.log" 2>/dev/null)
+	before=$(grep -c ' evt=daemon.started worker=' "$WORK/$1.log" 2>/dev/null)
 	$D -c "$WORK/$1.yaml" --grace "${GRACE:-10}" >>"$WORK/$1.log" 2>&1 &
 	DPID=$!
 	DAEMON_PIDS+=("$DPID")
-	while [ "$(grep -c ' evt=started worker=' "$WORK/$1.log" 2>/dev/null)" = "${before:-0}" ]; do
+	while [ "$(grep -c ' evt=daemon.started worker=' "$WORK/$1.log" 2>/dev/null)" = "${before:-0}" ]; do
 		kill -0 "$DPID" 2>/dev/null || return 1
-		[ $i -lt 600 ] || { echo "start_daemon $1: no evt=started after 60 s" >&2; return 1; }
+		[ $i -lt 600 ] || { echo "start_daemon $1: no evt=daemon.started after 60 s" >&2; return 1; }
 		sleep 0.1
 		i=$((i + 1))
 	done

@@ -82,6 +82,15 @@ check_out "a VM with a dead agent is refused at the door" 'QEMU guest agent is n
 check "the probes record the hung agent of VM 103" wait_for 30 "SELECT attributes->>'qemu_guest_agent' = 'not_running' AND attributes->>'health' = 'unhealthy' FROM airlock.entities WHERE slug = 'vm:zimaos'"
 check "and the stopped container" wait_for 30 "SELECT attributes->>'container_status' = 'stopped' FROM airlock.entities WHERE slug = 'lxc:backup'"
 check_out "checks are listed for agents" '"status": "ok"' as_agent psql -XAtq -c "SELECT airlock.list_checks('vm:web01')"
+# ---- one probe round on demand, reported: airlockd --probe-once
+check_out "--probe-once prints each entity's health" '^vm:zimaos health=unhealthy .*detail=' $D --probe-once -c "$WORK/d1.yaml"
+check_out "and the healthy ones" '^proxmox-host:hubris health=healthy' $D --probe-once -c "$WORK/d1.yaml"
+check_out "and a summary of the round" '^probe round: entities=[0-9]+ unhealthy=[1-9][0-9]* ms=[0-9]+$' $D --probe-once -c "$WORK/d1.yaml"
+check_rc "--probe-once exits 1 when an entity is unhealthy" 1 $D --probe-once -c "$WORK/d1.yaml"
+echo "# $($D --probe-once -c "$WORK/d1.yaml" 2>/dev/null | tail -1)"
+check_out "--probe-once without scheduler_database says what it needs" 'needs scheduler_database' $D --probe-once -c "$(write_config dnoprobe)"
+check_rc "and exits 1" 1 $D --probe-once -c "$WORK/dnoprobe.yaml"
+check_rc "-n and --probe-once together are a usage error" 2 $D -n --probe-once -c "$WORK/d1.yaml"
 check "fault: VM 101's agent is stopped" $AIRLOCK_RIG_CTL vm 101 agent-stop
 check "a stopped agent is seen by the next probe" wait_for 30 "SELECT attributes->>'qemu_guest_agent' = 'not_running' FROM airlock.entities WHERE slug = 'vm:web01'"
 check_out "and the door then refuses vm:web01 at once" 'run on vm:web01 blocked: QEMU guest agent is not running' as_agent $A run --target vm:web01 -- uptime

@@ -25,7 +25,7 @@ dd if=/dev/zero of="$FILLER" bs=1M >/dev/null 2>&1
 check "fault: the data directory's disk is full" test "$(free_kb)" -lt 1024
 # A new WAL segment needs 16 MB: the next writes cannot land.
 q "SELECT pg_switch_wal()" >/dev/null 2>&1
-check "the result write fails for want of space" wait_log 60 'evt=finish_failed' d1
+check "the result write fails for want of space" wait_log 60 'evt=exec.finish_failed' d1
 check_eq "the row has not settled meanwhile" running "$(state_of $id 2>/dev/null || echo running)"
 rm -f "$FILLER"
 # PostgreSQL may have stopped itself (a WAL write that fails is fatal): start

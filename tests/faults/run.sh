@@ -143,8 +143,8 @@ id=$(as_agent $A run --target $CT -- 'sleep 3; echo readonly-1 >> /tmp/faults.lo
 wait_for 30 "SELECT state = 'running' FROM airlock.executions WHERE id = $id"
 psql -XAtq -c "ALTER SYSTEM SET default_transaction_read_only = on" -c "SELECT pg_reload_conf()" >/dev/null
 check_eq "fault: the database is read-only" on "$(q 'SHOW default_transaction_read_only')"
-check "the result write fails as read-only" wait_logs 30 'evt=finish_failed sqlstate=25006'
-check "claims stop on a read-only database" wait_logs 10 'evt=claim_failed sqlstate=25006'
+check "the result write fails as read-only" wait_logs 30 'evt=exec.finish_failed sqlstate=25006'
+check "claims stop on a read-only database" wait_logs 10 'evt=worker.claim_failed sqlstate=25006'
 psql -XAtq -c "SET default_transaction_read_only = off" -c "ALTER SYSTEM RESET default_transaction_read_only" \
 	-c "SELECT pg_reload_conf()" >/dev/null
 check "once writable again the known result lands" wait_for 60 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
@@ -158,7 +158,7 @@ wait_for 30 "SELECT state = 'running' FROM airlock.executions WHERE id = $id"
 psql -XAtq -c "BEGIN; LOCK TABLE airlock.executions IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(40); COMMIT" >/dev/null 2>&1 &
 LOCKER=$!
 check "fault: the executions table is locked" wait_for 10 "SELECT count(*) > 0 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'executions' AND l.mode = 'AccessExclusiveLock' AND l.granted"
-check "the result write times out" wait_logs 50 'evt=finish_failed sqlstate=57014'
+check "the result write times out" wait_logs 50 'evt=exec.finish_failed sqlstate=57014'
 wait $LOCKER
 check "after the lock the known result lands" wait_for 60 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
 check_eq "it ran once" 1 "$(grep -cx 'locked-1' "$MARKS")"

@@ -796,7 +796,7 @@ static void t_big_output(void)
 }
 
 struct canceller {
-	atomic_int flag;
+	atomic_bool flag;
 	int after_ms;
 };
 
@@ -804,7 +804,7 @@ static void *cancel_later(void *arg)
 {
 	struct canceller *c = arg;
 	usleep((useconds_t)(c->after_ms > 0 ? c->after_ms : 500) * 1000);
-	atomic_store(&c->flag, 1);
+	atomic_store(&c->flag, true);
 	return NULL;
 }
 
@@ -938,6 +938,18 @@ static void t_agents_and_probes(void)
 	expect_refusal(TARGET_VM, 999, "does not exist");
 	expect_refusal(TARGET_LXC, 202, "container '202' not running!");
 	expect_refusal(TARGET_LXC, 999, "does not exist");
+	/* The live check rides on the command's own channel: the ping and qm
+	 * guest exec are one remote line, one channel. */
+	struct transport_stats st0, st1;
+	struct transport_result ok;
+	transport_stats(T, node.name, &st0);
+	run(TARGET_VM, 101, "echo one-channel", 60000, 0, &ok);
+	transport_stats(T, node.name, &st1);
+	CHECK(ok.status == TRANSPORT_EXITED && ok.exit_code == 0 &&
+	          st1.channels_opened == st0.channels_opened + 1,
+	      "vm: the agent check and the command on one channel (%ld channels; %s)",
+	      st1.channels_opened - st0.channels_opened, ok.errmsg);
+	transport_result_free(&ok);
 	rigctl("vm 101 agent-stop");
 	expect_refusal(TARGET_VM, 101, "QEMU guest agent is not running");
 	CHECK(log_count("vm:101", "'/bin/sh' '-c' 'echo should-not-run'", 37) == 0,

@@ -2,6 +2,7 @@
  * outcome of steps 1-6, the token race, a VM in three VPGs, sync, the 630 s
  * cadence, an unreachable ZVM.  Run by tests/suites/60-zerto.sh under
  * tests/zvmsim/zvmsimctl run. */
+#include "lib/deadline.h"
 #include "zerto/api.h"
 #include "zerto/guard.h"
 #include "zerto/policy.h"
@@ -548,6 +549,53 @@ static void test_slow_responses(void **state)
 	zerto_guard_result_clear(&r);
 }
 
+/* The outer deadline holds whatever the step: a task stuck Paused would be
+ * polled for its whole 45 ZVM s budget (2.25 s here); a 600 ms outer
+ * deadline ends the guard first, and says an insert was started.  (The
+ * stuck insert stays in the simulator, so the success case runs first.) */
+static void test_outer_deadline(void **state)
+{
+	struct fixture *f = *state;
+	struct zerto_guard_result r;
+	struct zerto_guard_request req = {
+	    .vm_name = "zimaos",
+	    .agent = "hermes",
+	    .action = "apt-get install nfs-kernel-server",
+	    .change_id = "chg-413",
+	    .now = 1790003045,
+	    .log_id = "exec=2",
+	};
+
+	/* Without a fault a generous deadline is not reached: the guard succeeds. */
+	req.deadline_ms = deadline_now_ms() + 60000;
+	assert_int_equal(zerto_guard_run(f->c, &req, &f->hooks, &r), ZERTO_GUARD_OK);
+	zerto_guard_result_clear(&r);
+
+	sim_postf("/_sim/fault",
+	          "{\"kind\":\"task_stuck_state\",\"vpg\":\"zimaos-local\",\"state\":3}");
+	req.deadline_ms = deadline_now_ms() + 600;
+	assert_int_equal(zerto_guard_run(f->c, &req, &f->hooks, &r), ZERTO_GUARD_REFUSED);
+	/* The fault happened: the task was seen Paused, then the outer deadline
+	 * (not the task budget) ended the wait. */
+	assert_int_equal(r.points[0].task_state, ZERTO_TASK_PAUSED);
+	assert_non_null(strstr(r.message, "ran past its outer deadline"));
+	assert_non_null(strstr(r.message, "waiting for the checkpoint insert's task"));
+	assert_non_null(strstr(r.message, "A checkpoint insert was started"));
+	assert_null(strstr(r.message, "after 45 s"));
+	assert_true(saw_event(&f->h, "guard.deadline"));
+	assert_int_equal(f->h.unlocks, f->h.locks); /* the VPG's lock was let go */
+	zerto_guard_result_clear(&r);
+
+	/* Already past before the first insert: nothing is inserted. */
+	req.deadline_ms = deadline_now_ms() - 1;
+	int before = f->h.locks;
+	assert_int_equal(zerto_guard_run(f->c, &req, &f->hooks, &r), ZERTO_GUARD_REFUSED);
+	assert_non_null(strstr(r.message, "No checkpoint was inserted"));
+	assert_null(r.points[0].task_id);
+	assert_int_equal(f->h.locks, before); /* refused before any lock */
+	zerto_guard_result_clear(&r);
+}
+
 /* The lock hook says no: refused before any insert. */
 static void test_lock_refused(void **state)
 {
@@ -792,6 +840,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_insecure_explicit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_secret_sources, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_slow_responses, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_outer_deadline, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_lock_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_back_to_back_without_lock, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_waits_for_foreign_insert, setup, teardown),

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 setup_db || { echo "e2e: set-up failed"; exit 1; }
 write_config d1 >/dev/null
 start_daemon d1
-check "e2e: airlockd is up" wait_log 20 'evt=started' d1
+check "e2e: airlockd is up" wait_log 20 'evt=daemon.started' d1
 check "e2e: transcript (agent over MCP, daemon on the rig, operator on the CLI)" \
 	env DRIVE_STDERR="$WORK/mcp.stderr" tests/mcp/drive.py tests/mcp/transcripts/e2e.txt -- \
 	build/bin/airlock-mcp --db "user=hermes"

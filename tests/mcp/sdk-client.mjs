@@ -54,11 +54,11 @@ await check('ping', async () => {
 });
 
 let tools;
-await check('tools/list: ten tools, each with input and output schemas and annotations', async () => {
+await check('tools/list: eleven tools, each with input and output schemas and annotations', async () => {
 	tools = (await client.listTools()).tools;
 	assert.deepEqual(tools.map((t) => t.name), ['run', 'get_execution', 'list_executions',
 		'cancel_execution', 'update_entity_attributes', 'create_relationship', 'get_relations',
-		'get_health_summary', 'list_checks', 'check_tool']);
+		'get_health_summary', 'list_checks', 'check_tool', 'recover_file']);
 	for (const t of tools) {
 		assert.equal(t.inputSchema.type, 'object', t.name);
 		assert.equal(t.inputSchema.additionalProperties, false, t.name);

@@ -96,7 +96,7 @@ after_check() {
 	DPID=$!
 	echo "$DPID" >"$W/airlockd.pid"
 	for _ in $(seq 1 300); do
-		grep -q 'evt=started' "$W/airlockd.log" && return 0
+		grep -q 'evt=daemon.started' "$W/airlockd.log" && return 0
 		kill -0 "$DPID" || break
 		sleep 0.1
 	done

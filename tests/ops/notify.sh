@@ -27,7 +27,7 @@ notify_run() {
 	pid=$!
 	DAEMON_PIDS+=("$pid")
 	check "$name: READY=1 arrives" wait_file 60 "$log" "READY=1"
-	check "$name: READY=1 only after the daemon started claiming" grep -q 'evt=started' "$WORK/$name.log"
+	check "$name: READY=1 only after the daemon started claiming" grep -q 'evt=daemon.started' "$WORK/$name.log"
 	check "$name: the watchdog is fed" wait_file 30 "$log" "WATCHDOG=1"
 	check_eq "$name: nothing said STOPPING before the signal" 0 "$(grep -c STOPPING "$log")"
 	kill -TERM "$pid"
@@ -47,7 +47,7 @@ notify_run nt2 "@airlock-test-notify-$$"
 # Without NOTIFY_SOCKET airlockd runs as before (nothing to tell).
 write_config nt3 >/dev/null
 start_daemon nt3
-check "without a notify socket airlockd still starts" grep -q 'evt=started' "$WORK/nt3.log"
+check "without a notify socket airlockd still starts" grep -q 'evt=daemon.started' "$WORK/nt3.log"
 kill -TERM "$DPID"
 wait "$DPID"
 check_eq "and stops cleanly" 0 "$?"

@@ -135,8 +135,8 @@ check_out "airlock doctor against the rig: nothing failed" '^doctor: [0-9]+ ok, 
 in_root sh -c "PGPASSFILE=/etc/airlock/pgpass runuser -u airlock -- env PGPASSFILE=/etc/airlock/pgpass \
 	/usr/sbin/airlockd --grace 5 >/var/log/airlockd.log 2>&1 & echo \$!" >"$R/root/airlockd.pid"
 APID=$(cat "$R/root/airlockd.pid")
-for _ in $(seq 1 300); do grep -q 'evt=started' "$R/var/log/airlockd.log" 2>/dev/null && break; sleep 0.1; done
-check "airlockd started as user airlock" grep -q 'evt=started' "$R/var/log/airlockd.log"
+for _ in $(seq 1 300); do grep -q 'evt=daemon.started' "$R/var/log/airlockd.log" 2>/dev/null && break; sleep 0.1; done
+check "airlockd started as user airlock" grep -q 'evt=daemon.started' "$R/var/log/airlockd.log"
 out=$(in_root sh -c "PGPASSWORD=\$(cat /root/hermes.pw) airlock run --db 'host=127.0.0.1 port=$port dbname=airlock user=hermes' \
 	--target vm:web01 --wait=120 -- 'echo package-test-marker; uptime'" 2>&1)
 check_out "one request end to end: it succeeded" 'state +succeeded' echo "$out"

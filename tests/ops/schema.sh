@@ -58,7 +58,7 @@ check "airlock migrate brings it up to date" $A migrate --db "dbname=airlock_old
 write_config sc_fixed >/dev/null
 sed -i "s/dbname=$PGDATABASE/dbname=airlock_old/" "$WORK/sc_fixed.yaml"
 start_daemon sc_fixed
-check "after migrate the daemon starts on it" grep -q 'evt=started' "$WORK/sc_fixed.log"
+check "after migrate the daemon starts on it" grep -q 'evt=daemon.started' "$WORK/sc_fixed.log"
 kill -TERM "$DPID"
 wait "$DPID"
 

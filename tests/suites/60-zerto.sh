@@ -1,5 +1,5 @@
 #!/bin/bash
-# The Zerto guard against the ZVM simulator (tests/zvmsim): every guard
+# The Zerto guard and the FLR client against the ZVM simulator (tests/zvmsim): every guard
 # outcome, the token race under 32 concurrent guards, three VPGs for one VM, a
 # syncing VPG, the 630 s cadence, an unreachable ZVM, TLS verification.
 # The simulator runs its journal 20x faster; the guard is told so.
@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 
 command -v python3 >/dev/null || { echo "60-zerto: python3 missing (scripts/install-deps)"; exit 1; }
 command -v openssl >/dev/null || { echo "60-zerto: openssl missing (scripts/install-deps)"; exit 1; }
-make -s build/integration/zerto_guard_test
+make -s build/integration/zerto_guard_test build/integration/zerto_flr_test
 
 log=$(mktemp /tmp/zerto-suite.XXXXXX)
 trap 'rm -f "$log"' EXIT
@@ -48,5 +48,12 @@ tests/zvmsim/zvmsimctl run --scale 20 -- sh -c '
 	exit $rc' sh "$log" || rc=$?
 # The guard's key=value lines are for an operator; show the test verdicts,
 # and everything when something failed.
+show $rc
+grep -E '^\[' "$log"
+
+# The file-level restore client: mount, path mapping (Windows drive letters,
+# ambiguity refused), the download cap, URLs off the ZVM refused, unmount.
+rc=0
+tests/zvmsim/zvmsimctl run --scale 20 -- build/integration/zerto_flr_test >"$log" 2>&1 || rc=$?
 show $rc
 grep -E '^\[' "$log"

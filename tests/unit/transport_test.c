@@ -82,6 +82,16 @@ static void test_requests_that_cannot_be_sent(void **state)
 	assert_non_null(strstr(r.errmsg, "UTF-8"));
 	assert_string_equal(r.out, "");
 	transport_result_free(&r);
+	/* Strict UTF-8, as the guest agent's JSON is: a surrogate and an
+	 * overlong form are refused before sending; real text is not. */
+	char why[200];
+	assert_int_equal(transport_check_command(TARGET_VM, 101, "echo \xed\xa0\x80", why, 200),
+	                 -1);
+	assert_int_equal(transport_check_command(TARGET_VM, 101, "echo \xe0\x80\xaf", why, 200),
+	                 -1);
+	assert_int_equal(
+	    transport_check_command(TARGET_VM, 101, "echo gr\xc3\xbcn \xf0\x9f\x99\x82", why, 200),
+	    0);
 
 	assert_int_equal(transport_exec(t, &node, TARGET_LXC, 7, "true", NULL, &r), -1);
 	assert_int_equal(r.error, TRANSPORT_ERR_INVALID);

@@ -17,6 +17,7 @@ Python 3 standard library only.  Started and stopped by tests/zvmsim/zvmsimctl.
 """
 
 import argparse
+import base64
 import copy
 import hashlib
 import json
@@ -118,7 +119,7 @@ DEFAULT_FIXTURE = {
     ],
     "vpgs": [
         {"name": "zimaos-local", "platform": "vsphere", "recovery": "Site-A"},
-        {"name": "web-local", "platform": "vsphere", "recovery": "Site-B"},
+        {"name": "web-local", "platform": "vsphere", "recovery": "Site-A"},
         {"name": "web-azure", "platform": "azure", "recovery": "Azure-East"},
         {"name": "web-aws", "platform": "aws", "recovery": "AWS-Ohio"},
         {"name": "CMH-AWS-1", "platform": "aws", "recovery": "AWS-Ohio"},
@@ -129,19 +130,22 @@ DEFAULT_FIXTURE = {
         {"name": "bench-vsphere", "platform": "vsphere", "recovery": "Site-B"},
         {"name": "bench-azure", "platform": "azure", "recovery": "Azure-East"},
         {"name": "bench-aws", "platform": "aws", "recovery": "AWS-Ohio"},
+        {"name": "cloud01-azure", "platform": "vsphere", "recovery": "Azure-East"},
     ],
     # VMs: name -> the VPGs that protect them.  "key" makes two same-named VMs
     # distinct.  db01 is in the inventory but unprotected: Zerto never lists it.
     "vms": [
         {"name": "zimaos", "vpgs": ["zimaos-local"]},
         {"name": "web01", "vpgs": ["web-local", "web-azure", "web-aws"]},
-        {"name": "win2019-1", "vpgs": ["CMH-AWS-1"]},
+        {"name": "win2019-1", "vpgs": ["CMH-AWS-1"], "os": "windows"},
         {"name": "dup", "key": "dup-1", "vpgs": ["dup-a"]},
         {"name": "dup", "key": "dup-2", "vpgs": ["dup-b"]},
         {"name": "sync01", "vpgs": ["sync01-vpg"]},
         {"name": "bench-vs", "vpgs": ["bench-vsphere"]},
         {"name": "bench-az", "vpgs": ["bench-azure"]},
         {"name": "bench-aw", "vpgs": ["bench-aws"]},
+        # Replicated only to a cloud site: file-level restore must happen there.
+        {"name": "cloud01", "vpgs": ["cloud01-azure"]},
     ],
 }
 
@@ -263,12 +267,14 @@ class Sim:
             key = m.get("key", m["name"])
             vmid = "%s.vm-%d" % (det_guid("vcenter", self.local_site["name"]),
                                  100 + int(hashlib.sha1(key.encode()).hexdigest()[:4], 16) % 900)
-            self.vms.append({"id": vmid, "name": m["name"],
+            self.vms.append({"id": vmid, "name": m["name"], "os": m.get("os", "linux"),
+                             "partitions": int(m.get("partitions", 1)),
                              "vpgs": [det_guid("vpg", n) for n in m["vpgs"]]})
         self.tasks = {}
         self.tagged = []
         self.flrs = {}
         self.downloads = {}
+        self.flr_files = {}               # vm name -> guest path -> [(virtual time, content)]
 
     def _gap(self, vpg):
         return vpg["cadence_s"] * (1.0 + self.rng.uniform(-0.02, 0.02))
@@ -536,7 +542,11 @@ class Handler(OpsMixin, BaseHTTPRequestHandler):
                     "vpgs": [{"VpgIdentifier": v["id"], "VpgName": v["name"],
                               "Status": v["status"], "SubStatus": v["substatus"],
                               "cadence_s": v["cadence_s"], "visibility_s": v["visibility_s"],
-                              "checkpoints": len(v["checkpoints"])} for v in sim.vpgs.values()],
+                              "checkpoints": len(v["checkpoints"]),
+                              "process": v.get("process"), "test": v.get("test") is not None,
+                              "clone": bool(v.get("clone"))} for v in sim.vpgs.values()],
+                    "flrs": [{"id": f["id"], "vm": f["vm_name"], "vpg": f["vpg"], "cp": f["cp"],
+                              "status": f["status"]} for f in sim.flrs.values()],
                 }
             if method != "POST":
                 raise SimError(404, "No such control endpoint")
@@ -578,9 +588,33 @@ class Handler(OpsMixin, BaseHTTPRequestHandler):
                             vpg[k] = int(kv[k])
                     if "tag_support" in kv:
                         vpg["tag_support"] = kv["tag_support"]
+                    if "process" in kv:   # live_failover | ejc | None: FLR refuses meanwhile
+                        if kv["process"] not in (None, "live_failover", "ejc"):
+                            raise SimError(400, "process is live_failover, ejc or null")
+                        vpg["process"] = kv["process"]
                 return 200, {"ok": True}
             if path == "/_sim/fault":
                 return 200, self.add_fault(body)
+            if path == "/_sim/flr_file":
+                # A guest file as FLR will show it at checkpoints taken from now
+                # on: exact bytes (data_b64), a size only (synthetic bytes), or
+                # deleted ("delete": true).
+                if not any(m["name"] == body.get("vm") for m in sim.vms):
+                    raise SimError(404, "VM %s was not found" % body.get("vm"))
+                gpath = body.get("path")
+                if not isinstance(gpath, str) or not gpath:
+                    raise SimError(400, "path is required")
+                if body.get("delete"):
+                    content = None
+                elif "data_b64" in body:
+                    content = base64.b64decode(body["data_b64"], validate=True)
+                elif "size" in body:
+                    content = int(body["size"])
+                else:
+                    raise SimError(400, "data_b64, size or delete is required")
+                sim.flr_files.setdefault(body["vm"], {}).setdefault(gpath, []).append(
+                    (sim.clock.now(), content))
+                return 200, {"ok": True, "virtual_now": fmt_time(sim.clock.now())}
         raise SimError(404, "No such control endpoint")
 
     def add_fault(self, f):

@@ -6,6 +6,7 @@ every method runs with the simulator lock held.
 """
 
 import base64
+import copy
 import io
 import secrets
 import uuid
@@ -18,9 +19,20 @@ FLR_TREE = {
             "weird:name.conf": 10},
     "home": {"j": {"app.yaml": 311}},
     "var": {"lib": {"big.img": 2 * 1024 ** 3}},
+    # A folder longer than one browse page.
+    "usr": {"share": {"doc": {"f%04d" % i: 100 + i for i in range(1200)}}},
 }
 PARTITION = "partition#1 Ext4"
+# A Windows VM (fixture "os": "windows"): a reserved partition and the C: drive.
+WINDOWS_TREE = {
+    "partition#1 NTFS System Reserved": {"bootmgr": 413738},
+    "partition#2 NTFS (C:)": {"Users": {"j": {"app.conf": 120}},
+                              "Windows": {"win.ini": 92}},
+}
 FLR_MAX_BYTES = 1536 * 1024 ** 2
+# Browse pages: PageSize defaults to 100 and is capped at 500 [I].
+BROWSE_PAGE_DEFAULT = 100
+BROWSE_PAGE_MAX = 500
 FLR_BAD_CHARS = set(':*?"<>|')
 
 
@@ -98,6 +110,10 @@ class OpsMixin:
             return "a failover test is running on VPG %s" % vpg["name"]
         if vpg.get("clone"):
             return "a clone is running on VPG %s" % vpg["name"]
+        if vpg.get("process") == "live_failover":
+            return "a live failover is running on VPG %s" % vpg["name"]
+        if vpg.get("process") == "ejc":
+            return "an extended journal copy (EJC) is running on VPG %s" % vpg["name"]
         return None
 
     # ---- points in time ------------------------------------------------
@@ -206,7 +222,16 @@ class OpsMixin:
                                  (s["id"], s["status"]))
         body = self.body_json(raw)
         if len(lseg) == 3 and lseg[2] == "browse" and method == "POST":
-            return self.flr_browse(s, (body.get("path") or "") if isinstance(body, dict) else "")
+            if not isinstance(body, dict):
+                body = {}
+            try:
+                page = int(body.get("pagenumber") or 1)
+                size = int(body.get("pagesize") or BROWSE_PAGE_DEFAULT)
+            except (TypeError, ValueError):
+                raise self.sim_error(400, "PageNumber and PageSize are integers")
+            if page < 1 or size < 1:
+                raise self.sim_error(400, "PageNumber and PageSize start at 1")
+            return self.flr_browse(s, body.get("path") or "", page, min(size, BROWSE_PAGE_MAX))
         if len(lseg) == 3 and lseg[2] == "download" and method == "POST":
             paths = body.get("pathlist") if isinstance(body, dict) else None
             if not isinstance(paths, list) or not paths:
@@ -231,22 +256,61 @@ class OpsMixin:
             raise self.sim_error(400, reason)
         sid = "%s.%s" % (uuid.uuid4(), sim.local_site["id"])
         now = sim.clock.now()
+        cp_ts = next(c["ts"] for c in self.visible_cps(vpg) if c["id"] == cp)
         sim.flrs[sid.lower()] = {"id": sid, "vm": vm["id"], "vm_name": vm["name"],
+                                 "os": vm.get("os", "linux"), "cp_ts": cp_ts,
+                                 "partitions": vm.get("partitions", 1),
                                  "vpg": vpg["id"], "cp": cp, "started": now,
                                  "ready_at": now + 8.0, "status": "MountInProgress",
                                  "fail": sim.take_fault("flr_mount_fails", vpg=vpg["id"])
                                  is not None}
         return sid
 
-    @staticmethod
-    def tree_at(path):
+    def session_tree(self, s):
+        """{partition: tree} of the session's VM as of its checkpoint: the
+        fixture's files plus those set with /_sim/flr_file before the
+        checkpoint's time (a leaf is a size, or the exact bytes)."""
+        sim = self.server.sim
+        base = WINDOWS_TREE if s.get("os") == "windows" else {PARTITION: FLR_TREE}
+        parts = copy.deepcopy(base)
+        if s.get("os") != "windows" and s.get("partitions", 1) > 1:
+            # A second Linux filesystem holding the same paths (fixture
+            # "partitions": 2): a guest path then matches twice.
+            parts["partition#2 Ext4"] = copy.deepcopy(FLR_TREE)
+        for gpath, versions in sim.flr_files.get(s["vm_name"], {}).items():
+            past = [v for v in versions if v[0] <= s["cp_ts"]]
+            if not past:
+                continue
+            content = past[-1][1]
+            comps = [c for c in gpath.replace("\\", "/").split("/") if c]
+            if s.get("os") == "windows":
+                drive = comps.pop(0).upper() if comps and comps[0].endswith(":") else "C:"
+                pname = next((p for p in parts if drive in p), None)
+                if pname is None:
+                    continue
+            else:
+                pname = PARTITION
+            node = parts[pname]
+            for c in comps[:-1]:
+                node = node.setdefault(c, {})
+                if not isinstance(node, dict):
+                    break
+            else:
+                if content is None:
+                    node.pop(comps[-1], None)
+                else:
+                    node[comps[-1]] = content
+        return parts
+
+    def tree_at(self, s, path):
         """(node, components) for an FLR path, or (None, ...) when absent."""
         parts = [p for p in path.split("/") if p]
+        tree = self.session_tree(s)
         if not parts:
             return "root", parts
-        if parts[0] != PARTITION:
+        if parts[0] not in tree:
             return None, parts
-        node = FLR_TREE
+        node = tree[parts[0]]
         for p in parts[1:]:
             if not isinstance(node, dict) or p not in node:
                 return None, parts
@@ -261,40 +325,49 @@ class OpsMixin:
             why = "Cannot restore. Files larger than 1.5 GB are not supported."
         elif FLR_BAD_CHARS & set(name):
             why = "Cannot restore. The name contains characters that are not supported."
-        kind = "Partition" if path == PARTITION or path == "" else \
-            "Folder" if isinstance(node, dict) else "File"
-        return {"Path": path, "Type": kind, "IsBrowsable": not isinstance(node, int),
+        leaf = isinstance(node, (int, bytes))
+        size = len(node) if isinstance(node, bytes) else node if isinstance(node, int) else None
+        if isinstance(node, bytes) and len(node) > FLR_MAX_BYTES:
+            why = "Cannot restore. Files larger than 1.5 GB are not supported."
+        kind = "Partition" if "/" not in path else "Folder" if not leaf else "File"
+        return {"Path": path, "Type": kind, "IsBrowsable": not leaf,
                 "DownloadInformation": {"IsDownloadable": why is None,
                                         "AdditionalInformation": why},
-                "SizeInBytes": node if isinstance(node, int) else None,
+                "SizeInBytes": size,
                 "CreationTime": t, "LastAccessTime": t, "LastWriteTime": t}
 
-    def flr_browse(self, s, path):
+    def flr_browse(self, s, path, page=1, size=BROWSE_PAGE_DEFAULT):
+        """One page of a folder's items (the server caps the page size)."""
         if "\\" in path:
             raise self.sim_error(400, "Backslash is not supported in paths; use /")
-        node, parts = self.tree_at(path)
+        node, parts = self.tree_at(s, path)
         if node is None:
             raise self.sim_error(400, "Path %s was not found" % path)
+        lo, hi = (page - 1) * size, page * size
         if node == "root":
             return {"MainPathItem": self.path_item("", {}),
-                    "PathItems": [self.path_item(PARTITION, FLR_TREE)]}
-        if isinstance(node, int):
+                    "PathItems": [self.path_item(p, t)
+                                  for p, t in list(self.session_tree(s).items())[lo:hi]]}
+        if isinstance(node, (int, bytes)):
             raise self.sim_error(400, "Path %s is not browsable" % path)
         base = "/".join(parts)
         return {"MainPathItem": self.path_item(base, node),
-                "PathItems": [self.path_item(base + "/" + k, v) for k, v in sorted(node.items())]}
+                "PathItems": [self.path_item(base + "/" + k, v)
+                              for k, v in sorted(node.items())[lo:hi]]}
 
     def flr_download(self, s, paths):
         sim = self.server.sim
         files = []
         for p in paths:
-            node, _ = self.tree_at(str(p))
-            if not isinstance(node, int):
+            node, _ = self.tree_at(s, str(p))
+            if not isinstance(node, (int, bytes)):
                 raise self.sim_error(400, "Path %s is not a downloadable file" % p)
             item = self.path_item(str(p), node)
             if not item["DownloadInformation"]["IsDownloadable"]:
                 raise self.sim_error(400, item["DownloadInformation"]["AdditionalInformation"])
-            files.append((str(p), file_bytes(s["vm_name"], s["cp"], str(p), node)))
+            data = node if isinstance(node, bytes) else \
+                file_bytes(s["vm_name"], s["cp"], str(p), node)
+            files.append((str(p), data))
         if len(files) == 1:
             blob = (files[0][1], "application/octet-stream")
         else:

@@ -7,6 +7,7 @@ uses; this covers the rest of the contract (wire shapes, the 404 on
 /v1/session/add, failover test, points in time, FLR, legacy login)."""
 
 import base64
+import datetime
 import json
 import os
 import ssl
@@ -107,9 +108,12 @@ class Appliance(unittest.TestCase):
 
     def test_cadence_and_resync(self):
         call("POST", "/_sim/clock", {"advance_s": 60})
-        _, cps, _ = call("GET", "/v1/vpgs/%s/checkpoints?startDate=%s" % (
-            self.vpg, call("GET", "/v1/serverDateTime/serverDateTimeUtc",
-                           headers=self.auth)[1][:17] + "00.000Z"), headers=self.auth)
+        # The last 60 (ZVM) seconds hold about 12 automatic checkpoints at 5 s.
+        now = datetime.datetime.strptime(call("GET", "/v1/serverDateTime/serverDateTimeUtc",
+                                              headers=self.auth)[1][:19], "%Y-%m-%dT%H:%M:%S")
+        start = (now - datetime.timedelta(seconds=60)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        _, cps, _ = call("GET", "/v1/vpgs/%s/checkpoints?startDate=%s" % (self.vpg, start),
+                         headers=self.auth)
         self.assertTrue(cps and all(c["Tag"] is None for c in cps))
         call("POST", "/_sim/fault", {"kind": "resync", "vpg": "zimaos-local"})
         _, stats, _ = call("GET", "/v1/vpgs/%s/checkpoints/stats" % self.vpg, headers=self.auth)
@@ -161,6 +165,70 @@ class Appliance(unittest.TestCase):
             "VpgIdentifier": rows[0]["VpgIdentifier"], "VmIdentifier": rows[0]["VmIdentifier"],
             "CheckpointIdentifier": "1"}}, self.auth)
         self.assertEqual(st, 400)
+
+    def flr_session(self, cp):
+        """A mounted session of zimaos at checkpoint cp."""
+        st, sid, _ = call("POST", "/v1/flrs", {"Jflr": {
+            "VpgIdentifier": self.vpg, "VmIdentifier": self.vm, "CheckpointIdentifier": cp}},
+            self.auth)
+        self.assertEqual(st, 200)
+        call("POST", "/_sim/clock", {"advance_s": 10})
+        return sid
+
+    def unmount(self, sid):
+        call("DELETE", "/v1/flrs/" + sid, headers=self.auth)
+        call("POST", "/_sim/clock", {"advance_s": 3})
+
+    def test_flr_files_by_checkpoint_time(self):
+        _, pit, _ = call("GET", "/v1/vms/%s/pointsInTime?vpgIdentifier=%s" % (self.vm, self.vpg),
+                         headers=self.auth)
+        before = pit[-1]["Checkpoint"]["CheckpointIdentifier"]
+        data = bytes(range(256)) + b"\0end"
+        call("POST", "/_sim/flr_file", {"vm": "zimaos", "path": "/etc/app.conf",
+                                        "data_b64": base64.b64encode(data).decode()})
+        call("POST", "/_sim/clock", {"advance_s": 12})
+        _, pit, _ = call("GET", "/v1/vms/%s/pointsInTime?vpgIdentifier=%s" % (self.vm, self.vpg),
+                         headers=self.auth)
+        after = pit[-1]["Checkpoint"]["CheckpointIdentifier"]
+        sid = self.flr_session(before)   # taken before the file was set: not there
+        _, b, _ = call("POST", "/v1/flrs/%s/browse" % sid, {"Path": "partition#1 Ext4/etc"},
+                       self.auth)
+        self.assertNotIn("partition#1 Ext4/etc/app.conf", [i["Path"] for i in b["PathItems"]])
+        self.unmount(sid)
+        sid = self.flr_session(after)
+        _, b, _ = call("POST", "/v1/flrs/%s/browse" % sid, {"Path": "partition#1 Ext4/etc"},
+                       self.auth)
+        item = next(i for i in b["PathItems"] if i["Path"] == "partition#1 Ext4/etc/app.conf")
+        self.assertEqual(item["SizeInBytes"], len(data))
+        _, url, _ = call("POST", "/v1/flrs/%s/download" % sid,
+                         {"PathList": ["partition#1 Ext4/etc/app.conf"]}, self.auth)
+        st, got, _ = call("GET", url, headers=self.auth, raw=True)
+        self.assertEqual((st, got), (200, data))   # byte for byte, NUL and high bytes
+        self.unmount(sid)
+
+    def test_flr_refused_during_live_failover_and_ejc(self):
+        _, pit, _ = call("GET", "/v1/vms/%s/pointsInTime?vpgIdentifier=%s" % (self.vm, self.vpg),
+                         headers=self.auth)
+        mount = {"Jflr": {"VpgIdentifier": self.vpg, "VmIdentifier": self.vm,
+                          "CheckpointIdentifier": pit[-1]["Checkpoint"]["CheckpointIdentifier"]}}
+        for process, words in (("live_failover", "live failover"), ("ejc", "EJC")):
+            call("POST", "/_sim/config", {"vpgs": {"zimaos-local": {"process": process}}})
+            st, body, _ = call("POST", "/v1/flrs", mount, self.auth)
+            self.assertEqual(st, 400)
+            self.assertIn(words, body["Message"])
+            _, pit2, _ = call("GET", "/v1/vms/%s/pointsInTime?vpgIdentifier=%s" % (
+                self.vm, self.vpg), headers=self.auth)
+            self.assertFalse(pit2[-1]["CanMount"]["IsAllowed"])
+        call("POST", "/_sim/config", {"vpgs": {"zimaos-local": {"process": None}}})
+        st, sid, _ = call("POST", "/v1/flrs", mount, self.auth)
+        self.assertEqual(st, 200)
+
+    def test_flr_only_at_the_recovery_site(self):
+        _, rows, _ = call("GET", "/v1/vms?vmName=win2019-1", headers=self.auth)
+        st, body, _ = call("POST", "/v1/flrs", {"Jflr": {
+            "VpgIdentifier": rows[0]["VpgIdentifier"], "VmIdentifier": rows[0]["VmIdentifier"],
+            "CheckpointIdentifier": "1"}}, self.auth)
+        self.assertEqual(st, 400)   # CMH-AWS-1 recovers to AWS-Ohio: not here
 
 
 class Legacy(unittest.TestCase):

@@ -1,0 +1,39 @@
+/* sqlstate.h -- the SQLSTATEs airlock acts on, by name.
+ *
+ * AL001..AL010 are raised by airlock's own SQL functions (the SQL API's
+ * table of errors says what each means to a caller); the others are
+ * PostgreSQL's.  Compare with sqlstate_is() or sqlstate_in_class(). */
+#ifndef AIRLOCK_SQLSTATE_H
+#define AIRLOCK_SQLSTATE_H
+
+#include <stdbool.h>
+
+#define SQLSTATE_UNKNOWN_ENTITY      "AL001" /* unknown target or entity */
+#define SQLSTATE_INVALID_ARGUMENT    "AL002" /* empty, oversized or malformed argument */
+#define SQLSTATE_AGENT_NOT_RUNNING   "AL003" /* pre-flight: the VM's guest agent is down */
+#define SQLSTATE_CT_NOT_RUNNING      "AL004" /* pre-flight: the container is stopped */
+#define SQLSTATE_ILLEGAL_TRANSITION  "AL005" /* the row's state does not allow it */
+#define SQLSTATE_SELF_APPROVAL       "AL006" /* nobody decides their own request */
+#define SQLSTATE_NOT_FOUND           "AL007" /* no such execution, or not the caller's */
+#define SQLSTATE_APPROVAL_IMPOSSIBLE "AL008" /* unclassified, or the approval lapsed */
+#define SQLSTATE_NOT_AN_APPROVER     "AL009" /* the caller may not decide approvals */
+#define SQLSTATE_FLOOD_LIMIT         "AL010" /* over a limit of the gate policy */
+#define SQLSTATE_AIRLOCK_CLASS       "AL"    /* every state airlock raises itself */
+
+#define SQLSTATE_CONNECTION_EXCEPTION_CLASS  "08"    /* the link to the server */
+#define SQLSTATE_CONNECTION_DOES_NOT_EXIST   "08003" /* set by airlock: no session yet */
+#define SQLSTATE_CONNECTION_FAILURE          "08006" /* set by airlock when a session is gone */
+#define SQLSTATE_READ_ONLY_TRANSACTION       "25006" /* a standby, or a demoted primary */
+#define SQLSTATE_SERIALIZATION_FAILURE       "40001" /* retry the transaction */
+#define SQLSTATE_DEADLOCK_DETECTED           "40P01" /* retry the transaction */
+#define SQLSTATE_INSUFFICIENT_PRIVILEGE      "42501" /* the login may not do this */
+#define SQLSTATE_UNDEFINED_OBJECT            "42704" /* e.g. a role that does not exist */
+#define SQLSTATE_QUERY_CANCELED              "57014" /* statement_timeout, or a cancel */
+#define SQLSTATE_OPERATOR_INTERVENTION_CLASS "57P"   /* shutdown, crash, terminated backend */
+
+/* True when sqlstate is exactly code.  NULL never matches. */
+bool sqlstate_is(const char *sqlstate, const char *code);
+/* True when sqlstate begins with the class prefix ("08", "57P", "AL"). */
+bool sqlstate_in_class(const char *sqlstate, const char *cls);
+
+#endif

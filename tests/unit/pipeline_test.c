@@ -1,0 +1,738 @@
+/* pipeline_test.c -- the worker's error paths at the store/ seam.
+ *
+ * The store (store/store.h) and the SSH transport (transport/transport.h)
+ * are replaced by fakes defined here, so the linker takes them instead of
+ * the real modules: the fake store answers airlock's worker functions by
+ * name and fails the calls a test scripts (a lost connection, a statement
+ * timeout, a serialization failure, a finish that reports recorded=false);
+ * the fake transport counts the commands it was asked to run.  Everything
+ * between them is the real worker: pipeline, queue, guard, targets,
+ * policy set (the seeded policy), durability, slots.
+ *
+ * The properties: a result that cannot be written is retried until it
+ * lands (on a new session when the old one is gone, taking the row's lock
+ * again), is written once, and the command is never sent twice; a
+ * failure before the command is sent sends nothing. */
+#include "classifier/verdict.h"
+#include "lib/log.h"
+#include "lib/readfile.h"
+#include "lib/sqlstate.h"
+#include "lib/xalloc.h"
+#include "store/queue.h"
+#include "store/store.h"
+#include "transport/transport.h"
+#include "worker/config.h"
+#include "worker/durability.h"
+#include "worker/guard.h"
+#include "worker/notify.h"
+#include "worker/pipeline.h"
+#include "worker/policyset.h"
+#include "worker/slots.h"
+#include "worker/target.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* ------------------------------------------------------------ fake store */
+
+enum call {
+	C_CLAIM,
+	C_CLASSIFIED,
+	C_REVALIDATE,
+	C_CONFINE,
+	C_START,
+	C_FINISH,
+	C_REFUSE,
+	C_RELEASE,
+	C_TARGET_LOCK,
+	C_TARGET_UNLOCK,
+	C_ROW_LOCK,
+	C_ROW_UNLOCK,
+	C_OTHER,
+	NCALLS
+};
+
+/* What the next calls of one kind do: fail with a SQLSTATE (losing the
+ * connection when lose is set), or answer with a value. */
+struct fault {
+	const char *sqlstate;
+	bool lose;
+};
+
+static struct {
+	int calls[NCALLS];
+	struct fault script[NCALLS][4];
+	int nscript[NCALLS];
+	const char *answer[NCALLS];
+	bool connected;
+	int resets;
+	char errmsg[256];
+	char sqlstate[6];
+	int sent; /* commands the transport was asked to run */
+	char *policy;
+} F;
+
+struct store {
+	int unused;
+};
+struct store_res {
+	int nrows;
+	char *v[16];
+};
+static struct store the_db;
+
+static enum call classify_sql(const char *sql)
+{
+	static const struct {
+		const char *needle;
+		enum call c;
+	} map[] = {
+	    {"airlock.worker_claim(", C_CLAIM},
+	    {"airlock.worker_classified(", C_CLASSIFIED},
+	    {"airlock.worker_revalidate(", C_REVALIDATE},
+	    {"airlock.worker_confine(", C_CONFINE},
+	    {"airlock.worker_start(", C_START},
+	    {"airlock.worker_finish(", C_FINISH},
+	    {"airlock.worker_refuse(", C_REFUSE},
+	    {"airlock.worker_release(", C_RELEASE},
+	    {"pg_try_advisory_lock($1::bigint)", C_ROW_LOCK},
+	    {"pg_advisory_unlock($1::bigint)", C_ROW_UNLOCK},
+	    {"pg_try_advisory_lock(", C_TARGET_LOCK},
+	    {"pg_advisory_unlock(", C_TARGET_UNLOCK},
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strstr(sql, map[i].needle))
+			return map[i].c;
+	return C_OTHER;
+}
+
+static struct store_res *one_row(const char *const *vals, int n)
+{
+	struct store_res *r = xcalloc(1, sizeof(*r));
+
+	r->nrows = vals ? 1 : 0;
+	for (int i = 0; vals && i < n; i++)
+		r->v[i] = vals[i] ? xstrdup(vals[i]) : NULL;
+	return r;
+}
+
+static struct store_res *answer(const char *sql)
+{
+	if (strstr(sql, "worker_durability()"))
+		return one_row((const char *const[]){"{\"fsync\": \"on\", \"synchronous_commit\": "
+		                                     "\"on\", \"synchronous_standby_names\": \"\", "
+		                                     "\"standbys\": []}"},
+		               1);
+	if (strstr(sql, "kind = 'guard'"))
+		return one_row((const char *const[]){"f"}, 1);
+	enum call c = classify_sql(sql);
+	return one_row((const char *const[]){F.answer[c] ? F.answer[c] : ""}, 1);
+}
+
+struct store_res *store_exec(struct store *s, const char *sql, int nparams,
+                             const char *const *params)
+{
+	enum call c = classify_sql(sql);
+
+	(void)nparams;
+	(void)params;
+	assert_ptr_equal(s, &the_db);
+	F.calls[c]++;
+	F.errmsg[0] = F.sqlstate[0] = '\0';
+	if (!F.connected) {
+		snprintf(F.errmsg, sizeof(F.errmsg), "no connection to the server");
+		return NULL;
+	}
+	int k = F.calls[c] - 1;
+	if (k < F.nscript[c] && F.script[c][k].sqlstate != NULL) {
+		const struct fault *f = &F.script[c][k];
+		snprintf(F.sqlstate, sizeof(F.sqlstate), "%s", f->lose ? "" : f->sqlstate);
+		snprintf(F.errmsg, sizeof(F.errmsg), "scripted failure %s", f->sqlstate);
+		if (f->lose)
+			F.connected = false;
+		return NULL;
+	}
+	return answer(sql);
+}
+
+struct store_res *store_exec_bin(struct store *s, const char *sql, int nparams,
+                                 const char *const *params, const int *lengths, const int *formats)
+{
+	(void)lengths;
+	(void)formats;
+	return store_exec(s, sql, nparams, params);
+}
+
+int store_nrows(const struct store_res *r)
+{
+	return r->nrows;
+}
+int store_nfields(const struct store_res *r)
+{
+	return r->nrows ? 1 : 0;
+}
+const char *store_get(const struct store_res *r, int row, int col)
+{
+	(void)row;
+	return r->v[col] ? r->v[col] : "";
+}
+bool store_isnull(const struct store_res *r, int row, int col)
+{
+	(void)row;
+	return r->v[col] == NULL;
+}
+int store_getlen(const struct store_res *r, int row, int col)
+{
+	return (int)strlen(store_get(r, row, col));
+}
+void store_clear(struct store_res *r)
+{
+	if (r == NULL)
+		return;
+	for (int i = 0; i < 16; i++)
+		free(r->v[i]);
+	free(r);
+}
+void store_exec_quiet(struct store *s, const char *sql)
+{
+	store_clear(store_exec(s, sql, 0, NULL));
+}
+const char *store_errmsg(const struct store *s)
+{
+	(void)s;
+	return F.errmsg;
+}
+const char *store_sqlstate(const struct store *s)
+{
+	(void)s;
+	return F.sqlstate;
+}
+bool store_connected(const struct store *s)
+{
+	(void)s;
+	return F.connected;
+}
+int store_reset(struct store *s)
+{
+	(void)s;
+	F.resets++;
+	F.connected = true;
+	return 0;
+}
+int store_policy_current(struct store *s, char **yaml, long long *version)
+{
+	(void)s;
+	*yaml = xstrdup(F.policy);
+	*version = 7;
+	return 0;
+}
+
+/* The rest of store.h: never reached by the worker's row path. */
+static void unreachable(const char *what)
+{
+	fail_msg("the fake store has no %s", what);
+}
+struct store *store_open(const char *c, const char *a, char *e, size_t l)
+{
+	(void)c, (void)a, (void)e, (void)l;
+	unreachable("store_open");
+	return NULL;
+}
+struct store *store_open_with(const char *c, const char *a, const char *o, char *e, size_t l)
+{
+	(void)c, (void)a, (void)o, (void)e, (void)l;
+	unreachable("store_open_with");
+	return NULL;
+}
+void store_close(struct store *s)
+{
+	(void)s;
+}
+void store_set_error(struct store *s, const char *fmt, ...)
+{
+	va_list ap;
+	(void)s;
+	va_start(ap, fmt);
+	vsnprintf(F.errmsg, sizeof(F.errmsg), fmt, ap);
+	va_end(ap);
+}
+const char *store_errdetail(const struct store *s)
+{
+	return (void)s, "";
+}
+const char *store_errhint(const struct store *s)
+{
+	return (void)s, "";
+}
+int store_backoff_next(struct store_backoff *b)
+{
+	return (void)b, 200;
+}
+void store_backoff_reset(struct store_backoff *b)
+{
+	(void)b;
+}
+int store_listen(struct store *s, const char *c)
+{
+	return (void)s, (void)c, unreachable("LISTEN"), -1;
+}
+int store_unlisten(struct store *s, const char *c)
+{
+	return (void)s, (void)c, -1;
+}
+int store_wait_notify(struct store *s, int t)
+{
+	return (void)s, (void)t, unreachable("wait"), -1;
+}
+int store_notification(struct store *s, char *c, size_t cl, char *p, size_t pl)
+{
+	(void)s, (void)c, (void)cl, (void)p, (void)pl;
+	return 0;
+}
+int store_drain_notifications(struct store *s)
+{
+	return (void)s, 0;
+}
+char *store_quote_ident(struct store *s, const char *n)
+{
+	return (void)s, xstrdup(n);
+}
+char *store_quote_literal(struct store *s, const char *t)
+{
+	return (void)s, xstrdup(t);
+}
+char *store_scram_verifier(struct store *s, const char *u, const char *p)
+{
+	(void)s, (void)u, (void)p;
+	return NULL;
+}
+const char *store_host(const struct store *s)
+{
+	return (void)s, "";
+}
+const char *store_port(const struct store *s)
+{
+	return (void)s, "";
+}
+const char *store_dbname(const struct store *s)
+{
+	return (void)s, "";
+}
+struct store *store_new(const char *c, const char *a, const char *o)
+{
+	(void)c, (void)a, (void)o;
+	unreachable("store_new");
+	return NULL;
+}
+void store_on_connect(struct store *s, store_hook_fn fn, void *arg)
+{
+	(void)s, (void)fn, (void)arg;
+}
+void store_on_notice(struct store *s, store_notice_fn fn, void *arg)
+{
+	(void)s, (void)fn, (void)arg;
+}
+int store_ensure(struct store *s)
+{
+	return store_reset(s);
+}
+void store_disconnect(struct store *s)
+{
+	(void)s, F.connected = false;
+}
+struct store_res *store_exec_read(struct store *s, const char *sql, int nparams,
+                                  const char *const *params)
+{
+	return store_exec(s, sql, nparams, params);
+}
+void store_set_error_state(struct store *s, const char *sqlstate, const char *fmt, ...)
+{
+	va_list ap;
+	(void)s;
+	snprintf(F.sqlstate, sizeof(F.sqlstate), "%s", sqlstate ? sqlstate : "");
+	va_start(ap, fmt);
+	vsnprintf(F.errmsg, sizeof(F.errmsg), fmt, ap);
+	va_end(ap);
+}
+int store_wait_notify_or(struct store *s, int fd, int t)
+{
+	return (void)s, (void)fd, (void)t, unreachable("wait"), -1;
+}
+int store_exec_script(struct store *s, const char *sql)
+{
+	return (void)s, (void)sql, unreachable("scripts"), -1;
+}
+
+/* -------------------------------------------------------- fake transport */
+
+struct transport {
+	int unused;
+};
+static struct transport the_transport;
+
+struct transport *transport_new(const struct transport_config *cfg, char *err, size_t errlen)
+{
+	(void)cfg, (void)err, (void)errlen;
+	return &the_transport;
+}
+void transport_free(struct transport *t)
+{
+	(void)t;
+}
+int transport_check_command(enum target_type type, int vmid, const char *command, char *err,
+                            size_t errlen)
+{
+	(void)type, (void)vmid, (void)command, (void)err, (void)errlen;
+	return 0;
+}
+int transport_probe(struct transport *t, const struct transport_node *node,
+                    struct transport_probe *probes, size_t n, int timeout_ms)
+{
+	(void)t, (void)node, (void)timeout_ms;
+	for (size_t i = 0; i < n; i++)
+		probes[i].state = TRANSPORT_PROBE_OK;
+	return 0;
+}
+int transport_exec(struct transport *t, const struct transport_node *node, enum target_type type,
+                   int vmid, const char *command, const struct transport_limits *lim,
+                   struct transport_result *out)
+{
+	(void)t, (void)node, (void)type, (void)vmid, (void)command, (void)lim;
+	F.sent++;
+	memset(out, 0, sizeof(*out));
+	out->status = TRANSPORT_EXITED;
+	out->out = xstrdup("ok\n");
+	out->out_len = 3;
+	out->err = xstrdup("");
+	return 0;
+}
+void transport_result_free(struct transport_result *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+const char *transport_probe_state_name(enum transport_probe_state s)
+{
+	return (void)s, "ok";
+}
+const char *transport_error_name(enum transport_error e)
+{
+	return (void)e, "none";
+}
+
+/* ------------------------------------------------------- fake webhooks */
+
+static int posted;
+void notifier_post(struct notifier *n, const char *requester, cJSON *msg)
+{
+	(void)n, (void)requester;
+	posted++;
+	cJSON_Delete(msg);
+}
+
+/* --------------------------------------------------------------- fixture */
+
+struct fixture {
+	struct config cfg;
+	struct pipeline_env env;
+	struct policyset *ps;
+	struct guard *guard;
+	struct targets *targets;
+	struct slots *slots;
+	struct durability *dur;
+	atomic_bool stopping, cancel;
+	struct verdict v;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = xcalloc(1, sizeof(*f));
+	char err[512];
+
+	memset(&F, 0, sizeof(F));
+	F.connected = true;
+	F.answer[C_CLASSIFIED] = "queued";
+	F.answer[C_REVALIDATE] = "approved";
+	F.answer[C_FINISH] = "t";
+	F.answer[C_TARGET_LOCK] = "t";
+	F.answer[C_ROW_LOCK] = "t";
+	F.policy = readfile("seeds/policy.yaml", 1 << 24, NULL, err, sizeof(err));
+	assert_non_null(F.policy);
+	f->cfg.worker_id = "w-test";
+	f->cfg.command_timeout_s = 60;
+	f->cfg.qm_timeout_s = 30;
+	f->cfg.output_cap = 1 << 20;
+	f->cfg.per_node = 4;
+	f->cfg.workers = 4;
+	f->ps = policyset_new();
+	assert_int_equal(policyset_reload(f->ps, &the_db, err, sizeof(err)), 0);
+	f->guard = guard_new(&f->cfg, err, sizeof(err));
+	assert_non_null(f->guard);
+	f->targets = targets_new(&f->cfg, err, sizeof(err));
+	assert_non_null(f->targets);
+	f->slots = slots_new(4);
+	f->dur = durability_new(&f->cfg);
+	assert_int_equal(durability_refresh(f->dur, &the_db), 0);
+	atomic_init(&f->stopping, false);
+	atomic_init(&f->cancel, false);
+	f->env = (struct pipeline_env){
+	    .worker_id = f->cfg.worker_id,
+	    .cfg = &f->cfg,
+	    .policies = f->ps,
+	    .guard = f->guard,
+	    .targets = f->targets,
+	    .notifier = NULL,
+	    .node_slots = f->slots,
+	    .durability = f->dur,
+	    .stopping = &f->stopping,
+	    .cancel = &f->cancel,
+	};
+	f->v = (struct verdict)VERDICT_INIT;
+	memset(F.calls, 0, sizeof(F.calls)); /* count the row's calls only */
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	verdict_free(&f->v);
+	durability_free(f->dur);
+	slots_free(f->slots);
+	targets_free(f->targets);
+	guard_free(f->guard);
+	policyset_free(f->ps);
+	free(F.policy);
+	free(f);
+	return 0;
+}
+
+/* A row as worker_claim hands it over; state "received" (an observation
+ * to classify) or "approved" (a change an operator approved). */
+static void item(struct queue_item *it, const char *state, const char *command, const char *cls)
+{
+	memset(it, 0, sizeof(*it));
+	it->id = 42;
+	snprintf(it->state, sizeof(it->state), "%s", state);
+	it->target = xstrdup("proxmox-host:hubris");
+	it->target_type = xstrdup("proxmox-host");
+	it->command = xstrdup(command);
+	it->requested_by = xstrdup("hermes");
+	it->cls = cls ? xstrdup(cls) : NULL;
+	it->node = xstrdup("proxmox-host:hubris");
+	it->address = xstrdup("127.0.0.1");
+	it->port = 22;
+	it->rewind_possible = 0; /* approved knowing there is no rewind point */
+}
+
+static void script(enum call c, int k, const char *sqlstate, bool lose)
+{
+	F.script[c][k] = (struct fault){sqlstate, lose};
+	if (F.nscript[c] < k + 1)
+		F.nscript[c] = k + 1;
+}
+
+static void run_observation(struct fixture *f)
+{
+	struct queue_item it;
+
+	item(&it, "received", "uptime", NULL);
+	pipeline_process(&f->env, &the_db, &f->v, &it);
+	queue_item_clear(&it);
+}
+
+static void run_change(struct fixture *f)
+{
+	struct queue_item it;
+
+	item(&it, "approved", "apt-get install -y nfs-kernel-server", "config_mutation");
+	pipeline_process(&f->env, &the_db, &f->v, &it);
+	queue_item_clear(&it);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+static void test_clean_run(void **state)
+{
+	struct fixture *f = *state;
+
+	run_observation(f);
+	assert_int_equal(F.calls[C_CLASSIFIED], 1);
+	assert_int_equal(F.calls[C_START], 1);
+	assert_int_equal(F.sent, 1);
+	assert_int_equal(F.calls[C_FINISH], 1);
+	assert_int_equal(F.resets, 0);
+}
+
+/* The connection dies as the result is written: a new session, the row's
+ * lock taken again, the same result written once it lands; sent once. */
+static void test_finish_connection_lost(void **state)
+{
+	struct fixture *f = *state;
+
+	script(C_FINISH, 0, SQLSTATE_CONNECTION_FAILURE, true);
+	run_change(f);
+	assert_int_equal(F.sent, 1);
+	assert_int_equal(F.calls[C_FINISH], 2); /* the fault happened, then it landed */
+	assert_int_equal(F.resets, 1);
+	assert_int_equal(F.calls[C_ROW_LOCK], 1);      /* the rehold after the reset */
+	assert_int_equal(F.calls[C_TARGET_UNLOCK], 1); /* the target is let go once */
+}
+
+/* A statement timeout: the session is fine, the write is retried on it. */
+static void test_finish_statement_timeout(void **state)
+{
+	struct fixture *f = *state;
+
+	script(C_FINISH, 0, SQLSTATE_QUERY_CANCELED, false);
+	script(C_FINISH, 1, SQLSTATE_QUERY_CANCELED, false);
+	run_change(f);
+	assert_int_equal(F.calls[C_FINISH], 3);
+	assert_int_equal(F.resets, 0);
+	assert_int_equal(F.sent, 1);
+}
+
+/* A serialization failure is retried like any failure to write. */
+static void test_finish_serialization_failure(void **state)
+{
+	struct fixture *f = *state;
+
+	script(C_FINISH, 0, SQLSTATE_SERIALIZATION_FAILURE, false);
+	run_observation(f);
+	assert_int_equal(F.calls[C_FINISH], 2);
+	assert_int_equal(F.resets, 0);
+	assert_int_equal(F.sent, 1);
+}
+
+/* A read-only database (a demoted primary) needs a new session. */
+static void test_finish_read_only(void **state)
+{
+	struct fixture *f = *state;
+
+	script(C_FINISH, 0, SQLSTATE_READ_ONLY_TRANSACTION, false);
+	run_change(f);
+	assert_int_equal(F.calls[C_FINISH], 2);
+	assert_int_equal(F.resets, 1);
+	assert_int_equal(F.sent, 1);
+}
+
+/* recorded=false: the row was settled elsewhere (a reaper); the result is
+ * kept as an event by worker_finish and is not written again. */
+static void test_finish_not_recorded(void **state)
+{
+	struct fixture *f = *state;
+
+	F.answer[C_FINISH] = "f";
+	run_change(f);
+	assert_int_equal(F.calls[C_FINISH], 1);
+	assert_int_equal(F.sent, 1);
+}
+
+/* The daemon's grace is over while the write keeps failing: the result is
+ * given up (logged), never re-sent. */
+static void test_finish_given_up_at_cancel(void **state)
+{
+	struct fixture *f = *state;
+
+	atomic_store(&f->cancel, true);
+	script(C_FINISH, 0, SQLSTATE_CONNECTION_FAILURE, true);
+	run_observation(f);
+	assert_int_equal(F.calls[C_FINISH], 1);
+	assert_int_equal(F.sent, 1);
+}
+
+/* The connection dies as the row is marked running: nothing is sent and
+ * the row is not refused (its fate is the reaper's, as nothing ran). */
+static void test_start_connection_lost(void **state)
+{
+	struct fixture *f = *state;
+
+	script(C_START, 0, SQLSTATE_CONNECTION_FAILURE, true);
+	run_change(f);
+	assert_int_equal(F.calls[C_START], 1);
+	assert_int_equal(F.sent, 0);
+	assert_int_equal(F.calls[C_FINISH], 0);
+	assert_int_equal(F.calls[C_REFUSE], 0);
+}
+
+/* The row was cancelled while it was checked: start says AL005; nothing is
+ * sent and the row's lock is let go. */
+static void test_start_no_longer_ours(void **state)
+{
+	struct fixture *f = *state;
+
+	script(C_START, 0, SQLSTATE_ILLEGAL_TRANSITION, false);
+	run_change(f);
+	assert_int_equal(F.sent, 0);
+	assert_int_equal(F.calls[C_ROW_UNLOCK], 1);
+	assert_int_equal(F.calls[C_REFUSE], 0);
+}
+
+/* A statement timeout at start: nothing was sent, so the row is refused
+ * with the reason rather than left running. */
+static void test_start_statement_timeout(void **state)
+{
+	struct fixture *f = *state;
+
+	script(C_START, 0, SQLSTATE_QUERY_CANCELED, false);
+	run_change(f);
+	assert_int_equal(F.sent, 0);
+	assert_int_equal(F.calls[C_REFUSE], 1);
+}
+
+/* Classification cannot be written (the connection is lost): nothing runs. */
+static void test_classify_connection_lost(void **state)
+{
+	struct fixture *f = *state;
+
+	script(C_CLASSIFIED, 0, SQLSTATE_CONNECTION_FAILURE, true);
+	run_observation(f);
+	assert_int_equal(F.calls[C_CLASSIFIED], 1);
+	assert_int_equal(F.calls[C_START], 0);
+	assert_int_equal(F.sent, 0);
+}
+
+/* Lost mid-claim: an error, not an empty queue, so the daemon reconnects
+ * instead of going idle; no row is handed out. */
+static void test_claim_connection_lost(void **state)
+{
+	struct queue_item it;
+
+	(void)state;
+	script(C_CLAIM, 0, SQLSTATE_CONNECTION_FAILURE, true);
+	memset(&it, 0, sizeof(it));
+	assert_int_equal(queue_claim(&the_db, "w-test", &it), -1);
+	assert_int_equal(it.id, 0);
+	assert_false(store_connected(&the_db));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_clean_run, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_finish_connection_lost, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_finish_statement_timeout, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_finish_serialization_failure, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_finish_read_only, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_finish_not_recorded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_finish_given_up_at_cancel, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_start_connection_lost, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_start_no_longer_ours, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_start_statement_timeout, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_classify_connection_lost, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_claim_connection_lost, setup, teardown),
+	};
+
+	log_set_level(LOG_FATAL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
