@@ -155,11 +155,13 @@ static int run_batch(struct transport *t, const struct transport_node *node,
 	}
 	transport_exec(t, node, TARGET_PROXMOX_HOST, 0, buf_str(&cmd), &lim, &r);
 	if (r.status != TRANSPORT_EXITED || r.exit_code != 0 || r.out_truncated) {
+		char q[300];
 		log_msg(LOG_WARN,
 		        "evt=probe.batch_failed node=%s status=%s exit=%d note=\"the agents are "
-		        "asked one by one with qm instead\" error=\"%.200s\"",
+		        "asked one by one with qm instead\" error=%s",
 		        node->name, transport_status_name(r.status), r.exit_code,
-		        r.status == TRANSPORT_EXITED ? (r.err ? r.err : "") : r.errmsg);
+		        log_quote(r.status == TRANSPORT_EXITED ? (r.err ? r.err : "") : r.errmsg, q,
+		                  sizeof(q)));
 		goto out;
 	}
 	for (char *line = r.out, *nl; line && *line; line = nl ? nl + 1 : NULL) {

@@ -110,24 +110,21 @@ static int ask_node(struct transport *t, const struct transport_node *node, cons
 		rc = 0;
 		if (!names(nodes, pve_name)) {
 			char *list = cJSON_PrintUnformatted(nodes);
-			for (char *p = list; *p; p++)
-				if (*p == '"')
-					*p = '\'';
+			char q[600];
 			log_msg(LOG_WARN,
 			        "evt=discover.node_misnamed node=%s pve_node=%s cluster_nodes=%s "
 			        "note=\"the node's answer does not name it; set pve_node of "
 			        "proxmox-host:%s in the inventory to its name in the cluster. Its "
 			        "guests are not marked gone meanwhile\"",
-			        node->name, pve_name, list, node->name);
+			        node->name, pve_name, log_quote(list, q, sizeof(q)), node->name);
 			free(list);
 			rc = 1;
 		}
 	}
 	if (rc < 0) {
-		for (char *p = why; *p; p++)
-			if (*p == '"' || *p == '\n')
-				*p = '\'';
-		log_msg(LOG_WARN, "evt=discover.node_failed node=%s error=\"%s\"", node->name, why);
+		char q[600];
+		log_msg(LOG_WARN, "evt=discover.node_failed node=%s error=%s", node->name,
+		        log_quote(why, q, sizeof(q)));
 	}
 	transport_result_free(&r);
 	cJSON_Delete(nodes);
@@ -164,8 +161,11 @@ static int count_of(const cJSON *result, const char *key, const char *slug_log_e
 
 	cJSON_ArrayForEach(s, list)
 	{
-		if (cJSON_IsString(s))
-			log_msg(LOG_INFO, "evt=%s slug=%s", slug_log_evt, s->valuestring);
+		if (cJSON_IsString(s)) {
+			char q[200];
+			log_msg(LOG_INFO, "evt=%s slug=%s", slug_log_evt,
+			        log_quote(s->valuestring, q, sizeof(q)));
+		}
 		n++;
 	}
 	return n;
@@ -227,7 +227,9 @@ int discover_round(struct store *db, struct transport *t, struct discover_stats 
 	res = store_exec(db, "SELECT airlock.record_discovery($1::text[], $2::jsonb)", 2,
 	                 (const char *const[]){answered, text});
 	if (res == NULL) {
-		log_msg(LOG_WARN, "evt=discover.record_failed error=\"%s\"", store_errmsg(db));
+		char q[600];
+		log_msg(LOG_WARN, "evt=discover.record_failed error=%s",
+		        log_quote(store_errmsg(db), q, sizeof(q)));
 		goto out;
 	}
 	result = cJSON_Parse(store_get(res, 0, 0));
@@ -239,12 +241,13 @@ int discover_round(struct store *db, struct transport *t, struct discover_stats 
 	const cJSON *unknown = cJSON_GetObjectItemCaseSensitive(result, "unknown_nodes"), *u;
 	cJSON_ArrayForEach(u, unknown)
 	{
+		char q[200];
 		if (cJSON_IsString(u))
 			log_msg(LOG_WARN,
 			        "evt=discover.unknown_node pve_node=%s note=\"guests on a node the "
 			        "inventory does not list are not managed; add the node (pve_node: "
 			        "names it) to manage them\"",
-			        u->valuestring);
+			        log_quote(u->valuestring, q, sizeof(q)));
 	}
 	rc = 0;
 out:
