@@ -33,6 +33,11 @@ struct classifier *classifier_new(const struct policy *p, char *err, size_t errl
 	return c;
 }
 
+const struct policy *classifier_policy(const struct classifier *c)
+{
+	return c->p;
+}
+
 void classifier_free(struct classifier *c)
 {
 	free(c);

@@ -34,6 +34,8 @@ struct classifier *classifier_new(const struct policy *p, char *err, size_t errl
  * it).  Always gives a verdict; returns 0, or -1 only for invalid arguments. */
 int classifier_classify(const struct classifier *c, enum target_type t, const char *command,
                         size_t len, enum risk_class declared, struct verdict *out);
+/* The policy c was made with (borrowed). */
+const struct policy *classifier_policy(const struct classifier *c);
 void classifier_free(struct classifier *c); /* NULL is a no-op */
 
 struct sh_word;

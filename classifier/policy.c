@@ -138,6 +138,87 @@ static bool key_is(const struct yt_node *k, const char *s)
 	return k->kind == YT_SCALAR && strcmp(k->scalar, s) == 0;
 }
 
+/* A preview template's word: a literal, or exactly one of the placeholders. */
+static bool preview_placeholder(const char *w)
+{
+	return strcmp(w, "{subcommand}") == 0 || strcmp(w, "{operands}") == 0 ||
+	       strcmp(w, "{operand}") == 0 || strcmp(w, "{options}") == 0 ||
+	       strcmp(w, "{program}") == 0 || strcmp(w, "{operand1}") == 0;
+}
+
+/* One argv template: the program is a literal or {program}; a word holding a
+ * brace is one of the placeholders, whole; {operand} and {operands} do not
+ * mix. */
+static void get_preview_run(struct pctx *c, const struct yt_node *t, struct strlist *l)
+{
+	bool one = false, all = false;
+
+	if (t->kind != YT_SEQ || t->n == 0 || t->n > 32) {
+		perr(c, t, "preview: each command is a list of 1..32 words, as argv");
+		return;
+	}
+	get_strlist(c, t, "preview", l);
+	for (size_t j = 0; j < l->n && !c->failed; j++) {
+		const char *w = l->v[j];
+		if (strpbrk(w, "{}") && !preview_placeholder(w))
+			perr(c, t->items[j],
+			     "preview: '%s' is not a placeholder ({program}, {subcommand}, "
+			     "{options}, {operands}, {operand}, {operand1}) and a literal word "
+			     "holds no brace",
+			     w);
+		else if (j == 0 && preview_placeholder(w) && strcmp(w, "{program}") != 0)
+			perr(c, t->items[j],
+			     "preview: the first word is the program: a literal or "
+			     "{program}");
+		else if (j > 0 && strcmp(w, "{program}") == 0)
+			perr(c, t->items[j], "preview: {program} only as the first word");
+		one = one || strcmp(w, "{operand}") == 0;
+		all = all || strcmp(w, "{operands}") == 0;
+	}
+	if (!c->failed && one && all)
+		perr(c, t,
+		     "preview: use {operand} (one preview per operand) or {operands}, not "
+		     "both");
+}
+
+/* preview: a list of commands, each an argv list, or a mapping
+ * {run: argv, when: [subcommands], programs: [programs]}. */
+static void get_previews(struct pctx *c, const struct yt_node *n, struct policy_rule *r)
+{
+	if (n->kind != YT_SEQ || n->n == 0 || n->n > POLICY_MAX_PREVIEWS) {
+		perr(c, n, "preview: expected a list of 1..%d commands", POLICY_MAX_PREVIEWS);
+		return;
+	}
+	r->previews = palloc(c, n->n * sizeof(struct policy_preview));
+	if (r->previews == NULL)
+		return;
+	memset(r->previews, 0, n->n * sizeof(struct policy_preview));
+	for (size_t i = 0; i < n->n && !c->failed; i++) {
+		const struct yt_node *t = n->items[i];
+		struct policy_preview *pv = &r->previews[i];
+
+		if (t->kind != YT_MAP) {
+			get_preview_run(c, t, &pv->run);
+			continue;
+		}
+		for (size_t k = 0; k < t->n && !c->failed; k++) {
+			const struct yt_node *key = t->items[2 * k], *val = t->items[2 * k + 1];
+			if (key_is(key, "run"))
+				get_preview_run(c, val, &pv->run);
+			else if (key_is(key, "when"))
+				get_strlist(c, val, "when", &pv->when);
+			else if (key_is(key, "programs"))
+				get_strlist(c, val, "programs", &pv->programs);
+			else
+				perr(c, key, "preview: unknown key '%s' (run, when, programs)",
+				     key->kind == YT_SCALAR ? key->scalar : "?");
+		}
+		if (!c->failed && pv->run.n == 0)
+			perr(c, t, "preview: a mapping needs run: [program, words...]");
+	}
+	r->npreviews = n->n;
+}
+
 static void parse_rule(struct pctx *c, const struct yt_node *m, enum policy_rule_kind kind,
                        struct policy_rule *r)
 {
@@ -199,6 +280,8 @@ static void parse_rule(struct pctx *c, const struct yt_node *m, enum policy_rule
 				r->writes = WRITES_LAST;
 			else
 				perr(c, v, "writes: expected all or last");
+		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "preview")) {
+			get_previews(c, v, r);
 		} else if (kind == POLICY_RULE_PATH && key_is(k, "prefixes")) {
 			get_strlist(c, v, "prefixes", &r->words);
 			for (size_t j = 0; j < r->words.n && !c->failed; j++)
@@ -656,4 +739,12 @@ enum risk_class policy_rule_class(const struct policy *p, size_t i)
 const char *policy_rule_description(const struct policy *p, size_t i)
 {
 	return i < p->nrules ? p->rules[i].description : "";
+}
+
+long policy_rule_find(const struct policy *p, const char *id)
+{
+	for (size_t i = 0; i < p->nrules; i++)
+		if (strcmp(p->rules[i].id, id) == 0)
+			return (long)i;
+	return -1;
 }

@@ -33,4 +33,10 @@ enum risk_class policy_rule_class(const struct policy *p, size_t i);
 /* One line, never NULL (the rule's description, or "" when it has none). */
 const char *policy_rule_description(const struct policy *p, size_t i);
 
+/* The rule with this id, or -1. */
+long policy_rule_find(const struct policy *p, const char *id);
+/* A command rule carries at most this many `preview:` commands (see
+ * classifier/previewtpl.h). */
+#define POLICY_MAX_PREVIEWS 4
+
 #endif

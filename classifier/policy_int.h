@@ -19,6 +19,15 @@ struct strlist {
 
 enum policy_writes { WRITES_NONE, WRITES_ALL, WRITES_LAST };
 
+/* One preview of a command rule: an argv template, used only when the
+ * command's subcommand is one of `when` and its program one of `programs`
+ * (each empty: always). */
+struct policy_preview {
+	struct strlist run;
+	struct strlist when;
+	struct strlist programs;
+};
+
 struct policy_rule {
 	enum policy_rule_kind kind;
 	const char *id;
@@ -38,6 +47,10 @@ struct policy_rule {
 	bool scan_args;       /* COMMAND: the arguments may run: scan them for code words */
 	bool needs_root;      /* COMMAND: `tier: root`: observing this needs uid 0 */
 	struct strlist words; /* PATH: prefixes; CODE: words */
+	/* COMMAND: read-only commands that show what this one would do
+	 * (classifier/previewtpl.h) */
+	struct policy_preview *previews;
+	size_t npreviews;
 };
 
 /* One program named by some command rule: its rules in file order. */

@@ -38,6 +38,8 @@ int cli_seed(int argc, char **argv);
 int cli_run(int argc, char **argv);
 int cli_show(int argc, char **argv);
 int cli_pending(int argc, char **argv);
+int cli_notifications(int argc, char **argv);
+int cli_previews(int argc, char **argv);
 int cli_approve(int argc, char **argv);
 int cli_reject(int argc, char **argv);
 int cli_cancel(int argc, char **argv);

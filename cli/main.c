@@ -23,6 +23,8 @@ static const struct command commands[] = {
     {"run", cli_run, "enqueue a command on a target (airlock.run)"},
     {"pending", cli_pending, "list requests waiting for approval"},
     {"show", cli_show, "show one execution"},
+    {"previews", cli_previews, "the read-only previews of a held request"},
+    {"notifications", cli_notifications, "webhook deliveries and their state"},
     {"approve", cli_approve, "approve a pending request"},
     {"reject", cli_reject, "reject a pending request (--reason required)"},
     {"cancel", cli_cancel, "cancel a request that has not started running"},
@@ -42,7 +44,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: airlock COMMAND [OPTIONS] [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f,
 	        "\n`airlock COMMAND --help` describes each command.\n"
 	        "Database: --db CONNINFO, else $AIRLOCK_DB, else the PG* environment variables.\n"

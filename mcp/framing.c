@@ -77,8 +77,14 @@ enum mcp_read mcp_reader_next(struct mcp_reader *r, char **line, size_t *len)
 	size_t from = r->start + r->scanned;
 	char *nl = memchr(r->buf + from, '\n', r->len - from);
 
-	if (nl != NULL)
-		return take_line(r, (size_t)(nl - r->buf), (size_t)(nl - r->buf) + 1, line, len);
+	if (nl != NULL) {
+		size_t end = (size_t)(nl - r->buf);
+		/* A line that arrived whole in one read is over the cap all the
+		 * same: how the bytes were split must not decide. */
+		if (end - r->start > r->max)
+			r->discarding = true;
+		return take_line(r, end, end + 1, line, len);
+	}
 	r->scanned = r->len - r->start;
 	if (r->scanned > r->max || (r->discarding && r->scanned > 0)) {
 		/* Over the cap: forget what we hold, remember to drop the rest. */

@@ -8,6 +8,8 @@
 #include "lib/xalloc.h"
 #include "lib/yamltree.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -68,6 +70,15 @@ static const struct field fields[] = {
     {"zerto", "connect_timeout_ms", F_INT, OFF(zerto_connect_timeout_ms), 100, 600000},
     {"zerto", "request_timeout_ms", F_INT, OFF(zerto_request_timeout_ms), 100, 600000},
     {"zerto", "time_scale", F_DOUBLE, OFF(zerto_time_scale), 1, 10000},
+    {"notifications", "base_url", F_STR, OFF(notify_base_url), 0, 0},
+    {"notifications", "remind_after_s", F_INT, OFF(notify_remind_after_s), 0, 604800},
+    {"notifications", "escalate_after_s", F_INT, OFF(notify_escalate_after_s), 0, 604800},
+    {"notifications", "max_attempts", F_INT, OFF(notify_max_attempts), 1, 100},
+    {"notifications", "backoff_ms", F_INT, OFF(notify_backoff_ms), 10, 3600000},
+    {"notifications", "backoff_max_ms", F_INT, OFF(notify_backoff_max_ms), 10, 86400000},
+    {"notifications", "poll_ms", F_INT, OFF(notify_poll_ms), 10, 60000},
+    {"metrics", "address", F_STR, OFF(metrics_address), 0, 0},
+    {"metrics", "port", F_INT, OFF(metrics_port), 1, 65535},
     {"recover", "max_file_bytes", F_SIZE, OFF(recover_max_file_bytes), 1, 64L << 30},
     {"recover", "flr_session_warn_s", F_INT, OFF(recover_flr_session_warn_s), 60, 7 * 86400},
     {"testing", "classify_all_read_only", F_BOOL, OFF(test_classify_all_read_only), 0, 0},
@@ -212,6 +223,217 @@ static int set_field(struct config *c, const struct field *f, const struct yt_no
 	return 0;
 }
 
+static const char *const format_names[] = {"json",       "ntfy",    "slack",
+                                           "mattermost", "discord", "matrix"};
+
+const char *webhook_format_name(enum webhook_format f)
+{
+	return (size_t)f < sizeof(format_names) / sizeof(format_names[0]) ? format_names[f] : "?";
+}
+
+int webhook_format_parse(const char *s)
+{
+	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
+		if (strcmp(s, format_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* What a webhook's events may name. */
+static const char *const event_names[] = {"pending_approval",
+                                          "approved",
+                                          "rejected",
+                                          "expired",
+                                          "cancelled",
+                                          "refused",
+                                          "succeeded",
+                                          "failed",
+                                          "timed_out",
+                                          "outcome_unknown",
+                                          "reminder",
+                                          "change_outside_airlock",
+                                          "access_outside_airlock"};
+
+static bool event_known(const char *e)
+{
+	for (size_t i = 0; i < sizeof(event_names) / sizeof(event_names[0]); i++)
+		if (strcmp(e, event_names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A secret from a file only its owner may read; trailing newlines dropped. */
+static char *read_secret(const char *file, size_t *len, char *why, size_t whylen)
+{
+	struct stat st;
+	char *text;
+
+	if (stat(file, &st) != 0) {
+		snprintf(why, whylen, "cannot read %.300s: %s", file, strerror(errno));
+		return NULL;
+	}
+	if (st.st_mode & 077) {
+		snprintf(why, whylen,
+		         "%.300s is readable by group or others: chmod 600 it (it is a secret)",
+		         file);
+		return NULL;
+	}
+	text = readfile(file, 4096, len, why, whylen);
+	if (text == NULL)
+		return NULL;
+	while (*len > 0 && (text[*len - 1] == '\n' || text[*len - 1] == '\r'))
+		text[--*len] = '\0';
+	if (*len == 0) {
+		snprintf(why, whylen, "%.300s is empty", file);
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static const char *const webhook_keys[] = {"name",       "url",    "operator",
+                                           "timeout_ms", "format", "secret_file",
+                                           "token_file", "events", "escalation"};
+
+static int webhook_check_keys(const struct yt_node *w, const char *path, char *err, size_t errlen)
+{
+	for (size_t k = 0; k < w->n; k++) {
+		const char *key = w->items[2 * k]->scalar;
+		bool ok = false;
+		for (size_t j = 0; j < sizeof(webhook_keys) / sizeof(webhook_keys[0]); j++)
+			ok = ok || strcmp(key, webhook_keys[j]) == 0;
+		if (!ok)
+			return failf(err, errlen, path, w->items[2 * k],
+			             "unknown webhook key \"%s\" (keys: name, url, format, "
+			             "secret_file, token_file, events, escalation, operator, "
+			             "timeout_ms)%s",
+			             key, "");
+	}
+	return 0;
+}
+
+static int webhook_events(struct config_webhook *h, const struct yt_node *v, const char *path,
+                          char *err, size_t errlen)
+{
+	if (v->kind != YT_SEQ || v->n == 0 || v->n > CONFIG_MAX_EVENTS)
+		return failf(err, errlen, path, v, "events must be a list of 1..16 event names%s",
+		             "", NULL);
+	for (size_t i = 0; i < v->n; i++) {
+		const struct yt_node *e = v->items[i];
+		if (e->kind != YT_SCALAR || !event_known(e->scalar))
+			return failf(err, errlen, path, e,
+			             "unknown event \"%s\" (pending_approval, approved, rejected, "
+			             "expired, cancelled, refused, succeeded, failed, timed_out, "
+			             "outcome_unknown, reminder, change_outside_airlock, "
+			             "access_outside_airlock)%s",
+			             e->kind == YT_SCALAR ? e->scalar : "?", "");
+		h->events[h->nevents++] = xstrdup(e->scalar);
+	}
+	return 0;
+}
+
+static int load_webhook(struct config *c, struct config_webhook *h, const struct yt_node *w,
+                        const char *path, char *err, size_t errlen)
+{
+	const struct yt_node *v;
+	char why[400];
+
+	h->timeout_ms = 5000;
+	if (w->kind != YT_MAP)
+		return failf(err, errlen, path, w, "each webhook must be a mapping%s", "", NULL);
+	if (webhook_check_keys(w, path, err, errlen) < 0)
+		return -1;
+	v = yt_get(w, "url");
+	if (v == NULL || v->kind != YT_SCALAR ||
+	    (strncmp(v->scalar, "http://", 7) && strncmp(v->scalar, "https://", 8)))
+		return failf(err, errlen, path, v ? v : w,
+		             "a webhook needs url: http://... or https://...%s", "", NULL);
+	h->url = xstrdup(v->scalar);
+	v = yt_get(w, "name");
+	if (v && (v->kind != YT_SCALAR || v->scalar[0] == '\0' || strlen(v->scalar) > 64 ||
+	          strspn(v->scalar, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                            "0123456789._-") != strlen(v->scalar)))
+		return failf(err, errlen, path, v,
+		             "name must be 1..64 letters, digits, '.', '_' or '-'%s", "", NULL);
+	h->name = v ? xstrdup(v->scalar) : xasprintf("webhook-%d", c->nwebhooks);
+	for (int i = 0; i < c->nwebhooks - 1; i++)
+		if (strcmp(c->webhooks[i].name, h->name) == 0)
+			return failf(err, errlen, path, v ? v : w,
+			             "two webhooks are named \"%s\"; names must differ", h->name,
+			             NULL);
+	v = yt_get(w, "operator");
+	if (v && v->kind == YT_SCALAR)
+		h->operator_name = xstrdup(v->scalar);
+	v = yt_get(w, "timeout_ms");
+	if (v) {
+		char *end;
+		long t = v->kind == YT_SCALAR ? strtol(v->scalar, &end, 10) : -1;
+		if (v->kind != YT_SCALAR || *end || t < 100 || t > 60000)
+			return failf(err, errlen, path, v,
+			             "timeout_ms must be an integer in 100..60000%s", "", NULL);
+		h->timeout_ms = (int)t;
+	}
+	v = yt_get(w, "format");
+	if (v) {
+		int f = v->kind == YT_SCALAR ? webhook_format_parse(v->scalar) : -1;
+		if (f < 0)
+			return failf(err, errlen, path, v,
+			             "format \"%s\" must be json, ntfy, slack, mattermost, discord "
+			             "or matrix%s",
+			             v->kind == YT_SCALAR ? v->scalar : "?", "");
+		h->format = (enum webhook_format)f;
+	}
+	v = yt_get(w, "secret_file");
+	if (v) {
+		if (v->kind != YT_SCALAR ||
+		    (h->secret = read_secret(v->scalar, &h->secret_len, why, sizeof(why))) == NULL)
+			return failf(err, errlen, path, v, "webhook secret_file: %s",
+			             v->kind == YT_SCALAR ? why : "must be a path", NULL);
+	}
+	v = yt_get(w, "token_file");
+	if (v) {
+		size_t tl;
+		if (h->format != WEBHOOK_MATRIX && h->format != WEBHOOK_NTFY)
+			return failf(err, errlen, path, v,
+			             "token_file is for format: matrix or ntfy (an access token)%s",
+			             "", NULL);
+		if (v->kind != YT_SCALAR ||
+		    (h->token = read_secret(v->scalar, &tl, why, sizeof(why))) == NULL)
+			return failf(err, errlen, path, v, "webhook token_file: %s",
+			             v->kind == YT_SCALAR ? why : "must be a path", NULL);
+		if (strpbrk(h->token, "\r\n\t ") || strlen(h->token) != tl)
+			return failf(err, errlen, path, v,
+			             "webhook token_file must hold one token, no spaces%s", "",
+			             NULL);
+	} else if (h->format == WEBHOOK_MATRIX) {
+		return failf(err, errlen, path, w,
+		             "format: matrix needs token_file (the bot's access token) and url "
+		             "https://SERVER/_matrix/client/v3/rooms/ROOM/send/m.room.message%s",
+		             "", NULL);
+	}
+	if (h->format == WEBHOOK_MATRIX && strstr(h->url, "/send/m.room.message") == NULL)
+		return failf(err, errlen, path, yt_get(w, "url"),
+		             "a matrix url ends in /rooms/ROOM/send/m.room.message%s", "", NULL);
+	v = yt_get(w, "escalation");
+	if (v) {
+		if (v->kind != YT_SCALAR ||
+		    (strcmp(v->scalar, "true") && strcmp(v->scalar, "false")))
+			return failf(err, errlen, path, v, "escalation must be true or false%s", "",
+			             NULL);
+		h->escalation = strcmp(v->scalar, "true") == 0;
+	}
+	v = yt_get(w, "events");
+	if (v) {
+		if (h->escalation)
+			return failf(err, errlen, path, v,
+			             "an escalation webhook gets escalations only; drop events%s",
+			             "", NULL);
+		if (webhook_events(h, v, path, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int load_webhooks(struct config *c, const struct yt_node *list, const char *path, char *err,
                          size_t errlen)
 {
@@ -220,38 +442,9 @@ static int load_webhooks(struct config *c, const struct yt_node *list, const cha
 	if (list->n > CONFIG_MAX_WEBHOOKS)
 		return failf(err, errlen, path, list, "at most 16 webhooks%s", "", NULL);
 	for (size_t i = 0; i < list->n; i++) {
-		const struct yt_node *w = list->items[i], *v;
 		struct config_webhook *h = &c->webhooks[c->nwebhooks++];
-		h->timeout_ms = 5000;
-		if (w->kind != YT_MAP)
-			return failf(err, errlen, path, w, "each webhook must be a mapping%s", "",
-			             NULL);
-		for (size_t k = 0; k < w->n; k++) {
-			const char *key = w->items[2 * k]->scalar;
-			if (strcmp(key, "url") && strcmp(key, "operator") &&
-			    strcmp(key, "timeout_ms"))
-				return failf(err, errlen, path, w->items[2 * k],
-				             "unknown webhook key \"%s\"", key, NULL);
-		}
-		v = yt_get(w, "url");
-		if (v == NULL || v->kind != YT_SCALAR ||
-		    (strncmp(v->scalar, "http://", 7) && strncmp(v->scalar, "https://", 8)))
-			return failf(err, errlen, path, v ? v : w,
-			             "a webhook needs url: http://... or https://...%s", "", NULL);
-		h->url = xstrdup(v->scalar);
-		v = yt_get(w, "operator");
-		if (v && v->kind == YT_SCALAR)
-			h->operator_name = xstrdup(v->scalar);
-		v = yt_get(w, "timeout_ms");
-		if (v) {
-			char *end;
-			long t = v->kind == YT_SCALAR ? strtol(v->scalar, &end, 10) : -1;
-			if (v->kind != YT_SCALAR || *end || t < 100 || t > 60000)
-				return failf(err, errlen, path, v,
-				             "timeout_ms must be an integer in 100..60000%s", "",
-				             NULL);
-			h->timeout_ms = (int)t;
-		}
+		if (load_webhook(c, h, list->items[i], path, err, errlen) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -319,6 +512,10 @@ static void set_defaults(struct config *c)
 	c->recover_flr_session_warn_s = 3600;
 	c->audit_every_events = 100;
 	c->audit_every_seconds = 60;
+	c->notify_max_attempts = 8;
+	c->notify_backoff_ms = 2000;
+	c->notify_backoff_max_ms = 600000;
+	c->notify_poll_ms = 1000;
 }
 
 /* The audit section: both files named, and the key one the daemon can sign with. */
@@ -336,6 +533,46 @@ static int check_audit(const struct config *c, const char *path, const struct yt
 		return failf(err, errlen, path, yt_get(a, "signing_key"), "audit signing_key: %s",
 		             why, NULL);
 	anchor_key_free(k);
+	return 0;
+}
+
+/* The notifications and metrics sections, against the webhooks. */
+static int check_notifications(struct config *c, const char *path, const struct yt_node *root,
+                               char *err, size_t errlen)
+{
+	const struct yt_node *n = yt_get(root, "notifications");
+	bool escalation_hook = false;
+
+	if (c->notify_base_url && strncmp(c->notify_base_url, "http://", 7) &&
+	    strncmp(c->notify_base_url, "https://", 8))
+		return failf(err, errlen, path, yt_get(n, "base_url"),
+		             "notifications base_url must be http://... or https://... (the "
+		             "console's address; links are <base_url>/requests/<id>)%s",
+		             "", NULL);
+	if (c->notify_backoff_max_ms < c->notify_backoff_ms)
+		return failf(err, errlen, path, yt_get(n, "backoff_max_ms"),
+		             "notifications backoff_max_ms must be at least backoff_ms%s", "",
+		             NULL);
+	for (int i = 0; i < c->nwebhooks; i++)
+		escalation_hook = escalation_hook || c->webhooks[i].escalation;
+	if (escalation_hook && c->notify_escalate_after_s == 0)
+		return failf(err, errlen, path, n ? n : root,
+		             "a webhook has escalation: true but notifications escalate_after_s "
+		             "is not set%s",
+		             "", NULL);
+	if (c->notify_escalate_after_s > 0 && !escalation_hook)
+		return failf(err, errlen, path, yt_get(n, "escalate_after_s"),
+		             "escalate_after_s is set but no webhook has escalation: true%s", "",
+		             NULL);
+	if (c->notify_remind_after_s > 0 && c->notify_escalate_after_s > 0 &&
+	    c->notify_escalate_after_s <= c->notify_remind_after_s)
+		return failf(err, errlen, path, yt_get(n, "escalate_after_s"),
+		             "escalate_after_s must be longer than remind_after_s%s", "", NULL);
+	if (yt_get(root, "metrics") && c->metrics_port == 0)
+		return failf(err, errlen, path, yt_get(root, "metrics"),
+		             "metrics: port is required when the section is present%s", "", NULL);
+	if (c->metrics_port && c->metrics_address == NULL)
+		c->metrics_address = xstrdup("127.0.0.1");
 	return 0;
 }
 
@@ -399,6 +636,8 @@ static int cross_check(struct config *c, const char *path, const struct yt_node 
 		return failf(err, errlen, path, yt_get(root, "zerto"),
 		             "zerto: url is required when the section is present%s", "", NULL);
 	}
+	if (check_notifications(c, path, root, err, errlen) < 0)
+		return -1;
 	if (yt_get(root, "audit"))
 		return check_audit(c, path, yt_get(root, "audit"), err, errlen);
 	return 0;
@@ -509,16 +748,49 @@ void config_free(struct config *c)
 	                 &c->zerto_secret_env,
 	                 &c->zerto_ca_file,
 	                 &c->audit_signing_key,
-	                 &c->audit_anchor_file};
+	                 &c->audit_anchor_file,
+	                 &c->notify_base_url,
+	                 &c->metrics_address};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		free(*strs[i]);
-	for (int i = 0; i < c->nwebhooks; i++) {
-		free(c->webhooks[i].url);
-		free(c->webhooks[i].operator_name);
-	}
+	for (int i = 0; i < c->nwebhooks; i++)
+		config_webhook_clear(&c->webhooks[i]);
 	for (int i = 0; i < c->nssh_node_keys; i++) {
 		free(c->ssh_node_keys[i].node);
 		free(c->ssh_node_keys[i].private_key);
 	}
 	free(c);
+}
+
+void config_webhook_copy(struct config_webhook *dst, const struct config_webhook *src)
+{
+	*dst = *src;
+	dst->name = src->name ? xstrdup(src->name) : NULL;
+	dst->url = src->url ? xstrdup(src->url) : NULL;
+	dst->operator_name = src->operator_name ? xstrdup(src->operator_name) : NULL;
+	if (src->secret) {
+		dst->secret = xmalloc(src->secret_len + 1);
+		memcpy(dst->secret, src->secret, src->secret_len + 1);
+	}
+	dst->token = src->token ? xstrdup(src->token) : NULL;
+	for (int i = 0; i < src->nevents; i++)
+		dst->events[i] = xstrdup(src->events[i]);
+}
+
+void config_webhook_clear(struct config_webhook *h)
+{
+	free(h->name);
+	free(h->url);
+	free(h->operator_name);
+	if (h->secret) {
+		memset(h->secret, 0, h->secret_len);
+		free(h->secret);
+	}
+	if (h->token) {
+		memset(h->token, 0, strlen(h->token));
+		free(h->token);
+	}
+	for (int i = 0; i < h->nevents; i++)
+		free(h->events[i]);
+	memset(h, 0, sizeof(*h));
 }

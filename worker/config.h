@@ -18,10 +18,30 @@ struct config_node_key {
 	char *private_key; /* readable at load */
 };
 
+/* How a webhook's receiver wants its messages (docs/operators.md). */
+enum webhook_format {
+	WEBHOOK_JSON,       /* airlock's own JSON object */
+	WEBHOOK_NTFY,       /* ntfy's JSON publishing: topic, title, message, click */
+	WEBHOOK_SLACK,      /* Slack incoming webhook: text with <url|label> links */
+	WEBHOOK_MATTERMOST, /* Mattermost incoming webhook: Markdown text */
+	WEBHOOK_DISCORD,    /* Discord webhook: content and an embed, no mentions */
+	WEBHOOK_MATRIX,     /* Matrix client-server API: PUT m.room.message */
+};
+
+#define CONFIG_MAX_EVENTS 16
+
 struct config_webhook {
+	char *name; /* its name in the delivery records; default "webhook-N" */
 	char *url;
 	char *operator_name; /* NULL: a shared channel; else skipped for this requester */
 	int timeout_ms;
+	enum webhook_format format;
+	char *secret;                    /* HMAC-SHA256 key read from secret_file; NULL: unsigned */
+	size_t secret_len;               /* bytes of secret */
+	char *token;                     /* matrix: the access token read from token_file */
+	bool escalation;                 /* receives only escalations */
+	char *events[CONFIG_MAX_EVENTS]; /* NULL-terminated; none: every event */
+	int nevents;
 };
 
 /* Linux file-level restore of files over 1.5 GiB is not supported well. */
@@ -82,6 +102,17 @@ struct config {
 	bool audit_syslog;       /* also send each anchor to syslog */
 	struct config_webhook webhooks[CONFIG_MAX_WEBHOOKS];
 	int nwebhooks;
+	/* notifications: how webhooks are delivered */
+	char *notify_base_url;       /* links: <base_url>/requests/<id>; NULL: no link */
+	int notify_remind_after_s;   /* 0: no reminders */
+	int notify_escalate_after_s; /* 0: no escalations */
+	int notify_max_attempts;     /* per delivery */
+	int notify_backoff_ms;       /* first retry delay; doubled each attempt */
+	int notify_backoff_max_ms;   /* ceiling of the retry delay */
+	int notify_poll_ms;          /* how often the outbox is read */
+	/* metrics: the Prometheus endpoint; port 0 = off */
+	char *metrics_address;
+	int metrics_port;
 	/* TEST ONLY -- testing.classify_all_read_only: the classifier answers
 	 * read_only for every command, so every command runs unreviewed in the
 	 * read-only jail (how the tests prove the jail holds).  Off by default;
@@ -91,6 +122,14 @@ struct config {
 	 * be turned on there by a stray line in a config. */
 	bool test_classify_all_read_only;
 };
+
+/* "json", "ntfy", ... for a format, and back; -1 for an unknown name. */
+const char *webhook_format_name(enum webhook_format f);
+int webhook_format_parse(const char *s);
+
+/* A deep copy of src into dst, and its release (secrets wiped). */
+void config_webhook_copy(struct config_webhook *dst, const struct config_webhook *src);
+void config_webhook_clear(struct config_webhook *h);
 
 /* Reads and validates path; NULL with "path:line:col: reason" in err.
  * Free with config_free(). */

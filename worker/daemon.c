@@ -10,6 +10,7 @@
 #include "worker/anchorer.h"
 #include "worker/durability.h"
 #include "worker/flrwatch.h"
+#include "worker/metrics.h"
 #include "worker/pipeline.h"
 #include "worker/probe.h"
 #include "worker/sdnotify.h"
@@ -44,6 +45,7 @@ struct daemon {
 	struct guard *guard;
 	struct targets *targets;
 	struct notifier *notifier;
+	struct metrics *metrics; /* NULL: no metrics section configured */
 	struct slots *node_slots;
 	struct prober *prober;     /* NULL: no scheduler_database configured */
 	struct flrwatch *flrwatch; /* NULL: no scheduler_database or no zerto section */
@@ -188,8 +190,14 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 		if (d->anchorer == NULL)
 			goto fail;
 	}
-	d->policies = policyset_new();
 	d->notifier = notifier_new(cfg);
+	if (cfg->metrics_port > 0) {
+		d->metrics =
+		    metrics_new(cfg, targets_transport(d->targets), d->notifier, err, errlen);
+		if (d->metrics == NULL)
+			goto fail;
+	}
+	d->policies = policyset_new();
 	d->node_slots = slots_new(cfg->per_node);
 	d->durability = durability_new(cfg);
 	pthread_mutex_init(&d->mu, NULL);
@@ -201,6 +209,7 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 	    .guard = d->guard,
 	    .targets = d->targets,
 	    .notifier = d->notifier,
+	    .metrics = d->metrics,
 	    .node_slots = d->node_slots,
 	    .durability = d->durability,
 	    .stopping = &d->stopping,
@@ -208,6 +217,7 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 	};
 	return d;
 fail:
+	notifier_free(d->notifier, 0);
 	guard_free(d->guard);
 	targets_free(d->targets);
 	anchorer_free(d->anchorer);
@@ -495,6 +505,7 @@ void daemon_free(struct daemon *d)
 		return;
 	free(d->threads);
 	store_close(d->listen);
+	metrics_free(d->metrics); /* borrows the notifier and the transport */
 	notifier_free(d->notifier, 2000);
 	slots_free(d->node_slots);
 	targets_free(d->targets);

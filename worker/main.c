@@ -85,7 +85,9 @@ static void usage(FILE *f)
 	    "invalid); SIGTERM/SIGINT stop claiming and shut down cleanly.\n"
 	    "The database password comes from PGPASSFILE or PGPASSWORD, never the config.\n"
 	    "Under systemd (Type=notify) it reports READY=1, STOPPING=1 and the watchdog.\n"
-	    "At start it refuses a database schema older or newer than it understands.\n",
+	    "At start it refuses a database schema older or newer than it understands.\n"
+	    "Notifications go to the config's webhooks (signed, retried); a metrics:\n"
+	    "section serves Prometheus metrics on GET /metrics (loopback by default).\n",
 	    paths_daemon_config());
 }
 

@@ -2,12 +2,14 @@
 #include "worker/pipeline.h"
 
 #include "classifier/classifier.h"
+#include "lib/deadline.h"
 #include "lib/execstate.h"
 #include "lib/log.h"
 #include "lib/sqlstate.h"
 #include "lib/visible.h"
 #include "lib/xalloc.h"
 #include "worker/guardonly.h"
+#include "worker/preview.h"
 #include "worker/recover.h"
 
 #include <cjson/cJSON.h>
@@ -92,40 +94,6 @@ static void log_db_error(const struct queue_item *it, const char *what, struct s
 	log_msg(LOG_ERROR, "exec=%lld evt=exec.%s sqlstate=%s error=%s", (long long)it->id, what,
 	        store_sqlstate(db)[0] ? store_sqlstate(db) : "-",
 	        log_quote(store_errmsg(db), q, sizeof(q)));
-}
-
-static void notify_pending(const struct pipeline_env *env, const struct queue_item *it,
-                           const struct classification *c, const char *rewind_status, bool voided,
-                           const char *why)
-{
-	cJSON *m = cJSON_CreateObject();
-	struct visible_info vi;
-	char text[2048], more[64] = "";
-
-	cJSON_AddStringToObject(m, "event", voided ? "approval_void" : "pending_approval");
-	cJSON_AddNumberToObject(m, "execution_id", (double)it->id);
-	cJSON_AddStringToObject(m, "target", it->target);
-	cJSON_AddStringToObject(m, "command", it->command);
-	cJSON_AddStringToObject(m, "class", risk_class_name(c->cls));
-	cJSON_AddStringToObject(m, "reasons", c->reasons_text ? c->reasons_text : "");
-	cJSON_AddStringToObject(m, "requested_by", it->requested_by);
-	if (rewind_status)
-		cJSON_AddStringToObject(m, "rewind_status", rewind_status);
-	if (why)
-		cJSON_AddStringToObject(m, "why", why);
-	/* The human line shows at most 300 bytes of the command, and says so. */
-	char *cmd = visible_text(it->command, strlen(it->command), 0, 300, &vi);
-	if (vi.cut)
-		snprintf(more, sizeof(more), " [%zu more bytes]", vi.cut);
-	snprintf(text, sizeof(text),
-	         "airlock: %s wants to run on %s (%s): %s%s -- review with "
-	         "`airlock show %lld`, then `airlock approve %lld` or `airlock reject %lld "
-	         "--reason ...`",
-	         it->requested_by, it->target, risk_class_name(c->cls), cmd, more,
-	         (long long)it->id, (long long)it->id, (long long)it->id);
-	free(cmd);
-	cJSON_AddStringToObject(m, "text", text);
-	notifier_post(env->notifier, it->requested_by, m);
 }
 
 static bool target_lock(struct store *db, const char *target)
@@ -287,7 +255,7 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
 		store_reset(db);
 	}
 	store_clear(res);
-	notify_pending(env, it, c, NULL, false, r->error);
+	(void)c; /* the operators are told by the database's outbox */
 }
 
 /* queued/approved, re-validated: live check, guard, run, record. */
@@ -339,8 +307,12 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		}
 		goto out;
 	}
-	if (guard_before(env->guard, db, env->worker_id, it, cls, &rewind_json, &guard_json, reason,
-	                 sizeof(reason)) < 0) {
+	int64_t guard_t0 = deadline_now_ms();
+	int guarded = guard_before(env->guard, db, env->worker_id, it, cls, &rewind_json,
+	                           &guard_json, reason, sizeof(reason));
+	if (mutating)
+		metrics_guard(env->metrics, deadline_now_ms() - guard_t0, guarded < 0);
+	if (guarded < 0) {
 		refuse(db, env->worker_id, it, reason, guard_json);
 		goto out;
 	}
@@ -437,7 +409,7 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		log_msg(LOG_INFO, "exec=%lld evt=exec.classified class=%s state=%s policy=%lld",
 		        (long long)it->id, risk_class_name(c.cls), now, c.snap.version);
 		if (state == EXEC_PENDING_APPROVAL) {
-			notify_pending(env, it, &c, rewind, false, NULL);
+			preview_run(env, db, it, v, c.snap.classifier); /* for the approver */
 			goto out;
 		}
 		it->rewind_possible = possible;
@@ -453,7 +425,6 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		if (state == EXEC_PENDING_APPROVAL) {
 			log_msg(LOG_INFO, "exec=%lld evt=exec.approval_void class=%s policy=%lld",
 			        (long long)it->id, risk_class_name(c.cls), c.snap.version);
-			notify_pending(env, it, &c, NULL, true, NULL);
 			goto out;
 		}
 		if (state != EXEC_QUEUED && state != EXEC_APPROVED) {

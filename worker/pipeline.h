@@ -9,6 +9,7 @@
 #include "worker/config.h"
 #include "worker/durability.h"
 #include "worker/guard.h"
+#include "worker/metrics.h"
 #include "worker/notify.h"
 #include "worker/policyset.h"
 #include "worker/slots.h"
@@ -24,6 +25,7 @@ struct pipeline_env {
 	struct guard *guard;
 	struct targets *targets;
 	struct notifier *notifier;
+	struct metrics *metrics; /* guard timings; may be NULL */
 	struct slots *node_slots;
 	struct durability *durability; /* may mutations be sent? */
 	atomic_bool *stopping;         /* shutting down: give rows back rather than start them */

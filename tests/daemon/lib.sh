@@ -59,7 +59,10 @@ EOC
 # Returns once it has logged evt=daemon.started (its signal handlers are set).
 start_daemon() {
 	local before i=0
-	before=$(grep -c ' evt=daemon.started worker=' "$WORK/$1.log" 2>/dev/null)
+	# The log exists before the daemon does: a grep of a missing file counts
+	# nothing (not 0), which would end the wait below before it began.
+	: >>"$WORK/$1.log"
+	before=$(grep -c ' evt=daemon.started worker=' "$WORK/$1.log")
 	$D -c "$WORK/$1.yaml" --grace "${GRACE:-10}" >>"$WORK/$1.log" 2>&1 &
 	DPID=$!
 	DAEMON_PIDS+=("$DPID")

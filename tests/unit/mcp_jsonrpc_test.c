@@ -209,6 +209,10 @@ static void test_framing(void **state)
 	big[1000] = '\n';
 	read_all(big, 1001, 1000, out, sizeof(out));
 	assert_int_equal(strlen(out), 1002);
+	/* A line a little over the cap that arrives in one read is still too
+	 * long (the reader holds up to the cap plus one chunk). */
+	read_all("0123456789ab\nok\n", 16, 10, out, sizeof(out));
+	assert_string_equal(out, "<too long>[ok]");
 	/* An over-long last line without a newline still ends as one error. */
 	read_all(big, 1000, 10, out, sizeof(out));
 	assert_string_equal(out, "<too long>");

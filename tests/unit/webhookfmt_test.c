@@ -1,0 +1,229 @@
+/* webhookfmt_test.c -- each receiver's shape, the signature, and hostile
+ * text from an agent that must not turn into markup, mentions or controls. */
+#include "worker/webhookfmt.h"
+
+#include <cjson/cJSON.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static struct config_webhook hook(enum webhook_format f, const char *url)
+{
+	struct config_webhook h = {
+	    .name = "h", .url = (char *)url, .format = f, .timeout_ms = 1000};
+	return h;
+}
+
+static struct wh_event event(const char *ev, const char *cmd)
+{
+	struct wh_event e = {.event = ev,
+	                     .execution_id = 42,
+	                     .target = "proxmox-host:hubris",
+	                     .command = cmd,
+	                     .cls = "config_mutation",
+	                     .reasons = "r1: apt-get install (config_mutation)",
+	                     .requested_by = "hermes",
+	                     .state = "pending_approval",
+	                     .at = "2026-12-01 10:00:00+00"};
+	return e;
+}
+
+static const char *header(const struct wh_request *r, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (int i = 0; i < r->nheaders; i++)
+		if (strncmp(r->headers[i], name, n) == 0 && r->headers[i][n] == ':')
+			return r->headers[i] + n + 2;
+	return NULL;
+}
+
+static void test_signature_vector(void **state)
+{
+	(void)state;
+	/* Computed independently (Python's hmac module). */
+	char *s = webhookfmt_signature("k3y", 3, "1700000000", "{\"a\":1}");
+	assert_string_equal(
+	    s, "sha256=fd5a70e965043f7df6309c2c3b5ff5a8ffa99b1f5175e9a311459e73c4634d4a");
+	free(s);
+}
+
+static void test_link(void **state)
+{
+	(void)state;
+	char *l = webhookfmt_link("https://c.example/airlock/", 7);
+	assert_string_equal(l, "https://c.example/airlock/requests/7");
+	free(l);
+	l = webhookfmt_link("https://c.example", 7);
+	assert_string_equal(l, "https://c.example/requests/7");
+	free(l);
+	assert_null(webhookfmt_link(NULL, 7));
+	assert_null(webhookfmt_link("https://c.example", 0));
+}
+
+static void test_signed_headers(void **state)
+{
+	(void)state;
+	struct config_webhook h = hook(WEBHOOK_JSON, "http://r.example/x");
+	struct wh_event e = event("pending_approval", "apt-get install nfs");
+	struct wh_request r;
+
+	h.secret = "s3cret";
+	h.secret_len = 6;
+	webhookfmt_build(&h, "https://c.example", &e, "9", 1700000000, &r);
+	assert_string_equal(header(&r, "X-Airlock-Timestamp"), "1700000000");
+	char *want = webhookfmt_signature("s3cret", 6, "1700000000", r.body);
+	assert_string_equal(header(&r, "X-Airlock-Signature"), want);
+	free(want);
+	assert_string_equal(header(&r, "X-Airlock-Event"), "pending_approval");
+	assert_string_equal(r.method, "POST");
+	cJSON *b = cJSON_Parse(r.body);
+	assert_non_null(b);
+	assert_string_equal(cJSON_GetObjectItem(b, "url")->valuestring,
+	                    "https://c.example/requests/42");
+	assert_string_equal(cJSON_GetObjectItem(b, "command")->valuestring, "apt-get install nfs");
+	cJSON_Delete(b);
+	wh_request_clear(&r);
+	h.secret = NULL;
+	webhookfmt_build(&h, NULL, &e, "9", 1700000000, &r);
+	assert_null(header(&r, "X-Airlock-Signature"));
+	wh_request_clear(&r);
+}
+
+static void test_ntfy_and_matrix_addresses(void **state)
+{
+	(void)state;
+	struct config_webhook h = hook(WEBHOOK_NTFY, "https://ntfy.example/sub/alerts?x=1");
+	struct wh_event e = event("approved", "ls");
+	struct wh_request r;
+
+	h.token = "tk_1";
+	webhookfmt_build(&h, "https://c.example", &e, "5", 1, &r);
+	assert_string_equal(r.url, "https://ntfy.example/sub/?x=1");
+	assert_string_equal(header(&r, "Authorization"), "Bearer tk_1");
+	cJSON *b = cJSON_Parse(r.body);
+	assert_string_equal(cJSON_GetObjectItem(b, "topic")->valuestring, "alerts");
+	assert_string_equal(cJSON_GetObjectItem(b, "click")->valuestring,
+	                    "https://c.example/requests/42");
+	cJSON_Delete(b);
+	wh_request_clear(&r);
+
+	h = hook(WEBHOOK_MATRIX,
+	         "https://m.example/_matrix/client/v3/rooms/!r:m/send/m.room.message");
+	h.token = "syt_tok";
+	webhookfmt_build(&h, NULL, &e, "77", 1, &r);
+	assert_string_equal(r.method, "PUT");
+	assert_string_equal(
+	    r.url, "https://m.example/_matrix/client/v3/rooms/!r:m/send/m.room.message/airlock-77");
+	assert_string_equal(header(&r, "Authorization"), "Bearer syt_tok");
+	wh_request_clear(&r);
+}
+
+/* Random hostile commands (valid UTF-8, as the database keeps them): markup
+ * characters, mentions, controls and bidi, in every format and event: the body is valid JSON, and
+ * the human text carries no live markup for its receiver. */
+static void test_hostile_generated(void **state)
+{
+	static const char *const pieces[] = {"@room",
+	                                     "@channel",
+	                                     "@here",
+	                                     "@everyone",
+	                                     "<!channel>",
+	                                     "<!here>",
+	                                     "[x](http://e/)",
+	                                     "`",
+	                                     "**",
+	                                     "_",
+	                                     "\x1b]0;t\x07",
+	                                     "\r",
+	                                     "\n",
+	                                     "\xe2\x80\xae",
+	                                     "\x01",
+	                                     "\\",
+	                                     "\"",
+	                                     "<",
+	                                     ">",
+	                                     "&",
+	                                     "|",
+	                                     "#",
+	                                     "apt-get",
+	                                     " ",
+	                                     "\xc3\xa9",
+	                                     "]",
+	                                     "(",
+	                                     ")"};
+	static const char *const events[] = {"pending_approval", "approved",   "rejected",
+	                                     "reminder",         "escalation", "failed"};
+	(void)state;
+	srand(1234);
+	for (int round = 0; round < 300; round++) {
+		char cmd[600] = "";
+		int n = 1 + rand() % 20;
+		for (int i = 0; i < n; i++)
+			strcat(cmd, pieces[rand() % (sizeof(pieces) / sizeof(pieces[0]))]);
+		for (int f = WEBHOOK_JSON; f <= WEBHOOK_MATRIX; f++) {
+			struct config_webhook h = hook(
+			    (enum webhook_format)f,
+			    "https://x.example/_matrix/client/v3/rooms/!r:x/send/m.room.message");
+			struct wh_event e = event(events[round % 6], cmd);
+			struct wh_request r;
+			h.token = "t";
+			webhookfmt_build(&h, "https://c.example", &e, "1", 1, &r);
+			cJSON *b = cJSON_Parse(r.body);
+			assert_non_null(b);
+			const char *text = NULL;
+			if (f == WEBHOOK_JSON)
+				text = cJSON_GetObjectItem(b, "text")->valuestring;
+			else if (f == WEBHOOK_NTFY)
+				text = cJSON_GetObjectItem(b, "message")->valuestring;
+			else if (f == WEBHOOK_SLACK || f == WEBHOOK_MATTERMOST)
+				text = cJSON_GetObjectItem(b, "text")->valuestring;
+			else if (f == WEBHOOK_DISCORD)
+				text = cJSON_GetObjectItem(b, "content")->valuestring;
+			else
+				text = cJSON_GetObjectItem(b, "body")->valuestring;
+			for (const char *p = text; *p; p++)
+				if (*p != '\n')
+					assert_true((unsigned char)*p >= 0x20 && *p != 0x7f);
+			assert_null(strstr(text, "\xe2\x80\xae"));
+			if (f == WEBHOOK_SLACK) {
+				assert_null(strstr(text, "<!"));
+				const char *lt = strchr(text, '<');
+				/* the only '<' opens the link */
+				assert_non_null(lt);
+				assert_int_equal(strncmp(lt, "<https://c.example/requests/42|", 31),
+				                 0);
+				assert_null(strchr(lt + 1, '<'));
+			}
+			if (f == WEBHOOK_MATTERMOST || f == WEBHOOK_DISCORD || f == WEBHOOK_MATRIX)
+				assert_null(strchr(text, '@'));
+			if (f == WEBHOOK_DISCORD) {
+				assert_non_null(cJSON_GetObjectItem(b, "allowed_mentions"));
+				assert_null(strstr(text, "](")); /* no unescaped link */
+			}
+			if (f == WEBHOOK_JSON)
+				assert_string_equal(cJSON_GetObjectItem(b, "command")->valuestring,
+				                    cmd);
+			cJSON_Delete(b);
+			wh_request_clear(&r);
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_signature_vector),
+	    cmocka_unit_test(test_link),
+	    cmocka_unit_test(test_signed_headers),
+	    cmocka_unit_test(test_ntfy_and_matrix_addresses),
+	    cmocka_unit_test(test_hostile_generated),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
