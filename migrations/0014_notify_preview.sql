@@ -179,7 +179,7 @@ DECLARE
 	k integer;
 BEGIN
 	-- One daemon at a time, so two do not both remind.
-	IF NOT pg_try_advisory_xact_lock(74287732) THEN
+	IF NOT pg_try_advisory_xact_lock(74287736, 0) THEN
 		RETURN 0;
 	END IF;
 	WITH waiting AS (

@@ -4,6 +4,7 @@
 #include "lib/readfile.h"
 #include "lib/sha256.h"
 #include "lib/xalloc.h"
+#include "store/lockkeys.h"
 
 #include <dirent.h>
 #include <regex.h>
@@ -11,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Serialises concurrent `airlock migrate` runs on one database. */
-#define MIGRATE_LOCK_KEY    "7428773000"
 #define MIGRATION_MAX_BYTES (4u << 20)
 
 static int name_cmp(const void *a, const void *b)
@@ -202,13 +201,13 @@ int store_migrate(struct store *s, const char *dir, int *applied,
 		free_names(names, n);
 		return -1;
 	}
-	if (exec_simple(s, "SELECT pg_advisory_lock(" MIGRATE_LOCK_KEY ")") < 0) {
+	if (exec_simple(s, "SELECT pg_advisory_lock(" LOCK_KIND_MIGRATE ", 0)") < 0) {
 		free_names(names, n);
 		return -1;
 	}
 	rc = apply_all(s, dir, names, n, applied, progress, arg);
 	/* Unlock without losing apply_all's error. */
-	store_exec_quiet(s, "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")");
+	store_exec_quiet(s, "SELECT pg_advisory_unlock(" LOCK_KIND_MIGRATE ", 0)");
 	free_names(names, n);
 	return rc;
 }

@@ -1,4 +1,5 @@
-/* queue.c -- the worker's calls into migrations/0002_worker.sql. */
+/* queue.c -- the worker's calls into migrations/0002_worker.sql and their
+ * successors (0009, 0012). */
 #include "store/queue.h"
 
 #include "lib/xalloc.h"
@@ -17,18 +18,20 @@ static int int_or(const struct store_res *res, int col, int dflt)
 	return store_isnull(res, 0, col) ? dflt : atoi(store_get(res, 0, col));
 }
 
-int queue_claim(struct store *s, const char *worker, struct queue_item *it)
+int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_item *it)
 {
 	struct store_res *res;
+	char hints[24];
 
 	memset(it, 0, sizeof(*it));
+	snprintf(hints, sizeof(hints), "%lld", (long long)hint);
 	res = store_exec(
 	    s,
 	    "SELECT id, state, target, target_type, command, declared_risk, change_id, "
 	    " action, requested_by, class, policy_version, rewind_possible, attempts, vmid, "
-	    " node, address, port, ssh_user, host_key_fingerprint, zerto_vm_identifier "
-	    "FROM airlock.worker_claim($1)",
-	    1, (const char *const[]){worker});
+	    " node, address, port, ssh_user, host_key_fingerprint, zerto_vm_identifier, kind "
+	    "FROM airlock.worker_claim($1, $2)",
+	    2, (const char *const[]){worker, hint > 0 ? hints : NULL});
 	if (res == NULL)
 		return -1;
 	if (store_nrows(res) == 0) {
@@ -56,6 +59,7 @@ int queue_claim(struct store *s, const char *worker, struct queue_item *it)
 	it->ssh_user = dup_or_null(res, 17);
 	it->host_key_fingerprint = dup_or_null(res, 18);
 	it->zerto_vm_identifier = dup_or_null(res, 19);
+	snprintf(it->kind, sizeof(it->kind), "%s", store_get(res, 0, 20));
 	store_clear(res);
 	return 1;
 }
@@ -160,13 +164,14 @@ int queue_note(struct store *s, int64_t id, const char *worker, const char *deta
 }
 
 int queue_start(struct store *s, int64_t id, const char *worker, const char *rewind_points_json,
-                const char *guard_json)
+                const char *guard_json, const char *confinement)
 {
 	char ids[24];
 
 	snprintf(ids, sizeof(ids), "%lld", (long long)id);
-	return call(s, "SELECT airlock.worker_start($1, $2, $3::jsonb, $4::jsonb)", 4,
-	            (const char *const[]){ids, worker, rewind_points_json, guard_json}, NULL, 0);
+	return call(s, "SELECT airlock.worker_start($1, $2, $3::jsonb, $4::jsonb, $5)", 5,
+	            (const char *const[]){ids, worker, rewind_points_json, guard_json, confinement},
+	            NULL, 0);
 }
 
 int queue_finish(struct store *s, int64_t id, const char *worker, const struct queue_result *r,
@@ -260,4 +265,22 @@ int queue_rehold(struct store *s, int64_t id)
 	         sizeof(out)) < 0)
 		return -1;
 	return out[0] == 't' ? 1 : 0;
+}
+
+int queue_channel(struct store *s, const char *worker, char *channel, size_t len)
+{
+	char ch[64];
+
+	if (call(s, "SELECT airlock.worker_channel($1)", 1, (const char *const[]){worker}, ch,
+	         sizeof(ch)) < 0)
+		return -1;
+	/* The store quotes it for LISTEN; checked here so that a surprise from
+	 * the server is refused rather than listened on. */
+	if (strncmp(ch, "airlock_w_", 10) != 0 || strlen(ch) != 42 ||
+	    strspn(ch + 10, "0123456789abcdef") != 32) {
+		store_set_error(s, "worker_channel returned an unexpected channel name");
+		return -1;
+	}
+	snprintf(channel, len, "%s", ch);
+	return 0;
 }

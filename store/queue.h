@@ -26,6 +26,7 @@ struct queue_item {
 	char *node; /* the proxmox-host slug that runs it */
 	char *address, *ssh_user, *host_key_fingerprint, *zerto_vm_identifier;
 	int port;
+	char kind[16]; /* run, guard (a checkpoint only), recover, ... */
 };
 
 struct queue_result {
@@ -40,8 +41,13 @@ struct queue_result {
 };
 
 /* 1 with *it filled (free with queue_item_clear), 0 when there is no work,
- * -1 on error (reason on s). */
-int queue_claim(struct store *s, const char *worker, struct queue_item *it);
+ * -1 on error (reason on s).  hint (0: none) is the row a wake-up named:
+ * claimed when it can be, else the oldest claimable row is, in one call. */
+int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_item *it);
+/* Registers a new secret wake-up channel for this session (the caller then
+ * LISTENs on it): wake-ups on it carry a row id.  channel gets the name
+ * (42 bytes and the NUL); -1 with the reason on s. */
+int queue_channel(struct store *s, const char *worker, char *channel, size_t len);
 void queue_item_clear(struct queue_item *it);
 
 int queue_release(struct store *s, int64_t id, const char *worker, int delay_ms,
@@ -58,8 +64,10 @@ int queue_revalidate(struct store *s, int64_t id, const char *worker, const char
 int queue_refuse(struct store *s, int64_t id, const char *worker, const char *reason,
                  const char *detail_json);
 int queue_note(struct store *s, int64_t id, const char *worker, const char *detail_json);
+/* Marks the row running, confined as `confinement` (none, user or root),
+ * in one statement: committed before the command is sent. */
 int queue_start(struct store *s, int64_t id, const char *worker, const char *rewind_points_json,
-                const char *guard_json);
+                const char *guard_json, const char *confinement);
 /* *recorded is false when the row was no longer this worker's (the result
  * is then kept as an event only). */
 int queue_finish(struct store *s, int64_t id, const char *worker, const struct queue_result *r,

@@ -30,6 +30,8 @@
  * must survive a crash of the database).  The store bounds every statement
  * (STORE_STATEMENT_TIMEOUT). */
 #define DAEMON_SESSION_OPTIONS "-c synchronous_commit=on"
+/* Row ids a daemon keeps from wake-ups until a worker is free. */
+#define DAEMON_HINTS_MAX 4096
 
 struct wthread {
 	struct daemon *d;
@@ -56,7 +58,14 @@ struct daemon {
 	pthread_mutex_t mu;
 	pthread_cond_t wake;
 	unsigned long wake_gen;
-	atomic_bool stopping; /* read by every worker thread */
+	/* Row ids named by wake-ups on this daemon's own channel, oldest first,
+	 * waiting for a worker (under mu).  A full ring drops the newest: its
+	 * row is still claimed by the plain claim that every claim falls back to. */
+	int64_t hints[DAEMON_HINTS_MAX];
+	unsigned hint_head, hint_count;
+	char channel[64]; /* the secret wake-up channel; "" when none (listen thread only) */
+	atomic_bool named_wakeups; /* channel is set: read by the workers */
+	atomic_bool stopping;      /* read by every worker thread */
 	atomic_bool cancel;
 
 	struct wthread *threads;
@@ -75,6 +84,36 @@ static void wake_workers(struct daemon *d, int n)
 		for (int i = 0; i < n; i++)
 			pthread_cond_signal(&d->wake);
 	pthread_mutex_unlock(&d->mu);
+}
+
+/* Keeps the row ids of targeted wake-ups and wakes one idle worker per id. */
+static void wake_for_rows(struct daemon *d, const int64_t *ids, int n)
+{
+	pthread_mutex_lock(&d->mu);
+	for (int i = 0; i < n && d->hint_count < DAEMON_HINTS_MAX; i++) {
+		d->hints[(d->hint_head + d->hint_count) % DAEMON_HINTS_MAX] = ids[i];
+		d->hint_count++;
+	}
+	d->wake_gen++;
+	if (n >= d->nthreads)
+		pthread_cond_broadcast(&d->wake);
+	else
+		for (int i = 0; i < n; i++)
+			pthread_cond_signal(&d->wake);
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* The oldest row id a wake-up named, 0 when none waits.  Under d->mu. */
+static int64_t take_hint(struct daemon *d)
+{
+	int64_t id;
+
+	if (d->hint_count == 0)
+		return 0;
+	id = d->hints[d->hint_head];
+	d->hint_head = (d->hint_head + 1) % DAEMON_HINTS_MAX;
+	d->hint_count--;
+	return id;
 }
 
 /* Waits for a wake-up or the backstop poll interval. */
@@ -135,10 +174,11 @@ static void *worker_main(void *arg)
 		}
 		pthread_mutex_lock(&d->mu);
 		unsigned long seen = d->wake_gen;
+		int64_t hint = take_hint(d);
 		pthread_mutex_unlock(&d->mu);
 
 		struct queue_item it;
-		int got = queue_claim(db, who, &it);
+		int got = queue_claim(db, who, hint, &it);
 		if (got < 0) {
 			/* A read-only database (a standby, or a demoted primary) stops
 			 * claims until a new session finds a primary. */
@@ -163,8 +203,12 @@ static void *worker_main(void *arg)
 			idle_wait(d, seen);
 			continue;
 		}
-		log_msg(LOG_DEBUG, "exec=%lld evt=exec.claimed state=%s worker=%s attempt=%d",
-		        (long long)it.id, it.state, who, it.attempts);
+		log_msg(LOG_DEBUG,
+		        "exec=%lld evt=exec.claimed state=%s worker=%s attempt=%d hinted=%d",
+		        (long long)it.id, it.state, who, it.attempts, it.id == hint);
+		/* A wake-up that named no row may stand for many: pass it on. */
+		if (hint == 0 && atomic_load(&d->named_wakeups))
+			wake_workers(d, 1);
 		pipeline_process(&env, db, &v, &it);
 		queue_item_clear(&it);
 	}
@@ -230,7 +274,7 @@ static int listen_connect(struct daemon *d)
 {
 	char lq[512];
 	static const char *const channels[] = {"LISTEN airlock_work", "LISTEN airlock_policy"};
-	char err[1024];
+	char err[1024], channel[64];
 
 	store_close(d->listen);
 	d->listen = store_open_with(d->cfg->database, "airlockd-listen", DAEMON_SESSION_OPTIONS,
@@ -248,6 +292,18 @@ static int listen_connect(struct daemon *d)
 			return -1;
 		}
 		store_clear(res);
+	}
+	/* The daemon's own channel: wake-ups on it name the row.  Without one
+	 * (the registration failed) airlock_work still wakes the workers. */
+	d->channel[0] = '\0';
+	atomic_store(&d->named_wakeups, false);
+	if (queue_channel(d->listen, d->cfg->worker_id, channel, sizeof(channel)) < 0 ||
+	    store_listen(d->listen, channel) < 0)
+		log_msg(LOG_WARN, "evt=db.channel_failed note=\"wake-ups name no row\" error=%s",
+		        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
+	else {
+		snprintf(d->channel, sizeof(d->channel), "%s", channel);
+		atomic_store(&d->named_wakeups, true);
 	}
 	return 0;
 }
@@ -341,27 +397,47 @@ static void reload_config(struct daemon *d)
 	config_free(n);
 }
 
-/* Drains notifications: wakes the workers when there is work, reloads a
- * changed policy.  airlock_work carries no payload (any login may LISTEN on
- * it, so it must not show row ids), and PostgreSQL folds identical
- * notifications of one transaction into one: a single notification may stand
- * for many rows, so every idle worker is woken and claims until the queue is
- * empty. */
+/* Drains notifications: wakes workers when there is work, reloads a changed
+ * policy.  A wake-up on the daemon's own channel names one row (the secret
+ * channel name keeps the id from other logins); one worker is woken per row
+ * and claims that row first.  airlock_work carries no payload (any login may
+ * LISTEN on it) and PostgreSQL folds identical notifications of one
+ * transaction into one, so it may stand for many rows: without a channel of
+ * our own every idle worker is woken; with one, it is the fallback for rows
+ * whose wake-up went to another daemon (or was lost), and wakes one worker,
+ * who wakes the next when it finds work. */
 static void handle_notifies(struct daemon *d)
 {
-	char channel[64];
+	char channel[64], payload[32];
+	int64_t ids[64];
+	int n = 0, named = 0;
 	bool policy = false, work = false;
 
-	while (store_notification(d->listen, channel, sizeof(channel), NULL, 0) == 1) {
-		if (strcmp(channel, "airlock_policy") == 0)
+	while (store_notification(d->listen, channel, sizeof(channel), payload, sizeof(payload)) ==
+	       1) {
+		if (strcmp(channel, "airlock_policy") == 0) {
 			policy = true;
-		else
+		} else if (d->channel[0] && strcmp(channel, d->channel) == 0) {
+			char *end;
+			long long id = strtoll(payload, &end, 10);
+			if (id <= 0 || *end != '\0')
+				continue;
+			named++;
+			ids[n++] = id;
+			if (n == (int)(sizeof(ids) / sizeof(ids[0]))) {
+				wake_for_rows(d, ids, n);
+				n = 0;
+			}
+		} else {
 			work = true;
+		}
 	}
 	if (policy)
 		reload_policy(d);
-	if (work)
-		wake_workers(d, d->nthreads);
+	if (n > 0)
+		wake_for_rows(d, ids, n);
+	if (work && named == 0)
+		wake_workers(d, d->channel[0] ? 1 : d->nthreads);
 }
 
 static void stop_threads(struct daemon *d, int grace_s)

@@ -4,6 +4,7 @@
 #include "lib/deadline.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
+#include "store/lockkeys.h"
 #include "zerto/client.h"
 #include "zerto/guard.h"
 
@@ -13,9 +14,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-/* Advisory-lock class for VPG inserts, shared by every worker. */
-#define VPG_LOCK_CLASS "74287732"
 
 struct guard {
 	struct zerto_client *zerto; /* NULL: no checkpoint provider configured */
@@ -35,7 +33,7 @@ static int lock_vpg(void *ctx, const char *vpg_id, long timeout_ms)
 
 	for (;;) {
 		struct store_res *res = store_exec(
-		    h->db, "SELECT pg_try_advisory_lock(" VPG_LOCK_CLASS ", hashtext($1))", 1,
+		    h->db, "SELECT pg_try_advisory_lock(" LOCK_KIND_VPG ", hashtext($1))", 1,
 		    (const char *const[]){vpg_id});
 		if (res == NULL)
 			return -1;
@@ -53,7 +51,7 @@ static void unlock_vpg(void *ctx, const char *vpg_id)
 {
 	struct hook_ctx *h = ctx;
 
-	store_clear(store_exec(h->db, "SELECT pg_advisory_unlock(" VPG_LOCK_CLASS ", hashtext($1))",
+	store_clear(store_exec(h->db, "SELECT pg_advisory_unlock(" LOCK_KIND_VPG ", hashtext($1))",
 	                       1, (const char *const[]){vpg_id}));
 }
 

@@ -9,20 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool guardonly_is(struct store *db, const struct queue_item *it)
-{
-	char id[24];
-	struct store_res *res;
-	bool guard;
-
-	snprintf(id, sizeof(id), "%lld", (long long)it->id);
-	res = store_exec(db, "SELECT kind = 'guard' FROM airlock.executions WHERE id = $1", 1,
-	                 (const char *const[]){id});
-	guard = res != NULL && store_nrows(res) == 1 && store_get(res, 0, 0)[0] == 't';
-	store_clear(res);
-	return guard;
-}
-
 static void refuse(const struct pipeline_env *env, struct store *db, const struct queue_item *it,
                    const char *reason, const char *detail)
 {

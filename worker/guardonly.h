@@ -10,11 +10,8 @@
 
 #include <stdbool.h>
 
-/* True when the claimed row is a guard request (false also when the kind
- * cannot be read: the run path then handles it and refuses what it cannot
- * carry). */
-bool guardonly_is(struct store *db, const struct queue_item *it);
-
+/* A claimed row is a guard request when its kind (read by the claim) is
+ * "guard". */
 /* received|queued -> queued -> (guard) -> running -> succeeded with the
  * rewind points, or refused with the guard's words; a lost database is a
  * release, retried later.  claimed is the state the row was claimed in. */

@@ -8,6 +8,7 @@
 #include "lib/sqlstate.h"
 #include "lib/visible.h"
 #include "lib/xalloc.h"
+#include "store/lockkeys.h"
 #include "worker/guardonly.h"
 #include "worker/preview.h"
 #include "worker/recover.h"
@@ -19,8 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Advisory-lock class for "one mutating execution per target". */
-#define TARGET_LOCK_CLASS "74287731"
 /* How long a row waits when its target is busy with another mutation. */
 #define TARGET_BUSY_RETRY_MS 500
 
@@ -99,7 +98,7 @@ static void log_db_error(const struct queue_item *it, const char *what, struct s
 static bool target_lock(struct store *db, const char *target)
 {
 	struct store_res *res =
-	    store_exec(db, "SELECT pg_try_advisory_lock(" TARGET_LOCK_CLASS ", hashtext($1))", 1,
+	    store_exec(db, "SELECT pg_try_advisory_lock(" LOCK_KIND_TARGET ", hashtext($1))", 1,
 	               (const char *const[]){target});
 	bool got = res && store_get(res, 0, 0)[0] == 't';
 
@@ -109,7 +108,7 @@ static bool target_lock(struct store *db, const char *target)
 
 static void target_unlock(struct store *db, const char *target)
 {
-	store_clear(store_exec(db, "SELECT pg_advisory_unlock(" TARGET_LOCK_CLASS ", hashtext($1))",
+	store_clear(store_exec(db, "SELECT pg_advisory_unlock(" LOCK_KIND_TARGET ", hashtext($1))",
 	                       1, (const char *const[]){target}));
 }
 
@@ -217,19 +216,6 @@ static enum transport_jail jail_for(enum exec_state state, enum risk_class cls,
 	return v->needs_root ? TRANSPORT_JAIL_ROOT : TRANSPORT_JAIL_USER;
 }
 
-static int confine(struct store *db, const char *worker, const struct queue_item *it,
-                   enum transport_jail j)
-{
-	char id[24];
-	struct store_res *res;
-
-	snprintf(id, sizeof(id), "%lld", (long long)it->id);
-	res = store_exec(db, "SELECT airlock.worker_confine($1, $2, $3)", 3,
-	                 (const char *const[]){id, worker, jail_name(j)});
-	store_clear(res);
-	return res ? 0 : -1;
-}
-
 /* The jail could not be built: nothing ran; the row goes back to a human. */
 static void unconfinable(const struct pipeline_env *env, struct store *db,
                          const struct queue_item *it, const struct target_result *r,
@@ -320,8 +306,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		release(db, env->worker_id, it, 0, "airlockd is stopping; released before it ran");
 		goto out;
 	}
-	if (confine(db, env->worker_id, it, jail) < 0 ||
-	    queue_start(db, it->id, env->worker_id, rewind_json, guard_json) < 0) {
+	if (queue_start(db, it->id, env->worker_id, rewind_json, guard_json, jail_name(jail)) < 0) {
 		log_db_error(it, "start_failed", db);
 		if (sqlstate_is(store_sqlstate(db), SQLSTATE_ILLEGAL_TRANSITION)) {
 			pipeline_let_go_if_gone(db, it);
@@ -376,12 +361,12 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		release(db, env->worker_id, it, 5000, NULL);
 		return;
 	}
-	if (guardonly_is(db, it)) {
+	if (strcmp(it->kind, "guard") == 0) {
 		guardonly_process(env, db, it,
 		                  claimed); /* a checkpoint only: nothing to classify or run */
 		return;
 	}
-	if (recover_is(db, it)) {
+	if (strcmp(it->kind, "recover") == 0) {
 		recover_process(env, db,
 		                it); /* a file-level restore: planned, approved, carried out */
 		return;

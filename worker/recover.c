@@ -30,20 +30,6 @@
 #define MOUNT_BUDGET_S   600.0
 #define UNMOUNT_BUDGET_S 300.0
 
-bool recover_is(struct store *db, const struct queue_item *it)
-{
-	char id[24];
-	struct store_res *res;
-	bool yes;
-
-	snprintf(id, sizeof(id), "%lld", (long long)it->id);
-	res = store_exec(db, "SELECT kind = 'recover' FROM airlock.executions WHERE id = $1", 1,
-	                 (const char *const[]){id});
-	yes = res != NULL && store_nrows(res) == 1 && store_get(res, 0, 0)[0] == 't';
-	store_clear(res);
-	return yes;
-}
-
 /* ---------------------------------------------------------------- planning */
 
 static void paths_text(const cJSON *paths, struct buf *b)

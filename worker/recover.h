@@ -21,9 +21,6 @@
 
 #include <stdbool.h>
 
-/* True when the claimed row is a recovery request. */
-bool recover_is(struct store *db, const struct queue_item *it);
-
 /* Moves a claimed recovery as far as it goes now (see above). */
 void recover_process(const struct pipeline_env *env, struct store *db, struct queue_item *it);
 

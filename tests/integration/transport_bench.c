@@ -212,6 +212,42 @@ static void *par_worker(void *arg)
 	return NULL;
 }
 
+/* What one read-only execution needs from the rig, and nothing else: one
+ * channel running `echo` in the read-only jail's user tier on the host. */
+static void *ceiling_worker(void *arg)
+{
+	struct par *p = arg;
+	for (int i = 0; i < p->n; i++)
+		p->errors += jailed_once(TARGET_PROXMOX_HOST, 0, TRANSPORT_JAIL_USER) != 0;
+	return NULL;
+}
+
+/* The rig's ceiling for airlockd's read-only host executions: `threads`
+ * threads over the one pooled session, n commands each. */
+static int bench_ceiling(int n, int threads)
+{
+	struct par par[64];
+	pthread_t th[64];
+	int errors = 0;
+	double t0 = now_ms();
+
+	if (threads < 1 || threads > 64)
+		threads = 8;
+	for (int i = 0; i < threads; i++) {
+		par[i].n = n;
+		par[i].errors = 0;
+		pthread_create(&th[i], NULL, ceiling_worker, &par[i]);
+	}
+	for (int i = 0; i < threads; i++) {
+		pthread_join(th[i], NULL);
+		errors += par[i].errors;
+	}
+	printf("transport ceiling: %d jailed host commands, %d threads, one session: %.1f cmds/s "
+	       "(%d failed)\n",
+	       threads * n, threads, threads * n / ((now_ms() - t0) / 1000.0), errors);
+	return errors ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct transport_config cfg = {0};
@@ -235,7 +271,8 @@ int main(int argc, char **argv)
 	int errors = 0;
 
 	if (control == NULL) {
-		fprintf(stderr, "usage: transport_bench N CONTROL_PATH\n");
+		fprintf(stderr, "usage: transport_bench N CONTROL_PATH [vm|jail]\n"
+		                "       transport_bench N - ceiling THREADS\n");
 		return 2;
 	}
 	log_set_level(LOG_ERROR);
@@ -252,6 +289,11 @@ int main(int argc, char **argv)
 	node.user = env("AIRLOCK_RIG_SSH_USER");
 	pooled_once(TARGET_PROXMOX_HOST, 0); /* the session's one handshake */
 
+	if (argc > 4 && strcmp(argv[3], "ceiling") == 0) {
+		int rc = bench_ceiling(n, atoi(argv[4]));
+		transport_free(T);
+		return rc;
+	}
 	if (argc > 3 && strcmp(argv[3], "jail") == 0) {
 		int rc = bench_jail(n);
 		transport_free(T);

@@ -40,6 +40,40 @@ for p in "${pids[@]}"; do wait "$p" || ok=0; done
 check_eq "six concurrent migrates all succeed" 1 $ok
 check_eq "exactly one of them applied 0001" 1 "$(cat "$tmp"/conc.* | grep -c 'applied 0001_schema.sql')"
 
+# ---- advisory locks: one registry, no kind colliding with another
+check_out "every advisory lock uses an execution id or a registered kind" \
+	'^[0-9]+ advisory locks checked, [0-9]+ kinds registered$' tests/sql/lockkeys.py
+mkdir -p "$tmp/locks"
+cp -r migrations store worker "$tmp/locks/"
+printf "SELECT pg_advisory_lock(7428773000);\n" >>"$tmp/locks/migrations/0002_worker.sql"
+check_out "a one-key lock on anything but an execution id is refused" \
+	'0002_worker.sql:[0-9]+: one-key lock on .7428773000.' tests/sql/lockkeys.py "$tmp/locks"
+cp migrations/0002_worker.sql "$tmp/locks/migrations/"
+printf 'SELECT pg_try_advisory_lock(74287799, hashtext($1))\n' >>"$tmp/locks/worker/guard.c"
+check_out "a two-key lock of an unregistered kind is refused" \
+	"guard.c:[0-9]+: two-key lock of kind '74287799'" tests/sql/lockkeys.py "$tmp/locks"
+cp worker/guard.c "$tmp/locks/worker/"
+sed -i 's/^#define LOCK_KIND_MIGRATE "74287735"/#define LOCK_KIND_MIGRATE "74287730"/' "$tmp/locks/store/lockkeys.h"
+check_out "two kinds with one number are refused" 'two kinds share a number' tests/sql/lockkeys.py "$tmp/locks"
+# A session holding execution 7428773000's liveness lock (the one-key space)
+# does not stop a migrate; one holding the migrate kind does.
+holdlock() { psql -XAtq -c "SELECT pg_advisory_lock($1); SELECT pg_sleep(30)" >/dev/null 2>&1 & HOLDER=$!; }
+waitheld() { for _ in $(seq 100); do [ "$(psql -XAtc "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")" -gt 0 ] && return; sleep 0.1; done; }
+psql -XAtq -c "ALTER DATABASE $PGDATABASE SET lock_timeout = '2s'"
+holdlock 7428773000
+waitheld
+check_out "a migrate is not blocked by an execution's lock, whatever its id" 'up to date' \
+	$A migrate --dir "$tmp/newer"
+kill $HOLDER 2>/dev/null; wait $HOLDER 2>/dev/null
+psql -XAtq -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()" >/dev/null
+holdlock "74287735, 0"
+waitheld
+check_out "a migrate waits for the one holding the migrate lock" 'lock timeout' \
+	$A migrate --dir "$tmp/newer"
+kill $HOLDER 2>/dev/null; wait $HOLDER 2>/dev/null
+psql -XAtq -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()" >/dev/null
+psql -XAtq -c "ALTER DATABASE $PGDATABASE RESET lock_timeout"
+
 # ---- seed
 check_out "seed ingests policy, tools and inventory" 'policy: version 1 ingested' $A seed seeds
 check_out "a second seed changes nothing" 'policy: version 1 unchanged.*' $A seed seeds
@@ -171,6 +205,7 @@ pgtap() { # pgtap FILE DB
 }
 pgtap tests/sql/api.sql api
 pgtap tests/sql/gate.sql gate
+pgtap tests/sql/queue.sql queue
 
 # ---- run() refuses what the transport cannot carry: the same rule as the C side
 PKGS="libpq libcurl libcjson openssl libssh2 yaml-0.1"
@@ -234,6 +269,51 @@ for ch in airlock_state airlock_work airlock_pending; do
 done
 check_eq "no notification on those channels carries a payload (ids, states, names)" 0 \
 	"$(grep -E 'Asynchronous notification "airlock_(state|work|pending)" with payload' "$tmp/notify.out" | wc -l)"
+
+# A daemon's own wake-up channel carries the row id; agents can neither find
+# its name nor hear it.  A worker session registers and LISTENs (as airlockd's
+# listen connection does) while an agent LISTENs on every airlock channel,
+# looks for the name and enqueues.
+psql -qc "CREATE ROLE gate_worker LOGIN IN ROLE airlock_worker"
+cat >"$tmp/wlisten.sql" <<'SQL'
+SELECT airlock.worker_channel('bench-w') AS ch \gset
+SELECT :'ch' ~ '^airlock_w_[0-9a-f]{32}$' AS well_formed;
+LISTEN :"ch";
+\! touch "$WREADY"
+-- The waiting statement names the channel, as the daemon's last statement
+-- (its LISTEN) does.
+SELECT pg_sleep(0.1), :'ch' FROM generate_series(1, 100) WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = 'agent-done');
+SELECT 1;
+SQL
+WREADY="$tmp/wready" PGUSER=gate_worker psql -X -d notify -f "$tmp/wlisten.sql" >"$tmp/wlisten.out" 2>&1 &
+wl=$!
+for _ in $(seq 100); do [ -e "$tmp/wready" ] && break; sleep 0.1; done
+ch=$(psql -XAtq -d notify -c "SELECT channel FROM airlock.worker_channels WHERE worker = 'bench-w'")
+check_eq "a superuser sees the worker session's statement, channel name and all" 1 \
+	"$(psql -XAtq -d notify -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%$ch%' AND pid <> pg_backend_pid()")"
+PGUSER=gate_agent PGAPPNAME=agent psql -X -d notify >"$tmp/agent.out" 2>&1 <<SQL
+LISTEN airlock_state; LISTEN airlock_work; LISTEN airlock_pending; LISTEN airlock_policy;
+SELECT count(*) FROM airlock.worker_channels;
+SELECT 'seen:' || count(*) FROM pg_stat_activity WHERE query LIKE '%airlock\\_w\\_%' AND pid <> pg_backend_pid();
+SELECT 'pid:' || count(*) FROM pg_stat_activity WHERE usename = 'gate_worker';
+SELECT airlock.worker_channel('agent');
+SELECT id AS wid FROM airlock.run('proxmox-host:hubris', 'uptime') id \gset
+SELECT pg_sleep(0.3);
+SET application_name = 'agent-done';
+SELECT pg_sleep(0.5);
+SQL
+wait $wl
+wid=$(psql -XAtq -d notify -c "SELECT max(id) FROM airlock.executions WHERE command = 'uptime'")
+check_eq "a worker session registers a well-formed secret channel" "1" "$(grep -c '^ t$' "$tmp/wlisten.out")"
+check_out "the daemon's channel hears the new row's id" \
+	"Asynchronous notification \"$ch\" with payload \"$wid\" received" cat "$tmp/wlisten.out"
+check_out "an agent cannot read the channel names" 'permission denied for table worker_channels' cat "$tmp/agent.out"
+check_out "an agent cannot register a channel" 'permission denied for function worker_channel' cat "$tmp/agent.out"
+check_out "the worker's session is there for the agent to see" 'pid:1' cat "$tmp/agent.out"
+check_out "but not its LISTEN: pg_stat_activity hides other logins' statements" 'seen:0' cat "$tmp/agent.out"
+check_eq "the agent, LISTENing on every airlock channel, heard no payload and not the daemon's channel" 0 \
+	"$(grep -cE 'with payload|airlock_w_' "$tmp/agent.out")"
+check_eq "the channel was not even named to the agent" 0 "$(grep -c "$ch" "$tmp/agent.out")"
 
 # ---- the flood limit holds under concurrent sessions (4 x 25 calls, 60 allowed)
 psql -qc "CREATE ROLE gate_flood LOGIN IN ROLE airlock_agent"
