@@ -5,6 +5,7 @@
 #include "classifier/classes.h"
 #include "lib/xalloc.h"
 #include "transport/transport.h"
+#include "worker/discover.h"
 #include "worker/guard.h"
 #include "lib/buf.h"
 #include "zerto/api.h"
@@ -12,6 +13,7 @@
 #include "zerto/flr.h"
 #include "zerto/protection.h"
 
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,7 +21,21 @@
 #include <string.h>
 
 /* Columns of the estate query. */
-enum { E_SLUG, E_TYPE, E_NODE, E_VMID, E_ADDR, E_PORT, E_USER, E_PIN, E_ZVM, E_AGENT, E_CT };
+enum {
+	E_SLUG,
+	E_TYPE,
+	E_NODE,
+	E_VMID,
+	E_ADDR,
+	E_PORT,
+	E_USER,
+	E_PIN,
+	E_ZVM,
+	E_AGENT,
+	E_CT,
+	E_GONE,
+	E_PVE_NODE
+};
 
 static struct store_res *estate(struct store *db)
 {
@@ -27,7 +43,10 @@ static struct store_res *estate(struct store *db)
 	                  "SELECT e.slug, e.type, e.node, e.vmid, e.address, coalesce(e.port, 22),"
 	                  " coalesce(e.ssh_user, 'root'), e.host_key_fingerprint,"
 	                  " e.zerto_vm_identifier, e.attributes ->> 'qemu_guest_agent',"
-	                  " e.attributes ->> 'container_status'"
+	                  " e.attributes ->> 'container_status',"
+	                  /* through to_jsonb: NULL on a schema without discovery */
+	                  " to_jsonb(e) ->> 'gone_at',"
+	                  " coalesce(to_jsonb(e) ->> 'pve_node', split_part(e.slug, ':', 2))"
 	                  " FROM airlock.entities e"
 	                  " ORDER BY e.type <> 'proxmox-host', e.slug",
 	                  0, NULL);
@@ -44,6 +63,15 @@ static const char *short_name(const char *slug)
 	const char *c = strchr(slug, ':');
 
 	return c ? c + 1 : slug;
+}
+
+/* The key the daemon uses for a node: its own (ssh.node_keys) or the shared one. */
+static const char *node_key(const struct config *cfg, const char *name)
+{
+	for (int i = 0; i < cfg->nssh_node_keys; i++)
+		if (strcmp(cfg->ssh_node_keys[i].node, name) == 0)
+			return cfg->ssh_node_keys[i].private_key;
+	return cfg->ssh_private_key;
 }
 
 static void node_failed(struct doctor_report *r, const char *slug, const struct transport_node *n,
@@ -64,7 +92,7 @@ static void node_failed(struct doctor_report *r, const char *slug, const struct 
 		snprintf(fix, sizeof(fix),
 		         "add %s.pub to ~%s/.ssh/authorized_keys on the node, restricted with "
 		         "from=\"<this host's address>\" (docs/deploy.md)",
-		         cfg->ssh_private_key, n->user);
+		         node_key(cfg, n->name), n->user);
 		break;
 	case TRANSPORT_ERR_CONNECT:
 		snprintf(fix, sizeof(fix),
@@ -82,6 +110,61 @@ static void node_failed(struct doctor_report *r, const char *slug, const struct 
 
 /* Logs in, checks the host key, finds qm and pct.  Returns whether the node
  * can be asked about its guests. */
+/* Does the node's own answer about the cluster name it as the inventory
+ * does?  Discovery needs it (a node that does not is never trusted to say
+ * which of its guests are gone). */
+static void check_cluster_name(struct doctor_ctx *c, struct transport *t,
+                               const struct transport_node *n, const char *slug,
+                               const char *pve_name)
+{
+	struct transport_limits lim = {.timeout_ms = c->timeout_ms, .output_cap = 16u << 20};
+	struct transport_result res;
+	cJSON *guests = cJSON_CreateArray(), *nodes = cJSON_CreateArray(), *x;
+	char subject[200], why[300] = "", names[300] = "";
+	bool named = false;
+
+	snprintf(subject, sizeof(subject), "%s cluster name", slug);
+	transport_exec(t, n, TARGET_PROXMOX_HOST, 0, DISCOVER_COMMAND, &lim, &res);
+	if (res.status != TRANSPORT_EXITED || res.exit_code != 0) {
+		doctor_add(c->r, "node", subject, DOCTOR_WARN,
+		           "run `" DISCOVER_COMMAND "` as root on the node: discovery needs it",
+		           "the node could not list the cluster's resources (%s, exit %d): %.200s",
+		           transport_status_name(res.status), res.exit_code,
+		           res.status == TRANSPORT_EXITED ? (res.err ? res.err : "") : res.errmsg);
+		goto out;
+	}
+	if (discover_parse(res.out, res.out_len, pve_name, guests, nodes, why, sizeof(why)) < 0) {
+		doctor_add(c->r, "node", subject, DOCTOR_WARN, "check the node's pvesh",
+		           "the node's list of the cluster's resources is unreadable: %s", why);
+		goto out;
+	}
+	cJSON_ArrayForEach(x, nodes)
+	{
+		if (!cJSON_IsString(x))
+			continue;
+		if (strcmp(x->valuestring, pve_name) == 0)
+			named = true;
+		size_t len = strlen(names);
+		snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "", x->valuestring);
+	}
+	if (named)
+		doctor_add(c->r, "node", subject, DOCTOR_OK, NULL,
+		           "the cluster knows it as %s; it lists %d guests", pve_name,
+		           cJSON_GetArraySize(guests));
+	else
+		doctor_add(
+		    c->r, "node", subject, DOCTOR_WARN,
+		    "set pve_node: to this node's name among them on its entity in the "
+		    "inventory, then airlock seed",
+		    "the cluster has no node named %s (its nodes: %s): discovery will not mark "
+		    "any of its guests gone, nor follow them here",
+		    pve_name, names[0] ? names : "none listed");
+out:
+	cJSON_Delete(guests);
+	cJSON_Delete(nodes);
+	transport_result_free(&res);
+}
+
 static bool check_node(struct doctor_ctx *c, struct transport *t, const struct store_res *e,
                        int row)
 {
@@ -106,6 +189,7 @@ static bool check_node(struct doctor_ctx *c, struct transport *t, const struct s
 		           n.address, n.port,
 		           n.host_key_sha256 ? "the pinned fingerprint" : "known_hosts");
 		ok = true;
+		check_cluster_name(c, t, &n, slug, val(e, row, E_PVE_NODE));
 	} else if (res.status == TRANSPORT_EXITED) {
 		doctor_add(c->r, "node", slug, DOCTOR_FAIL,
 		           "point the entity at a Proxmox VE node (qm and pct must be on root's "
@@ -215,6 +299,16 @@ static void check_guests(struct doctor_ctx *c, struct transport *t, const struct
 		const char *node = val(e, i, E_NODE);
 		if (node == NULL || strcmp(node, host) != 0)
 			continue;
+		if (val(e, i, E_GONE)) {
+			doctor_add(
+			    c->r, "guest", val(e, i, E_SLUG), DOCTOR_WARN,
+			    "remove it from the inventory if it was deleted, or add the node it "
+			    "moved to (docs/operators.md, Discovery)",
+			    "gone since %s: no node airlock manages lists it; requests on it "
+			    "are refused",
+			    val(e, i, E_GONE));
+			continue;
+		}
 		if (!reachable) {
 			doctor_add(c->r, "guest", val(e, i, E_SLUG), DOCTOR_SKIP, NULL,
 			           "skipped: its node %s is not reachable", host);
@@ -237,6 +331,7 @@ static void check_guests(struct doctor_ctx *c, struct transport *t, const struct
 void doctor_nodes(struct doctor_ctx *c)
 {
 	struct transport_config tc = {0};
+	struct transport_node_key keys[CONFIG_MAX_NODE_KEYS];
 	struct transport *t = NULL;
 	struct store_res *e = NULL;
 	char err[512];
@@ -257,6 +352,11 @@ void doctor_nodes(struct doctor_ctx *c)
 	}
 	tc.private_key = c->cfg->ssh_private_key;
 	tc.known_hosts = c->cfg->ssh_known_hosts;
+	for (int i = 0; i < c->cfg->nssh_node_keys; i++)
+		keys[i] = (struct transport_node_key){c->cfg->ssh_node_keys[i].node,
+		                                      c->cfg->ssh_node_keys[i].private_key};
+	tc.node_keys = keys;
+	tc.nnode_keys = (size_t)c->cfg->nssh_node_keys;
 	tc.connect_timeout_ms = c->cfg->ssh_connect_timeout_ms;
 	tc.keepalive_s = c->cfg->ssh_keepalive_s;
 	tc.qm_timeout_s = c->cfg->qm_timeout_s;

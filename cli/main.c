@@ -2,6 +2,7 @@
 #include "cli/classify.h"
 #include "cli/cli.h"
 #include "cli/doctor.h"
+#include "cli/init.h"
 #include "cli/recover.h"
 #include "cli/totp.h"
 #include "cli/user.h"
@@ -16,6 +17,7 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"init", cli_init, "init --seeds DIR: migrate, seed, airlockd's logins, next steps"},
     {"migrate", cli_migrate, "apply database migrations (migrations/NNNN_*.sql)"},
     {"seed", cli_seed, "ingest DIR/policy.yaml, tools.yaml, inventory.yaml, gate.yaml"},
     {"classify", cli_classify, "classify a shell command (or --batch from stdin)"},

@@ -13,6 +13,7 @@
 #include "lib/yamltree.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -195,6 +196,19 @@ bad:
 	return NULL;
 }
 
+/* A node name as Proxmox VE allows it: a DNS label or dotted name. */
+static bool pve_node_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 63 || !isalnum((unsigned char)s[0]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '-')
+			return false;
+	return true;
+}
+
 static int check_entity(const char *path, const struct yt_node *e)
 {
 	static const char *const keys[] = {"slug",
@@ -207,6 +221,7 @@ static int check_entity(const char *path, const struct yt_node *e)
 	                                   "host_key_fingerprint",
 	                                   "zerto_vm_identifier",
 	                                   "attributes",
+	                                   "pve_node",
 	                                   NULL};
 	const struct yt_node *slug, *type;
 	enum target_type tt;
@@ -239,8 +254,20 @@ static int check_entity(const char *path, const struct yt_node *e)
 			return -1;
 		if (yt_get(e, "node"))
 			return fail_at(path, yt_get(e, "node"), "a proxmox-host has no node%s", "");
+		const struct yt_node *pn = yt_get(e, "pve_node");
+		if (pn && !pve_node_ok(pn->scalar))
+			return fail_at(path, pn,
+			               "pve_node \"%s\" must be the node's name in the cluster "
+			               "(letters, digits, '.', '-'; at most 63)",
+			               pn->scalar);
+	} else if (yt_get(e, "pve_node")) {
+		return fail_at(
+		    path, yt_get(e, "pve_node"),
+		    "only a proxmox-host has a pve_node (a guest's node is discovered)%s", "");
 	} else if (!want(path, e, "node", YT_SCALAR, true) ||
 	           !want(path, e, "vmid", YT_SCALAR, true)) {
+		/* node is where the guest starts: once discovery lists the guest,
+		 * the scheduler owns it and a seed does not move it back */
 		return -1;
 	}
 	const char *ints[] = {"vmid", "port"};

@@ -228,17 +228,15 @@ static int exec_ddl(struct store *s, const char *sql)
 	return res ? 0 : -1;
 }
 
-/* Creates or updates the login in one transaction.  verifier NULL: no
- * password (certificate authentication). */
-static int apply(struct store *s, const char *name, const char *role, const char *verifier,
-                 bool *existed)
+/* Creates or updates one login inside the caller's transaction.  verifier
+ * NULL: no password (certificate authentication). */
+static int apply_one(struct store *s, const char *name, const char *role, const char *verifier,
+                     bool *existed)
 {
 	char *ident = NULL, *lit = NULL, *sql = NULL;
 	size_t len;
-	int rc = CLI_ERROR;
+	int rc;
 
-	if (exec_ddl(s, "BEGIN") < 0)
-		return cli_fail(s, "user add");
 	rc = check_existing(s, name, role, existed);
 	if (rc != CLI_OK)
 		goto out;
@@ -263,17 +261,55 @@ static int apply(struct store *s, const char *name, const char *role, const char
 		rc = cli_fail(s, "user add");
 		goto out;
 	}
-	if (exec_ddl(s, "COMMIT") < 0) {
-		rc = cli_fail(s, "user add");
-		goto out;
-	}
 	rc = CLI_OK;
 out:
-	if (rc != CLI_OK)
-		store_exec_quiet(s, "ROLLBACK");
 	free(ident);
 	free(lit);
 	free(sql);
+	return rc;
+}
+
+int user_apply(struct store *s, struct user_login *logins, size_t n)
+{
+	int rc = CLI_OK;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(logins[i].name, logins[j].name) == 0 &&
+			    strcmp(logins[i].role, logins[j].role) != 0) {
+				fprintf(stderr,
+				        "airlock user: %s cannot be both %s and %s: one login, one "
+				        "airlock role; choose another name\n",
+				        logins[i].name, logins[j].role, logins[i].role);
+				return CLI_REFUSED;
+			}
+	if (exec_ddl(s, "BEGIN") < 0)
+		return cli_fail(s, "user add");
+	for (size_t i = 0; i < n && rc == CLI_OK; i++) {
+		char *verifier = NULL;
+		if (!valid_name(logins[i].name)) {
+			fprintf(stderr, "airlock user: '%s' is not a login name airlock creates\n",
+			        logins[i].name);
+			rc = CLI_USAGE;
+			break;
+		}
+		if (logins[i].password) {
+			verifier = store_scram_verifier(s, logins[i].name, logins[i].password);
+			if (verifier == NULL) {
+				fprintf(stderr,
+				        "airlock user: cannot make the SCRAM verifier: %s\n",
+				        store_errmsg(s));
+				rc = CLI_ERROR;
+				break;
+			}
+		}
+		rc = apply_one(s, logins[i].name, logins[i].role, verifier, &logins[i].existed);
+		free(verifier);
+	}
+	if (rc == CLI_OK && exec_ddl(s, "COMMIT") < 0)
+		rc = cli_fail(s, "user add");
+	if (rc != CLI_OK)
+		store_exec_quiet(s, "ROLLBACK");
 	return rc;
 }
 
@@ -325,7 +361,7 @@ static int user_add(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *role = NULL, *pwfile = NULL, *from = "samenet", *db = NULL, *name;
-	char *password = NULL, *verifier = NULL;
+	char *password = NULL;
 	struct store *s = NULL;
 	bool cert = false, existed = false;
 	int c, nroles = 0, rc = CLI_USAGE;
@@ -410,17 +446,11 @@ static int user_add(int argc, char **argv)
 	s = cli_connect(db);
 	if (s == NULL)
 		goto out;
-	if (password) {
-		verifier = store_scram_verifier(s, name, password);
-		if (verifier == NULL) {
-			fprintf(stderr, "airlock user: cannot make the SCRAM verifier: %s\n",
-			        store_errmsg(s));
-			goto out;
-		}
-	}
-	rc = apply(s, name, role, verifier, &existed);
+	struct user_login login = {.name = name, .role = role, .password = password};
+	rc = user_apply(s, &login, 1);
 	if (rc != CLI_OK)
 		goto out;
+	existed = login.existed;
 	printf("%s login %s in %s (%s)\n", existed ? "updated" : "created", name, role,
 	       cert ? "certificate authentication, no password" : "SCRAM-SHA-256 password");
 	print_client(s, name, role, cert, from);
@@ -429,7 +459,6 @@ out:
 		memset(password, 0, strlen(password));
 		free(password);
 	}
-	free(verifier);
 	store_close(s);
 	return rc;
 }

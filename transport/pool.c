@@ -36,6 +36,17 @@ struct transport *transport_new(const struct transport_config *cfg, char *err, s
 		         cfg->known_hosts, strerror(errno));
 		return NULL;
 	}
+	for (size_t i = 0; i < cfg->nnode_keys; i++) {
+		const struct transport_node_key *k = &cfg->node_keys[i];
+		if (k->node == NULL || k->node[0] == '\0' || k->private_key == NULL ||
+		    access(k->private_key, R_OK) != 0) {
+			snprintf(err, errlen,
+			         "transport: private key %s of node %s is not readable: %s",
+			         k->private_key ? k->private_key : "(none)",
+			         k->node ? k->node : "(none)", strerror(errno));
+			return NULL;
+		}
+	}
 	pthread_once(&libssh2_once, libssh2_start);
 	t = xcalloc(1, sizeof(*t));
 	t->cfg = *cfg;
@@ -45,6 +56,17 @@ struct transport *transport_new(const struct transport_config *cfg, char *err, s
 	t->cfg.private_key = t->private_key;
 	t->cfg.public_key = t->public_key;
 	t->cfg.known_hosts = t->known_hosts;
+	if (cfg->nnode_keys > 0) {
+		t->node_keys = xcalloc(cfg->nnode_keys, sizeof(*t->node_keys));
+		t->key_text = xcalloc(2 * cfg->nnode_keys, sizeof(*t->key_text));
+		for (size_t i = 0; i < cfg->nnode_keys; i++) {
+			t->key_text[2 * i] = xstrdup(cfg->node_keys[i].node);
+			t->key_text[2 * i + 1] = xstrdup(cfg->node_keys[i].private_key);
+			t->node_keys[i].node = t->key_text[2 * i];
+			t->node_keys[i].private_key = t->key_text[2 * i + 1];
+		}
+	}
+	t->cfg.node_keys = t->node_keys;
 	if (t->cfg.connect_timeout_ms <= 0)
 		t->cfg.connect_timeout_ms = 10000;
 	if (t->cfg.keepalive_s <= 0)
@@ -74,10 +96,27 @@ void transport_free(struct transport *t)
 		free(e);
 	}
 	pthread_mutex_destroy(&t->mu);
+	for (size_t i = 0; i < 2 * t->cfg.nnode_keys; i++)
+		free(t->key_text[i]);
+	free(t->key_text);
+	free(t->node_keys);
 	free(t->private_key);
 	free(t->public_key);
 	free(t->known_hosts);
 	free(t);
+}
+
+/* The private key for a node: its own, else the one every node shares.  The
+ * node's own key also means no public key file: it is derived from it. */
+static const char *key_for(const struct transport *t, const char *name, const char **public_key)
+{
+	for (size_t i = 0; i < t->cfg.nnode_keys; i++)
+		if (strcmp(t->cfg.node_keys[i].node, name) == 0) {
+			*public_key = NULL;
+			return t->cfg.node_keys[i].private_key;
+		}
+	*public_key = t->cfg.public_key;
+	return t->cfg.private_key;
 }
 
 /* The node's session, created on first use.  New connection facts for a
@@ -95,14 +134,16 @@ struct sshnode *transport_pool_get(struct transport *t, const struct transport_n
 		if (strcmp(e->key, key) == 0)
 			break;
 	if (e == NULL) {
+		const char *public_key;
+		const char *private_key = key_for(t, node->name, &public_key);
 		struct sshnode_params p = {
 		    .name = node->name,
 		    .address = node->address,
 		    .port = port,
 		    .user = user,
 		    .pinned = node->host_key_sha256,
-		    .private_key = t->cfg.private_key,
-		    .public_key = t->cfg.public_key,
+		    .private_key = private_key,
+		    .public_key = public_key,
 		    .known_hosts = t->cfg.known_hosts,
 		    .connect_timeout_ms = t->cfg.connect_timeout_ms,
 		    .keepalive_s = t->cfg.keepalive_s,

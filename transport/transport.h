@@ -29,8 +29,15 @@
 #include "classifier/classes.h"
 #include "transport/jail.h"
 
+/* A node that has a key of its own (its authorized_keys trusts only that). */
+struct transport_node_key {
+	const char *node;        /* the node entity's name (transport_node.name) */
+	const char *private_key; /* OpenSSH private key file for that node */
+};
+
 struct transport_config {
-	const char *private_key; /* OpenSSH private key file; public key auth only */
+	const char *private_key; /* OpenSSH private key file; public key auth only;
+	                            every node's unless node_keys names the node */
 	const char *public_key;  /* NULL: derived from the private key */
 	const char *known_hosts; /* OpenSSH known_hosts; may be NULL if every node pins */
 	int connect_timeout_ms;  /* TCP connect, handshake, auth; 0 = 10000 */
@@ -40,6 +47,8 @@ struct transport_config {
 	size_t output_cap;       /* bytes kept per stream; 0 = 1 MiB */
 	int qm_timeout_s;        /* largest --timeout per `qm guest exec`; 0 = 30 */
 	int poll_interval_ms;    /* `qm guest exec-status` polling; 0 = 1000 */
+	const struct transport_node_key *node_keys; /* copied by transport_new */
+	size_t nnode_keys;
 };
 
 /* Connection facts of one node, from its entity row.  Borrowed for the call. */

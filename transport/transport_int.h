@@ -43,6 +43,8 @@ struct transport {
 	struct transport_config cfg; /* strings below are owned copies */
 	atomic_long seq;             /* numbers the AIRLOCK_EXEC_ID tags */
 	char *private_key, *public_key, *known_hosts;
+	struct transport_node_key *node_keys; /* cfg.nnode_keys, pointing into key_text */
+	char **key_text;                      /* owned: node, key, node, key, ... */
 	pthread_mutex_t mu;
 	struct pool_entry *pool; /* under mu */
 };

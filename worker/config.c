@@ -50,6 +50,7 @@ static const struct field fields[] = {
     {"durability", "allow_fsync_off", F_BOOL, OFF(durability_allow_fsync_off), 0, 0},
     {"durability", "failover", F_BOOL, OFF(durability_failover), 0, 0},
     {"probes", "interval_s", F_INT, OFF(probe_interval_s), 1, 86400},
+    {"probes", "discover", F_BOOL, OFF(probe_discover), 0, 0},
     {"audit", "signing_key", F_STR, OFF(audit_signing_key), 0, 0},
     {"audit", "anchor_file", F_STR, OFF(audit_anchor_file), 0, 0},
     {"audit", "every_events", F_INT, OFF(audit_every_events), 1, 1000000},
@@ -448,6 +449,41 @@ static int load_webhooks(struct config *c, const struct yt_node *list, const cha
 	return 0;
 }
 
+/* ssh.node_keys: {NODE: KEYFILE, ...} -- keys of their own for some nodes. */
+static int load_node_keys(struct config *c, const struct yt_node *map, const char *path, char *err,
+                          size_t errlen)
+{
+	if (map->kind != YT_MAP)
+		return failf(err, errlen, path, map,
+		             "ssh node_keys must be a mapping of node name to key file%s", "",
+		             NULL);
+	if (map->n > CONFIG_MAX_NODE_KEYS)
+		return failf(err, errlen, path, map, "at most 64 node_keys%s", "", NULL);
+	for (size_t i = 0; i < map->n; i++) {
+		const struct yt_node *k = map->items[2 * i], *v = map->items[2 * i + 1];
+		const char *name = k->scalar;
+		bool ok = name[0] != '\0' && strlen(name) <= 63;
+		for (const char *p = name; ok && *p; p++)
+			ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			     (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-';
+		if (!ok)
+			return failf(err, errlen, path, k,
+			             "node_keys: \"%s\" is not a node name (the NAME of "
+			             "proxmox-host:NAME)%s",
+			             name, "");
+		if (v->kind != YT_SCALAR || v->scalar[0] == '\0')
+			return failf(err, errlen, path, v, "node_keys: %s needs a key file%s", name,
+			             "");
+		if (access(v->scalar, R_OK) != 0)
+			return failf(err, errlen, path, v, "cannot read ssh key %s%s", v->scalar,
+			             " (node_keys)");
+		c->ssh_node_keys[c->nssh_node_keys].node = xstrdup(name);
+		c->ssh_node_keys[c->nssh_node_keys].private_key = xstrdup(v->scalar);
+		c->nssh_node_keys++;
+	}
+	return 0;
+}
+
 static void set_defaults(struct config *c)
 {
 	char host[256] = "airlockd";
@@ -466,6 +502,7 @@ static void set_defaults(struct config *c)
 	c->qm_timeout_s = 30;
 	c->output_cap = 1 << 20;
 	c->probe_interval_s = 60;
+	c->probe_discover = true;
 	c->reversible_low_without_rewind = true;
 	c->zerto_verify_tls = true;
 	c->zerto_connect_timeout_ms = 5000;
@@ -648,6 +685,13 @@ struct config *config_load(const char *path, char *err, size_t errlen)
 			if (known) {
 				for (size_t j = 0; j < v->n; j++) {
 					const struct yt_node *sk = v->items[2 * j];
+					if (strcmp(k->scalar, "ssh") == 0 &&
+					    strcmp(sk->scalar, "node_keys") == 0) {
+						if (load_node_keys(c, v->items[2 * j + 1], path,
+						                   err, errlen) < 0)
+							goto fail;
+						continue;
+					}
 					const struct field *sf = find_field(k->scalar, sk->scalar);
 					if (sf == NULL) {
 						failf(err, errlen, path, sk,
@@ -711,6 +755,10 @@ void config_free(struct config *c)
 		free(*strs[i]);
 	for (int i = 0; i < c->nwebhooks; i++)
 		config_webhook_clear(&c->webhooks[i]);
+	for (int i = 0; i < c->nssh_node_keys; i++) {
+		free(c->ssh_node_keys[i].node);
+		free(c->ssh_node_keys[i].private_key);
+	}
 	free(c);
 }
 

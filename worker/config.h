@@ -9,7 +9,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define CONFIG_MAX_WEBHOOKS 16
+#define CONFIG_MAX_WEBHOOKS  16
+#define CONFIG_MAX_NODE_KEYS 64
+
+/* ssh.node_keys: a node that has a key of its own. */
+struct config_node_key {
+	char *node;        /* the node entity's name (proxmox-host:NAME) */
+	char *private_key; /* readable at load */
+};
 
 /* How a webhook's receiver wants its messages (docs/operators.md). */
 enum webhook_format {
@@ -54,6 +61,8 @@ struct config {
 	/* ssh transport */
 	char *ssh_private_key;
 	char *ssh_known_hosts;
+	struct config_node_key ssh_node_keys[CONFIG_MAX_NODE_KEYS]; /* others use ssh_private_key */
+	int nssh_node_keys;
 	int ssh_connect_timeout_ms;
 	int ssh_keepalive_s;
 	/* execution */
@@ -65,6 +74,7 @@ struct config {
 	bool durability_failover;        /* a standby may be promoted: require it synchronous */
 	/* probes */
 	int probe_interval_s;
+	bool probe_discover; /* ask the nodes for the cluster's guests each round; default true */
 	/* guard policy when a target has no rewind point */
 	bool reversible_low_without_rewind; /* default true: run and record "no rewind point" */
 	/* zerto: NULL url = no checkpoint provider configured */

@@ -505,9 +505,9 @@ int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int gra
 		    pthread_create(&d->threads[i].thread, NULL, worker_main, &d->threads[i]) == 0;
 	}
 	if (d->cfg->scheduler_database)
-		d->prober =
-		    prober_new_alerting(d->cfg->scheduler_database, targets_transport(d->targets),
-		                        d->cfg->probe_interval_s, d->notifier);
+		d->prober = prober_new_alerting(
+		    d->cfg->scheduler_database, targets_transport(d->targets),
+		    d->cfg->probe_interval_s, d->notifier, d->cfg->probe_discover);
 	d->flrwatch = flrwatch_new(d->cfg);
 	log_msg(LOG_INFO, "evt=daemon.started worker=%s workers=%d per_node=%d policy=%lld",
 	        d->cfg->worker_id, d->nthreads, d->cfg->per_node, policyset_version(d->policies));

@@ -5,7 +5,9 @@
 #include "lib/log.h"
 #include "lib/xalloc.h"
 #include "store/store.h"
+#include "worker/agentbatch.h"
 #include "worker/bypass.h"
+#include "worker/discover.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -15,6 +17,25 @@
 #include <time.h>
 
 #define PROBE_TIMEOUT_MS 15000
+/* A target's jail is built again to re-check it after this long, or at once
+ * when its transport failed in between (a restarted guest may be another
+ * system).  Every round would cost two commands per target. */
+#define JAIL_RECHECK_S 3600
+/* A jail that could not even be tried (the target refused to run `true`)
+ * is tried again sooner. */
+#define JAIL_RETRY_S 300
+/* At most this many jail checks per round, so that a round stays short when
+ * many targets are new (hundreds of guests found at once): the others are
+ * checked in the rounds after.  A target whose jail is not known yet is
+ * confined (or refused) at its execution as always. */
+#define JAIL_CHECKS_PER_ROUND 24
+
+/* When each target's jail was last checked, by slug. */
+struct jail_memo {
+	char **slug;
+	time_t *at;
+	size_t n, cap;
+};
 
 struct prober {
 	char *conninfo;
@@ -25,7 +46,42 @@ struct prober {
 	pthread_cond_t cv;
 	bool stopping;
 	struct notifier *notifier; /* side-door alerts; NULL: none */
+	bool discover;             /* ask the nodes for the cluster's guests first */
+	struct jail_memo memo;     /* the thread's own */
 };
+
+static time_t *memo_slot(struct jail_memo *m, const char *slug, bool add)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->slug[i], slug) == 0)
+			return &m->at[i];
+	if (!add)
+		return NULL;
+	if (m->n == m->cap) {
+		m->cap = m->cap ? 2 * m->cap : 64;
+		m->slug = xrealloc(m->slug, m->cap * sizeof(*m->slug));
+		m->at = xrealloc(m->at, m->cap * sizeof(*m->at));
+	}
+	m->slug[m->n] = xstrdup(slug);
+	m->at[m->n] = 0;
+	return &m->at[m->n++];
+}
+
+static void memo_free(struct jail_memo *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->slug[i]);
+	free(m->slug);
+	free(m->at);
+}
+
+/* Whether the target's jail is due a check (always without a memo). */
+static bool jail_due(struct jail_memo *m, const char *slug, time_t now)
+{
+	time_t *at = m ? memo_slot(m, slug, false) : NULL;
+
+	return at == NULL || *at == 0 || now - *at >= JAIL_RECHECK_S;
+}
 
 static const char *name_of(const char *slug)
 {
@@ -115,10 +171,12 @@ struct round_report {
 
 /* Probes one node's host and guests (rows [from, to) of res share the node). */
 static int probe_node(struct store *db, struct transport *t, struct notifier *nt,
-                      struct store_res *res, int from, int to, struct round_report *rep)
+                      struct jail_memo *memo, int *jail_budget, struct store_res *res, int from,
+                      int to, struct round_report *rep)
 {
 	int n = to - from;
 	struct transport_probe *pr = xcalloc((size_t)n, sizeof(*pr));
+	bool *done = xcalloc((size_t)n, sizeof(*done));
 	struct transport_node node = {
 	    .name = name_of(store_get(res, from, 1)),
 	    .address = store_get(res, from, 4),
@@ -139,13 +197,45 @@ static int probe_node(struct store *db, struct transport *t, struct notifier *nt
 		                                        : TRANSPORT_PROBE_HOST;
 		pr[i].vmid = store_isnull(res, from + i, 3) ? 0 : atoi(store_get(res, from + i, 3));
 	}
-	transport_probe(t, &node, pr, (size_t)n, PROBE_TIMEOUT_MS);
+	/* Every guest agent of the node in one command, every container's
+	 * state in another (agentbatch.h); what they cannot tell, and the host,
+	 * one command each. */
+	agentbatch_probe(t, &node, pr, done, (size_t)n, PROBE_TIMEOUT_MS);
+	agentbatch_cts(t, &node, pr, done, (size_t)n, PROBE_TIMEOUT_MS);
+	{
+		struct transport_probe *rest = xcalloc((size_t)n, sizeof(*rest));
+		int *idx = xcalloc((size_t)n, sizeof(*idx));
+		size_t k = 0;
+		for (int i = 0; i < n; i++)
+			if (!done[i]) {
+				idx[k] = i;
+				rest[k++] = pr[i];
+			}
+		if (k > 0)
+			transport_probe(t, &node, rest, k, PROBE_TIMEOUT_MS);
+		for (size_t j = 0; j < k; j++)
+			pr[idx[j]] = rest[j];
+		free(rest);
+		free(idx);
+	}
 	for (int i = 0; i < n; i++) {
 		char jail_detail[320] = "";
 		const char *jail = NULL;
-		if (pr[i].state == TRANSPORT_PROBE_OK)
+		const char *target = store_get(res, from + i, 0);
+		if (pr[i].state != TRANSPORT_PROBE_OK && memo) {
+			time_t *at = memo_slot(memo, target, false);
+			if (at)
+				*at = 0; /* failed in between: check again once it is back */
+		}
+		if (pr[i].state == TRANSPORT_PROBE_OK && *jail_budget > 0 &&
+		    jail_due(memo, target, tt)) {
+			(*jail_budget)--;
 			jail = probe_jail(t, &node, store_get(res, from + i, 2), pr[i].vmid,
 			                  jail_detail, sizeof(jail_detail));
+			if (memo)
+				*memo_slot(memo, target, true) =
+				    jail ? tt : tt - JAIL_RECHECK_S + JAIL_RETRY_S;
+		}
 		const char *slug = store_get(res, from + i, 0);
 		cJSON *attrs = cJSON_CreateObject(), *checks = cJSON_CreateArray();
 		bool ok = pr[i].state == TRANSPORT_PROBE_OK;
@@ -194,12 +284,15 @@ static int probe_node(struct store *db, struct transport *t, struct notifier *nt
 		cJSON_Delete(checks);
 	}
 	free(pr);
+	free(done);
 	return n;
 }
 
-static int round_with(const char *conninfo, struct transport *t, struct notifier *nt,
-                      struct round_report *rep)
+static int round_with(const char *conninfo, struct transport *t, struct notifier *nt, bool discover,
+                      struct jail_memo *memo, struct round_report *rep)
 {
+	int64_t t0 = deadline_now_ms();
+	int jail_budget = JAIL_CHECKS_PER_ROUND;
 	char lq[512];
 	char err[1024];
 	struct store *db = store_open(conninfo, "airlockd-probe", err, sizeof(err));
@@ -211,12 +304,18 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
 		        log_quote(err, lq, sizeof(lq)));
 		return -1;
 	}
+	/* The estate first: the probes below then ask each guest's node as
+	 * discovery found it (a migrated VM is probed where it runs now), and
+	 * a guest that is gone is not probed. */
+	if (discover)
+		discover_round(db, t, NULL);
 	/* Every entity with its node's connection facts, grouped by node. */
 	res = store_exec(
 	    db,
 	    "SELECT e.slug, h.slug, e.type, e.vmid, h.address, coalesce(h.port, 22), "
 	    " h.ssh_user, h.host_key_fingerprint "
 	    "FROM airlock.entities e JOIN airlock.entities h ON h.slug = coalesce(e.node, e.slug) "
+	    "WHERE e.gone_at IS NULL "
 	    "ORDER BY h.slug, e.type <> 'proxmox-host', e.slug",
 	    0, NULL);
 	if (res == NULL) {
@@ -229,24 +328,25 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
 		if (i < store_nrows(res) &&
 		    strcmp(store_get(res, i, 1), store_get(res, from, 1)) == 0)
 			continue;
-		written += probe_node(db, t, nt, res, from, i, rep);
+		written += probe_node(db, t, nt, memo, &jail_budget, res, from, i, rep);
 		from = i;
 	}
 	store_clear(res);
 	store_close(db);
-	log_msg(LOG_INFO, "evt=probe.round entities=%d", written);
+	log_msg(LOG_INFO, "evt=probe.round entities=%d jails=%d ms=%lld", written,
+	        JAIL_CHECKS_PER_ROUND - jail_budget, (long long)(deadline_now_ms() - t0));
 	return written;
 }
 
-int prober_round(const char *conninfo, struct transport *t)
+int prober_round(const char *conninfo, struct transport *t, bool discover)
 {
-	return round_with(conninfo, t, NULL, NULL);
+	return round_with(conninfo, t, NULL, discover, NULL, NULL);
 }
 
 int prober_round_report(const char *conninfo, struct transport *t, FILE *out, int *unhealthy)
 {
 	struct round_report rep = {.out = out};
-	int n = round_with(conninfo, t, NULL, &rep);
+	int n = round_with(conninfo, t, NULL, false, NULL, &rep);
 
 	*unhealthy = rep.unhealthy;
 	return n;
@@ -259,7 +359,7 @@ static void *run(void *arg)
 	pthread_mutex_lock(&p->mu);
 	while (!p->stopping) {
 		pthread_mutex_unlock(&p->mu);
-		round_with(p->conninfo, p->t, p->notifier, NULL);
+		round_with(p->conninfo, p->t, p->notifier, p->discover, &p->memo, NULL);
 		pthread_mutex_lock(&p->mu);
 		int64_t until = deadline_now_ms() + (int64_t)p->interval_s * 1000;
 		while (!p->stopping)
@@ -272,15 +372,16 @@ static void *run(void *arg)
 
 struct prober *prober_new(const char *conninfo, struct transport *t, int interval_s)
 {
-	return prober_new_alerting(conninfo, t, interval_s, NULL);
+	return prober_new_alerting(conninfo, t, interval_s, NULL, false);
 }
 
 struct prober *prober_new_alerting(const char *conninfo, struct transport *t, int interval_s,
-                                   struct notifier *n)
+                                   struct notifier *n, bool discover)
 {
 	struct prober *p = xcalloc(1, sizeof(*p));
 
 	p->notifier = n;
+	p->discover = discover;
 
 	p->conninfo = xstrdup(conninfo);
 	p->t = t;
@@ -303,6 +404,7 @@ void prober_free(struct prober *p)
 	pthread_join(p->thread, NULL);
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);
+	memo_free(&p->memo);
 	free(p->conninfo);
 	free(p);
 }

@@ -18,18 +18,19 @@
 struct prober;
 
 /* conninfo: the scheduler's login.  Starts the thread; probes at once, then
- * every interval_s. */
+ * every interval_s.  No discovery (discover.h). */
 struct prober *prober_new(const char *conninfo, struct transport *t, int interval_s);
-/* The same, posting side-door alerts (bypass.h) to n's webhooks; n must
- * outlive the prober. */
+/* The same, posting side-door alerts (bypass.h) to n's webhooks (n must
+ * outlive the prober), and, when discover is set, starting every round with
+ * discovery of the cluster's guests (discover.h). */
 struct prober *prober_new_alerting(const char *conninfo, struct transport *t, int interval_s,
-                                   struct notifier *n);
-/* One round now, on the caller's thread.  Returns the number of entities
- * written, -1 when the database failed. */
-int prober_round(const char *conninfo, struct transport *t);
-/* The same, printing one line per entity to out (slug, health,
- * confinement, what the probe saw); *unhealthy gets how many were not
- * healthy.  For `airlockd --probe-once`. */
+                                   struct notifier *n, bool discover);
+/* One round now, on the caller's thread (tests, benches).  Returns the
+ * number of entities written, -1 when the database failed. */
+int prober_round(const char *conninfo, struct transport *t, bool discover);
+/* One round without discovery, printing one line per entity to out (slug,
+ * health, confinement, what the probe saw); *unhealthy gets how many were
+ * not healthy.  For `airlockd --probe-once`. */
 int prober_round_report(const char *conninfo, struct transport *t, FILE *out, int *unhealthy);
 void prober_free(struct prober *p); /* stops the thread; NULL is a no-op */
 

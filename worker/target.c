@@ -25,8 +25,14 @@ struct targets *targets_new(const struct config *cfg, char *err, size_t errlen)
 	    .output_cap = cfg->output_cap,
 	    .qm_timeout_s = cfg->qm_timeout_s,
 	};
+	struct transport_node_key keys[CONFIG_MAX_NODE_KEYS];
 	struct targets *t = xcalloc(1, sizeof(*t));
 
+	for (int i = 0; i < cfg->nssh_node_keys; i++)
+		keys[i] = (struct transport_node_key){cfg->ssh_node_keys[i].node,
+		                                      cfg->ssh_node_keys[i].private_key};
+	tc.node_keys = keys;
+	tc.nnode_keys = (size_t)cfg->nssh_node_keys;
 	t->t = transport_new(&tc, err, errlen);
 	if (t->t == NULL) {
 		free(t);

@@ -4,8 +4,9 @@
 # bookworm; AIRLOCK_FRESH_ROOT, default /work/fresh/root, is copied, never
 # changed): install the build dependencies with apt, build the package with
 # dpkg-buildpackage, `apt-get install ./airlock_*.deb` (dependencies resolved
-# by apt), then with the distribution's PostgreSQL 15: airlock migrate and
-# airlock seed without --dir, airlock user add (SCRAM logins used over TCP),
+# by apt), then with the distribution's PostgreSQL 15: airlock init (the
+# installed migrations without --dir, the seeds, airlockd's logins with SCRAM
+# passwords used over TCP), airlock user add for an agent and an operator,
 # airlock doctor against the rig, airlockd started from /usr/sbin as the
 # package's user, and one request end to end.  Runs inside `rigctl run` (the
 # rig's node listens on the host's loopback, which the chroot shares).  Needs
@@ -88,28 +89,31 @@ check "the distribution's PostgreSQL 15 starts" in_root pg_ctlcluster 15 main st
 # As root, logged in as postgres through the peer map.
 asdb() { in_root env PGHOST=/var/run/postgresql PGPORT="$port" PGUSER=postgres PGDATABASE=airlock "$@"; }
 check "createdb airlock" asdb createdb airlock
-check_out "airlock migrate finds the installed migrations without --dir" 'migrate: [0-9]+ applied' \
-	asdb airlock migrate
 
 # The estate: the rig's node, pinned.
 mkdir -p "$R/etc/airlock/seeds"
 cp "$R"/usr/share/airlock/seeds/*.yaml "$R/etc/airlock/seeds/"
 sed -i "s/^    port: 2222$/    port: $AIRLOCK_RIG_SSH_PORT/" "$R/etc/airlock/seeds/inventory.yaml"
-check_out "airlock seed from /etc/airlock/seeds" 'inventory: ' asdb airlock seed /etc/airlock/seeds
 install -m 0600 "$AIRLOCK_RIG_SSH_KEY" "$R/etc/airlock/id_ed25519"
 install -m 0644 "$AIRLOCK_RIG_KNOWN_HOSTS" "$R/etc/airlock/known_hosts"
 
-# Logins with SCRAM passwords; the daemon and the agent use them over TCP
-# (Debian's pg_hba: host all all 127.0.0.1/32 scram-sha-256).
+# airlock init: the installed migrations (without --dir), the seeds, and
+# airlockd's logins with SCRAM passwords in /etc/airlock/pgpass, which the
+# daemon then uses over TCP (Debian's pg_hba: host all all 127.0.0.1/32
+# scram-sha-256).
 umask 077
-for who in airlockd airlock_probe hermes; do head -c 18 /dev/urandom | base64 >"$R/root/$who.pw"; done
+out=$(asdb airlock init --seeds /etc/airlock/seeds 2>&1)
+check_out "airlock init applies the installed migrations without --dir" 'migrate: [0-9]+ applied' echo "$out"
+check_out "  seeds /etc/airlock/seeds" 'inventory: ' echo "$out"
+check_out "  creates airlockd's logins" 'created login airlock_probe in airlock_scheduler' echo "$out"
+check_out "  and writes their passwords to /etc/airlock/pgpass" 'wrote /etc/airlock/pgpass' echo "$out"
+# People and agents: airlock user add.
+for who in hermes; do head -c 18 /dev/urandom | base64 >"$R/root/$who.pw"; done
 echo 'alice has a long passphrase' >"$R/root/alice.pw"
-for spec in "airlockd --worker" "airlock_probe --scheduler" "hermes --agent" "alice --operator"; do
+for spec in "hermes --agent" "alice --operator"; do
 	set -- $spec
 	check "airlock user add $spec" asdb airlock user add "$1" "$2" --password-file "/root/$1.pw"
 done
-printf '127.0.0.1:%s:airlock:airlockd:%s\n127.0.0.1:%s:airlock:airlock_probe:%s\n' \
-	"$port" "$(cat "$R/root/airlockd.pw")" "$port" "$(cat "$R/root/airlock_probe.pw")" >"$R/etc/airlock/pgpass"
 in_root chown airlock:airlock /etc/airlock/pgpass /etc/airlock/id_ed25519 # what LoadCredential= gives the unit
 cat >"$R/etc/airlock/airlockd.yaml" <<EOC
 worker_id: pkgtest

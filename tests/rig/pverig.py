@@ -48,15 +48,41 @@ def pve_path(*parts):
     return os.path.join(rig_root(), "pve", *parts)
 
 
-def load_config(kind, vmid):
+def conf_dir(kind, node=None):
+    """A node's guest configs, as in /etc/pve/nodes/<node>/{qemu-server,lxc}:
+    the cluster file system every node sees.  A guest belongs to the node
+    whose directory holds its config; migrating moves the file."""
+    d = "qemu-server" if kind == "qemu" else "lxc"
+    return pve_path("nodes", node or node_name(), d)
+
+
+def cluster_nodes():
+    """The cluster's members: every node with a directory under nodes/."""
+    try:
+        return sorted(os.listdir(pve_path("nodes")))
+    except FileNotFoundError:
+        return []
+
+
+def guest_ids(kind, node=None):
+    d = conf_dir(kind, node)
+    try:
+        names = os.listdir(d)
+    except FileNotFoundError:
+        return []
+    return sorted(int(f[:-5]) for f in names if f.endswith(".conf") and f[:-5].isdigit())
+
+
+def load_config(kind, vmid, node=None):
     """Returns the config as a dict, or dies like PVE's load_config."""
     d = "qemu-server" if kind == "qemu" else "lxc"
-    path = pve_path(d, "%s.conf" % vmid)
+    node = node or node_name()
+    path = os.path.join(conf_dir(kind, node), "%s.conf" % vmid)
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except FileNotFoundError:
-        die("Configuration file 'nodes/%s/%s/%s.conf' does not exist" % (node_name(), d, vmid))
+        die("Configuration file 'nodes/%s/%s/%s.conf' does not exist" % (node, d, vmid))
     conf = {}
     for line in text.splitlines():
         line = line.strip()
@@ -344,7 +370,7 @@ def parse_boolean(v):
 
 
 def getopt(args, spec):
-    """spec: name -> 'bool' | 'int'.  Returns (options, positional).  Options
+    """spec: name -> 'bool' | 'int' | 'str'.  Returns (options, positional).  Options
     may appear anywhere before `--`; unique abbreviations are accepted; a bare
     boolean takes the next word as its value unless it starts with '-'."""
     opts = {}
@@ -388,6 +414,9 @@ def getopt(args, spec):
                         raise ParamError("unable to parse option")
                     val = args[i]
                     i += 1
+                if spec[name] == "str":
+                    opts[name] = val
+                    continue
                 try:
                     iv = int(val, 10)
                 except ValueError:

@@ -107,6 +107,40 @@ static void test_errors_name_the_place(void **state)
 	assert_null(load(SSH "workers: [1\n", err, sizeof(err)));
 }
 
+/* ssh.node_keys: a node's own key; the shared one serves the others. */
+static void test_node_keys(void **state)
+{
+	char err[512];
+	(void)state;
+
+	struct config *c = load(SSH "  node_keys:\n    pve-2: %1$s\n    pve3.lab: %2$s\n"
+	                            "probes:\n  discover: false\n",
+	                        err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(c->nssh_node_keys, 2);
+	assert_string_equal(c->ssh_node_keys[0].node, "pve-2");
+	assert_string_equal(c->ssh_node_keys[0].private_key, key);
+	assert_string_equal(c->ssh_node_keys[1].node, "pve3.lab");
+	assert_false(c->probe_discover);
+	config_free(c);
+	c = load(SSH, err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(c->nssh_node_keys, 0);
+	assert_true(c->probe_discover);
+	config_free(c);
+
+	assert_null(load(SSH "  node_keys:\n    pve2: /nonexistent/k\n", err, sizeof(err)));
+	assert_non_null(strstr(err, ":5:11: cannot read ssh key /nonexistent/k (node_keys)"));
+	assert_null(load(SSH "  node_keys:\n    \"a b\": %1$s\n", err, sizeof(err)));
+	assert_non_null(strstr(err, "node_keys: \"a b\" is not a node name"));
+	assert_null(load(SSH "  node_keys:\n    pve2: %1$s\n    pve2: %1$s\n", err, sizeof(err)));
+	assert_non_null(strstr(err, "duplicate key \"pve2\""));
+	assert_null(load(SSH "  node_keys: [a]\n", err, sizeof(err)));
+	assert_non_null(strstr(err, "node_keys must be a mapping"));
+	assert_null(load(SSH "  node_keys:\n    pve2: [a]\n", err, sizeof(err)));
+	assert_non_null(strstr(err, "node_keys: pve2 needs a key file"));
+}
+
 static void test_secrets_stay_out(void **state)
 {
 	char err[512];
@@ -206,6 +240,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults_and_values),
 	    cmocka_unit_test(test_errors_name_the_place),
+	    cmocka_unit_test(test_node_keys),
 	    cmocka_unit_test(test_secrets_stay_out),
 	    cmocka_unit_test(test_durability_settings),
 	    cmocka_unit_test(test_test_mode_needs_the_rig),

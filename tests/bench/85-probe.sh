@@ -1,0 +1,62 @@
+#!/bin/bash
+# 85-probe: probe rounds of a node with many guests.  The rig's node gets
+# PROBE_BENCH_GUESTS cheap VMs (default 500; one process serves all their
+# agents: rigctl guests-add) besides its own 3 VMs and 4 CTs; the inventory
+# lists only the node, so discovery finds every guest.  A real airlockd with
+# its scheduler probes every 2 s; the numbers are the daemon's own
+# evt=probe.round lines: the first round (every guest new), the rounds that
+# then try each new target's read-only jail (a bounded number per round),
+# and the steady rounds once every jail was tried (discovery, one batched
+# agent probe and one pct list for the node, the host's checks and one
+# record per entity).
+#   PROBE_BENCH_GUESTS  cheap VMs (default 500)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+[ "${AIRLOCK_PGTMP:-}" ] || exec scripts/pgtmp --quiet -- tests/rig/rigctl run -- "$0" "$@"
+. tests/lib.sh
+. tests/daemon/lib.sh
+
+N=${PROBE_BENCH_GUESTS:-500}
+$AIRLOCK_RIG_CTL guests-add "$N" >/dev/null || { echo "85-probe: guests-add failed"; exit 1; }
+$A migrate >/dev/null || exit 1
+mkdir -p "$WORK/seeds"
+cp seeds/policy.yaml seeds/tools.yaml seeds/gate.yaml "$WORK/seeds/"
+cat >"$WORK/seeds/inventory.yaml" <<EOI
+entities:
+  - slug: proxmox-host:pverig
+    type: proxmox-host
+    address: 127.0.0.1
+    port: $AIRLOCK_RIG_SSH_PORT
+    ssh_user: root
+EOI
+$A seed "$WORK/seeds" >/dev/null 2>&1 || { echo "85-probe: seed failed"; exit 1; }
+q "CREATE ROLE airlockd LOGIN IN ROLE airlock_worker; CREATE ROLE probe LOGIN IN ROLE airlock_scheduler;" >/dev/null
+WORKERS=2 PER_NODE=2 write_config bench \
+	"scheduler_database: \"host=$PGHOST port=$PGPORT dbname=$PGDATABASE user=probe\"" \
+	"probes:" "  interval_s: 2" >/dev/null
+start_daemon bench || { echo "85-probe: airlockd did not start"; exit 1; }
+# Until three rounds have tried no jail (every target's was tried once).
+for _ in $(seq 1 1800); do
+	[ "$(grep -c 'evt=probe.round .* jails=0 ' "$WORK/bench.log")" -ge 3 ] && break
+	sleep 0.5
+done
+kill -TERM "$DPID"
+wait "$DPID" 2>/dev/null
+grep 'evt=probe.round ' "$WORK/bench.log" >"$WORK/rounds"
+[ "$(grep -c ' jails=0 ' "$WORK/rounds")" -ge 3 ] || { echo "85-probe: no steady rounds"; tail "$WORK/bench.log"; exit 1; }
+entities=$(q "SELECT count(*) FROM airlock.entities")
+ok=$(q "SELECT count(*) FROM airlock.entities WHERE attributes->>'qemu_guest_agent' = 'running'")
+echo "probe rounds, 1 node, $entities entities ($N cheap VMs + the rig's 3 VMs, 4 CTs, the host); agents running: $ok"
+field() { sed -E "s/.* $1=([0-9]+).*/\\1/"; }
+first=$(head -1 "$WORK/rounds")
+echo "  round 1 (all new: discovery inserts):    $(field ms <<<"$first") ms, $(field jails <<<"$first") jails tried"
+catchup=$(grep -v ' jails=0 ' "$WORK/rounds" | tail -n +2)
+if [ -n "$catchup" ]; then
+	n=$(wc -l <<<"$catchup")
+	ms=$(field ms <<<"$catchup" | sort -n | sed -n '1p;$p' | paste -sd' ')
+	echo "  $n rounds trying the other jails:       $(cut -d' ' -f1 <<<"$ms") to $(cut -d' ' -f2 <<<"$ms") ms"
+fi
+grep ' jails=0 ' "$WORK/rounds" | head -3 | while read -r line; do
+	echo "  steady round (every jail tried):        $(field ms <<<"$line") ms"
+done
+grep -E 'evt=discover.round' "$WORK/bench.log" | sed -n '1p;$p' | sed 's/^/  /'
