@@ -72,12 +72,15 @@ check "apt-get install ./$deb (dependencies from apt)" \
 check "the package is installed" in_root dpkg -s airlock
 check "postinst created the system user airlock" in_root id airlock
 check_eq "/etc/airlock is root:airlock 0750" "root:airlock 750" "$(in_root stat -c '%U:%G %a' /etc/airlock)"
-check_eq "airlockd.yaml is a conffile" /etc/airlock/airlockd.yaml \
-	"$(in_root dpkg-query -W -f='${Conffiles}' airlock | awk '{print $1}')"
+conffiles=$(in_root dpkg-query -W -f='${Conffiles}' airlock | awk '{print $1}' | sort | tr '\n' ' ')
+check_eq "the configurations are conffiles" "/etc/airlock/airlock-web.yaml /etc/airlock/airlockd.yaml " \
+	"$conffiles"
 check "the unit is installed" test -s "$R/lib/systemd/system/airlockd.service"
 check "the man pages are installed" in_root test -s /usr/share/man/man8/airlockd.8.gz
 
-# The distribution's PostgreSQL, on a port of its own.
+# The distribution's PostgreSQL, installed as an operator would, on a port of its own.
+check "apt-get install postgresql (the distribution's)" \
+	in_root sh -c 'apt-get install -y -q postgresql >/src/postgresql.log 2>&1'
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 in_root sh -c "[ -d /etc/postgresql/15/main ] || pg_createcluster 15 main >/dev/null"
 sed -i "s/^port = .*/port = $port/" "$R/etc/postgresql/15/main/postgresql.conf"
