@@ -120,14 +120,12 @@ bool agentbatch_line(const char *line, struct transport_probe *probes, bool *don
 	const char *rest = line + used;
 	if (strcmp(word, "reply") == 0) {
 		from_info(p, rest);
-	} else if (strcmp(word, "refused") == 0 || strcmp(word, "closed") == 0 ||
-	           strcmp(word, "timeout") == 0) {
-		char d[240];
-		snprintf(d, sizeof(d), "QEMU guest agent is not running (its socket: %s%s%.150s)",
-		         word, rest[0] ? ", " : "", rest);
-		set(p, TRANSPORT_PROBE_NOT_RUNNING, d);
 	} else {
-		return false; /* nosocket, or a line we do not know: qm decides */
+		/* An agent serves one client at a time: a socket that refuses,
+		 * closes or stays silent may only be busy with a command airlock
+		 * itself is running (qm serialises its own use).  So only an
+		 * answer is decided here; qm tells the rest, in its own words. */
+		return false;
 	}
 	done[at] = true;
 	return true;

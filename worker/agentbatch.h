@@ -10,9 +10,10 @@
  * all at once, and asks guest-sync-delimited then guest-info, as qm does,
  * with qm's 3-second ping bound for all of them together.  Its answers are
  * read here: an agent that answers is running (and guest-exec enabled or
- * not); a socket that refuses, closes or stays silent is an agent that is
- * not running.  A VM without a socket (stopped, no agent configured, not on
- * this node) is left for qm to tell, with its exact words.
+ * not).  Everything else is left for qm to tell, with its exact words: a
+ * socket that refuses, closes or stays silent (an agent serves one client at
+ * a time, and may be busy with a command airlock is running), and a VM
+ * without a socket (stopped, no agent configured, not on this node).
  *
  * Containers likewise: one `pct list` gives every container's state on the
  * node instead of a `pct status` each; one it does not list is left for

@@ -197,10 +197,11 @@ static int probe_node(struct store *db, struct transport *t, struct notifier *nt
 		                                        : TRANSPORT_PROBE_HOST;
 		pr[i].vmid = store_isnull(res, from + i, 3) ? 0 : atoi(store_get(res, from + i, 3));
 	}
-	/* Every guest agent of the node in one command, every container's
-	 * state in another (agentbatch.h); what they cannot tell, and the host,
-	 * one command each. */
-	agentbatch_probe(t, &node, pr, done, (size_t)n, PROBE_TIMEOUT_MS);
+	/* Every container's state in one command (agentbatch.h); guest agents
+	 * and the host one command each, through qm.  The batched agent probe
+	 * (agentbatch_probe) opens the agents' sockets directly, and an agent
+	 * serves one client at a time: it took the agent from commands airlock
+	 * was running, so it stays off until it waits its turn as qm does. */
 	agentbatch_cts(t, &node, pr, done, (size_t)n, PROBE_TIMEOUT_MS);
 	{
 		struct transport_probe *rest = xcalloc((size_t)n, sizeof(*rest));
