@@ -32,6 +32,11 @@
 #define DAEMON_SESSION_OPTIONS "-c synchronous_commit=on"
 /* Row ids a daemon keeps from wake-ups until a worker is free. */
 #define DAEMON_HINTS_MAX 4096
+/* Bytes of wake-up documents kept with them; past it only the ids are kept
+ * (such a row is claimed the usual way). */
+#define DAEMON_HINT_DOC_BYTES (4 << 20)
+/* A notification's payload is shorter than 8000 bytes. */
+#define DAEMON_PAYLOAD_MAX 8192
 
 struct wthread {
 	struct daemon *d;
@@ -59,9 +64,13 @@ struct daemon {
 	pthread_cond_t wake;
 	unsigned long wake_gen;
 	/* Row ids named by wake-ups on this daemon's own channel, oldest first,
-	 * waiting for a worker (under mu).  A full ring drops the newest: its
-	 * row is still claimed by the plain claim that every claim falls back to. */
+	 * waiting for a worker (under mu), each with the payload when it holds
+	 * the row's wake-up document (else NULL).  A full ring drops the
+	 * newest: its row is still claimed by the plain claim that every claim
+	 * falls back to. */
 	int64_t hints[DAEMON_HINTS_MAX];
+	char *hint_docs[DAEMON_HINTS_MAX];
+	size_t hint_doc_bytes;
 	unsigned hint_head, hint_count;
 	char channel[64]; /* the secret wake-up channel; "" when none (listen thread only) */
 	atomic_bool named_wakeups; /* channel is set: read by the workers */
@@ -86,12 +95,26 @@ static void wake_workers(struct daemon *d, int n)
 	pthread_mutex_unlock(&d->mu);
 }
 
-/* Keeps the row ids of targeted wake-ups and wakes one idle worker per id. */
-static void wake_for_rows(struct daemon *d, const int64_t *ids, int n)
+/* Keeps the row ids of targeted wake-ups (with their payloads when they
+ * hold a document, whose ownership passes to the ring) and wakes one idle
+ * worker per id. */
+static void wake_for_rows(struct daemon *d, const int64_t *ids, char **docs, int n)
 {
 	pthread_mutex_lock(&d->mu);
-	for (int i = 0; i < n && d->hint_count < DAEMON_HINTS_MAX; i++) {
-		d->hints[(d->hint_head + d->hint_count) % DAEMON_HINTS_MAX] = ids[i];
+	for (int i = 0; i < n; i++) {
+		if (d->hint_count == DAEMON_HINTS_MAX) {
+			free(docs[i]);
+			continue;
+		}
+		unsigned at = (d->hint_head + d->hint_count) % DAEMON_HINTS_MAX;
+		if (docs[i] && d->hint_doc_bytes + strlen(docs[i]) > DAEMON_HINT_DOC_BYTES) {
+			free(docs[i]);
+			docs[i] = NULL;
+		}
+		d->hints[at] = ids[i];
+		d->hint_docs[at] = docs[i];
+		if (docs[i])
+			d->hint_doc_bytes += strlen(docs[i]);
 		d->hint_count++;
 	}
 	d->wake_gen++;
@@ -103,14 +126,21 @@ static void wake_for_rows(struct daemon *d, const int64_t *ids, int n)
 	pthread_mutex_unlock(&d->mu);
 }
 
-/* The oldest row id a wake-up named, 0 when none waits.  Under d->mu. */
-static int64_t take_hint(struct daemon *d)
+/* The oldest row id a wake-up named, 0 when none waits; *doc gets its
+ * payload when it holds a document (the caller frees it), else NULL.
+ * Under d->mu. */
+static int64_t take_hint(struct daemon *d, char **doc)
 {
 	int64_t id;
 
+	*doc = NULL;
 	if (d->hint_count == 0)
 		return 0;
 	id = d->hints[d->hint_head];
+	*doc = d->hint_docs[d->hint_head];
+	d->hint_docs[d->hint_head] = NULL;
+	if (*doc)
+		d->hint_doc_bytes -= strlen(*doc);
 	d->hint_head = (d->hint_head + 1) % DAEMON_HINTS_MAX;
 	d->hint_count--;
 	return id;
@@ -174,9 +204,21 @@ static void *worker_main(void *arg)
 		}
 		pthread_mutex_lock(&d->mu);
 		unsigned long seen = d->wake_gen;
-		int64_t hint = take_hint(d);
+		char *doc;
+		int64_t hint = take_hint(d, &doc);
 		pthread_mutex_unlock(&d->mu);
 
+		/* A new run row described by its wake-up: classified, then claimed
+		 * (and an observation started) in one call.  When that does not
+		 * take it, it is claimed as usual below. */
+		if (doc != NULL) {
+			int done = pipeline_wake(&env, db, &v, doc);
+			free(doc);
+			if (done) {
+				claim_delay_ms = 200;
+				continue;
+			}
+		}
 		struct queue_item it;
 		int got = queue_claim(db, who, hint, &it);
 		if (got < 0) {
@@ -399,17 +441,19 @@ static void reload_config(struct daemon *d)
 
 /* Drains notifications: wakes workers when there is work, reloads a changed
  * policy.  A wake-up on the daemon's own channel names one row (the secret
- * channel name keeps the id from other logins); one worker is woken per row
- * and claims that row first.  airlock_work carries no payload (any login may
- * LISTEN on it) and PostgreSQL folds identical notifications of one
+ * channel name keeps the id, and a new run row's command, from other
+ * logins); one worker is woken per row and takes that row first: a new run
+ * row with its wake-up document through pipeline_wake, any other by its id.  airlock_work carries
+ * no payload (any login may LISTEN on it) and PostgreSQL folds identical notifications of one
  * transaction into one, so it may stand for many rows: without a channel of
  * our own every idle worker is woken; with one, it is the fallback for rows
  * whose wake-up went to another daemon (or was lost), and wakes one worker,
  * who wakes the next when it finds work. */
 static void handle_notifies(struct daemon *d)
 {
-	char channel[64], payload[32];
+	char channel[64], payload[DAEMON_PAYLOAD_MAX];
 	int64_t ids[64];
+	char *docs[64];
 	int n = 0, named = 0;
 	bool policy = false, work = false;
 
@@ -418,14 +462,17 @@ static void handle_notifies(struct daemon *d)
 		if (strcmp(channel, "airlock_policy") == 0) {
 			policy = true;
 		} else if (d->channel[0] && strcmp(channel, d->channel) == 0) {
+			/* "<id>", or "<id> <document>" (queue_wake_parse). */
 			char *end;
 			long long id = strtoll(payload, &end, 10);
-			if (id <= 0 || *end != '\0')
+			if (id <= 0 || (*end != '\0' && *end != ' '))
 				continue;
 			named++;
-			ids[n++] = id;
+			ids[n] = id;
+			docs[n] = *end == ' ' ? xstrdup(payload) : NULL;
+			n++;
 			if (n == (int)(sizeof(ids) / sizeof(ids[0]))) {
-				wake_for_rows(d, ids, n);
+				wake_for_rows(d, ids, docs, n);
 				n = 0;
 			}
 		} else {
@@ -435,7 +482,7 @@ static void handle_notifies(struct daemon *d)
 	if (policy)
 		reload_policy(d);
 	if (n > 0)
-		wake_for_rows(d, ids, n);
+		wake_for_rows(d, ids, docs, n);
 	if (work && named == 0)
 		wake_workers(d, d->channel[0] ? 1 : d->nthreads);
 }
@@ -580,6 +627,8 @@ void daemon_free(struct daemon *d)
 	if (d == NULL)
 		return;
 	free(d->threads);
+	for (unsigned i = 0; i < DAEMON_HINTS_MAX; i++)
+		free(d->hint_docs[i]);
 	store_close(d->listen);
 	metrics_free(d->metrics); /* borrows the notifier and the transport */
 	notifier_free(d->notifier, 2000);
