@@ -72,6 +72,10 @@ struct daemon {
 	char *hint_docs[DAEMON_HINTS_MAX];
 	size_t hint_doc_bytes;
 	unsigned hint_head, hint_count;
+	/* Claims of any row asked for by wake-ups that named none (under mu;
+	 * at most nthreads).  With named wake-ups a worker claims only a named
+	 * row, or any row when asked to, or after poll_interval_ms. */
+	int plain_wanted;
 	char channel[64]; /* the secret wake-up channel; "" when none (listen thread only) */
 	atomic_bool named_wakeups; /* channel is set: read by the workers */
 	atomic_bool stopping;      /* read by every worker thread */
@@ -81,11 +85,13 @@ struct daemon {
 	int nthreads;
 };
 
-/* Wakes up to n idle workers (one per new row is enough: a worker that
- * claims something keeps claiming until the queue is empty). */
+/* Wakes up to n idle workers for a claim of any row (one per new row is
+ * enough: a worker that claims something keeps claiming until the queue is
+ * empty). */
 static void wake_workers(struct daemon *d, int n)
 {
 	pthread_mutex_lock(&d->mu);
+	d->plain_wanted = d->plain_wanted + n < d->nthreads ? d->plain_wanted + n : d->nthreads;
 	d->wake_gen++;
 	if (n >= d->nthreads)
 		pthread_cond_broadcast(&d->wake);
@@ -103,7 +109,10 @@ static void wake_for_rows(struct daemon *d, const int64_t *ids, char **docs, int
 	pthread_mutex_lock(&d->mu);
 	for (int i = 0; i < n; i++) {
 		if (d->hint_count == DAEMON_HINTS_MAX) {
+			/* Its row is for a claim of any row to find. */
 			free(docs[i]);
+			if (d->plain_wanted < d->nthreads)
+				d->plain_wanted++;
 			continue;
 		}
 		unsigned at = (d->hint_head + d->hint_count) % DAEMON_HINTS_MAX;
@@ -146,16 +155,21 @@ static int64_t take_hint(struct daemon *d, char **doc)
 	return id;
 }
 
-/* Waits for a wake-up or the backstop poll interval. */
-static void idle_wait(struct daemon *d, unsigned long seen)
+/* Waits for a wake-up or the backstop poll interval; true when the interval
+ * passed without one. */
+static bool idle_wait(struct daemon *d, unsigned long seen)
 {
 	int64_t until = deadline_now_ms() + d->cfg->poll_interval_ms;
+	bool timed_out = false;
 
 	pthread_mutex_lock(&d->mu);
 	while (d->wake_gen == seen && !atomic_load(&d->stopping))
-		if (deadline_cond_wait(&d->wake, &d->mu, until) == ETIMEDOUT)
+		if (deadline_cond_wait(&d->wake, &d->mu, until) == ETIMEDOUT) {
+			timed_out = d->wake_gen == seen;
 			break;
+		}
 	pthread_mutex_unlock(&d->mu);
+	return timed_out;
 }
 
 /* Opens the thread's connection, retrying with backoff until it works or the
@@ -195,6 +209,12 @@ static void *worker_main(void *arg)
 	struct pipeline_env env = d->env;
 	env.worker_id = who;
 	int claim_delay_ms = 200;
+	/* Whether the next claim without a named row goes to the database: at
+	 * start, after a claim of any row found one, when a wake-up asks for
+	 * it, after the poll interval, and always without named wake-ups.
+	 * Otherwise a worker that finished its row waits for the next wake-up
+	 * instead of asking for a row that no wake-up announced. */
+	bool plain = true;
 	while (!atomic_load(&d->stopping)) {
 		if (db == NULL || !store_connected(db)) {
 			store_close(db);
@@ -206,6 +226,10 @@ static void *worker_main(void *arg)
 		unsigned long seen = d->wake_gen;
 		char *doc;
 		int64_t hint = take_hint(d, &doc);
+		if (hint == 0 && d->plain_wanted > 0) {
+			d->plain_wanted--;
+			plain = true;
+		}
 		pthread_mutex_unlock(&d->mu);
 
 		/* A new run row described by its wake-up: classified, then claimed
@@ -218,6 +242,10 @@ static void *worker_main(void *arg)
 				claim_delay_ms = 200;
 				continue;
 			}
+		}
+		if (hint == 0 && !plain && atomic_load(&d->named_wakeups)) {
+			plain = idle_wait(d, seen);
+			continue;
 		}
 		struct queue_item it;
 		int got = queue_claim(db, who, hint, &it);
@@ -242,9 +270,12 @@ static void *worker_main(void *arg)
 		}
 		claim_delay_ms = 200;
 		if (got == 0) {
-			idle_wait(d, seen);
+			plain = idle_wait(d, seen);
 			continue;
 		}
+		/* A claim that took another row than the one named was a claim of
+		 * any row: more may wait. */
+		plain = it.id != hint;
 		log_msg(LOG_DEBUG,
 		        "exec=%lld evt=exec.claimed state=%s worker=%s attempt=%d hinted=%d",
 		        (long long)it.id, it.state, who, it.attempts, it.id == hint);

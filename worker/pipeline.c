@@ -455,13 +455,17 @@ static void after_claim_classified(const struct pipeline_env *env, struct store 
                                    const struct live *pre, int rewind_possible, bool *slot)
 {
 	enum exec_state now;
+	enum risk_class cls = c->cls, recorded;
 
+	/* The class to run under: never below what was recorded. */
+	if (it->cls && risk_class_parse(it->cls, &recorded) == 0 && recorded > cls)
+		cls = recorded;
 	log_msg(LOG_INFO, "exec=%lld evt=exec.classified class=%s state=%s policy=%lld one_call=1",
-	        (long long)it->id, risk_class_name(c->cls), it->state, c->snap.version);
+	        (long long)it->id, risk_class_name(cls), it->state, c->snap.version);
 	if (!state_known(it, it->state, &now))
 		return;
 	if (now == EXEC_RUNNING) {
-		run_started(env, db, it, c->cls, jail, c);
+		run_started(env, db, it, cls, jail, c);
 		return;
 	}
 	if (*slot) {
@@ -475,7 +479,7 @@ static void after_claim_classified(const struct pipeline_env *env, struct store 
 	if (now != EXEC_QUEUED)
 		return;
 	it->rewind_possible = rewind_possible;
-	execute(env, db, it, EXEC_RECEIVED, c->cls, v, c, pre);
+	execute(env, db, it, EXEC_RECEIVED, cls, v, c, pre);
 }
 
 int pipeline_wake(const struct pipeline_env *env, struct store *db, struct verdict *v,
