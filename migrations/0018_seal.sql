@@ -97,7 +97,10 @@ CREATE TRIGGER execution_events_no_update BEFORE UPDATE OR DELETE ON airlock.exe
 -- hash is the hash of its content and prev_hash; its prev_hash is the hash
 -- of the event at seq - 1 (64 zeros at position 1, with nothing before it);
 -- and no event outside the statement lies after the first position it
--- sealed, so a seal extends the chain and never fills a hole in it.
+-- sealed, so a seal extends the chain and never fills a hole.  That the row
+-- was unsealed and its content is unchanged, the row trigger has checked.
+-- Each row is checked on its own (one index probe for its link), so a batch
+-- costs time in proportion to its size, not to its size squared.
 CREATE FUNCTION airlock._check_seals() RETURNS trigger
 LANGUAGE plpgsql SET search_path = airlock, pg_temp AS $$
 DECLARE
@@ -105,27 +108,22 @@ DECLARE
 	first_seq bigint;
 	sealed bigint;
 BEGIN
-	SELECT n.id, n.seq,
-	       CASE WHEN o.seq IS NOT NULL THEN 'it was already sealed'
-		    WHEN n.seq IS NULL OR n.hash IS NULL OR n.prev_hash IS NULL THEN 'the seal is incomplete'
-		    WHEN n.hash <> encode(sha256(convert_to(n.prev_hash || '|' || n.id || '|' ||
-			n.execution_id || '|' ||
-			to_char(n.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || '|' ||
-			n.actor || '|' || coalesce(n.from_state, '') || '|' || n.to_state || '|' ||
-			n.detail::text, 'UTF8')), 'hex')
-			THEN 'its hash is not the hash of its content'
+	SELECT c.id, c.seq,
+	       CASE WHEN c.seq IS NULL OR c.hash IS NULL OR c.prev_hash IS NULL THEN 'the seal is incomplete'
+		    WHEN c.hash <> c.want THEN 'its hash is not the hash of its content'
 		    ELSE 'its prev_hash is not the hash of the event at the position before it' END AS why
 	INTO bad
-	FROM new_rows n JOIN old_rows o ON o.id = n.id
-	LEFT JOIN airlock.execution_events p ON p.seq = n.seq - 1 AND p.seq IS NOT NULL
-	WHERE o.seq IS NOT NULL OR n.seq IS NULL OR n.hash IS NULL OR n.prev_hash IS NULL
-	   OR n.hash <> encode(sha256(convert_to(n.prev_hash || '|' || n.id || '|' ||
-			n.execution_id || '|' ||
+	FROM (SELECT n.id, n.seq, n.hash, n.prev_hash,
+		     encode(sha256(convert_to(n.prev_hash || '|' || n.id || '|' || n.execution_id || '|' ||
 			to_char(n.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || '|' ||
 			n.actor || '|' || coalesce(n.from_state, '') || '|' || n.to_state || '|' ||
-			n.detail::text, 'UTF8')), 'hex')
-	   OR NOT CASE WHEN p.id IS NOT NULL THEN n.prev_hash = p.hash
-		       ELSE n.seq = 1 AND n.prev_hash = repeat('0', 64) END
+			n.detail::text, 'UTF8')), 'hex') AS want,
+		     CASE WHEN n.seq = 1 THEN repeat('0', 64)
+			  ELSE (SELECT p.hash FROM airlock.execution_events p
+				WHERE p.seq = n.seq - 1 AND p.seq IS NOT NULL) END AS link
+	      FROM new_rows n) c
+	WHERE c.seq IS NULL OR c.hash IS NULL OR c.prev_hash IS NULL OR c.hash <> c.want
+	   OR c.link IS NULL OR c.prev_hash <> c.link
 	LIMIT 1;
 	IF FOUND THEN
 		RAISE EXCEPTION 'execution_events: event % cannot be sealed at chain position %: %',
@@ -143,7 +141,7 @@ BEGIN
 END
 $$;
 CREATE TRIGGER execution_events_seal_check AFTER UPDATE ON airlock.execution_events
-	REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+	REFERENCING NEW TABLE AS new_rows
 	FOR EACH STATEMENT EXECUTE FUNCTION airlock._check_seals();
 
 -- ---------------------------------------------------------------- the sealer
@@ -172,6 +170,12 @@ BEGIN
 	END IF;
 	IF NOT pg_try_advisory_xact_lock(74287730, 1) THEN
 		RETURN 0;
+	END IF;
+	-- A seal that commits may be anchored at once; one that a crash then
+	-- loses would read as a truncation.  So it is durable before it counts,
+	-- whatever the session's setting (a stronger one is kept).
+	IF current_setting('synchronous_commit') IN ('off', 'local') THEN
+		PERFORM set_config('synchronous_commit', 'on', true);
 	END IF;
 	SELECT e.seq, e.hash INTO head_seq, head_hash FROM airlock.execution_events e
 	WHERE e.seq IS NOT NULL ORDER BY e.seq DESC LIMIT 1;
