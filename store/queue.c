@@ -25,7 +25,7 @@ int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_
 
 	memset(it, 0, sizeof(*it));
 	snprintf(hints, sizeof(hints), "%lld", (long long)hint);
-	res = store_exec(
+	res = store_execp(
 	    s,
 	    "SELECT id, state, target, target_type, command, declared_risk, change_id, "
 	    " action, requested_by, class, policy_version, rewind_possible, attempts, vmid, "
@@ -89,7 +89,7 @@ void queue_item_clear(struct queue_item *it)
 static int call(struct store *s, const char *sql, int n, const char *const *params, char *out,
                 size_t outlen)
 {
-	struct store_res *res = store_exec(s, sql, n, params);
+	struct store_res *res = store_execp(s, sql, n, params);
 
 	if (res == NULL)
 		return -1;
@@ -202,7 +202,7 @@ int queue_finish(struct store *s, int64_t id, const char *worker, const struct q
 	params[8] = r->err_truncated ? "t" : "f";
 	params[9] = dur;
 	params[10] = r->error;
-	res = store_exec_bin(
+	res = store_execp_bin(
 	    s, "SELECT airlock.worker_finish($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", 11,
 	    params, lengths, formats);
 	if (res == NULL)

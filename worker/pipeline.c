@@ -244,6 +244,51 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
 	(void)c; /* the operators are told by the database's outbox */
 }
 
+/* The row was marked running but nothing was sent (the node could not be
+ * reached before the exec request went out, or the check in front of the
+ * command on its channel refused it): it goes back to be retried, or is
+ * refused, never failed (airlock.worker_not_sent).  Retried through a lost
+ * connection while the daemon runs; when the database refuses the step, the
+ * result is recorded as it is (failed, nothing ran), so that the row does
+ * not stay running. */
+static void not_sent(const struct pipeline_env *env, struct store *db, const struct queue_item *it,
+                     const struct target_result *r)
+{
+	char id[24], ms[16], q[600];
+	struct store_res *res;
+	bool retry = r->not_sent == TARGET_NOT_SENT_RETRY;
+
+	snprintf(id, sizeof(id), "%lld", (long long)it->id);
+	/* 1, 2, 4, then every 8 s until the request's own deadline. */
+	snprintf(ms, sizeof(ms), "%d", 1000 << (it->attempts < 3 ? it->attempts : 3));
+	log_msg(LOG_INFO, "exec=%lld evt=exec.not_sent retry=%d reason=%s", (long long)it->id,
+	        retry, log_quote(r->error, q, sizeof(q)));
+	for (int delay_ms = 200;; delay_ms = delay_ms < 5000 ? delay_ms * 2 : delay_ms) {
+		res = store_exec(
+		    db, "SELECT airlock.worker_not_sent($1, $2, $3, $4)", 4,
+		    (const char *const[]){id, env->worker_id, r->error, retry ? ms : NULL});
+		if (res != NULL)
+			break;
+		log_db_error(it, "not_sent_failed", db);
+		if (!connection_lost(db)) {
+			record_result(env, db, it, r);
+			return;
+		}
+		if (atomic_load(env->cancel))
+			return; /* left running: the reaper settles it */
+		usleep((useconds_t)delay_ms * 1000);
+		if (store_reset(db) == 0) {
+			store_clear(
+			    store_exec(db, durability_session_sql(env->durability), 0, NULL));
+			queue_rehold(db, it->id); /* no reaper settles it meanwhile */
+		}
+	}
+	if (strcmp(store_get(res, 0, 0), "refused") == 0)
+		log_msg(LOG_INFO, "exec=%lld evt=exec.refused reason=%s", (long long)it->id,
+		        log_quote(r->error, q, sizeof(q)));
+	store_clear(res);
+}
+
 /* queued/approved, re-validated: live check, guard, run, record. */
 static void execute(const struct pipeline_env *env, struct store *db, struct queue_item *it,
                     enum exec_state state, enum risk_class cls, const struct verdict *v,
@@ -273,7 +318,9 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		goto out;
 	}
 	slot = true;
-	int live = targets_check(env->targets, it, reason, sizeof(reason));
+	/* In full on channels of its own before a guard step (no checkpoint for
+	 * a target that cannot run the command); else on the command's channel. */
+	int live = targets_check(env->targets, it, mutating, reason, sizeof(reason));
 	if (live == -1) {
 		refuse(db, env->worker_id, it, reason, NULL);
 		goto out;
@@ -323,6 +370,8 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 	targets_run(env->targets, it, jail, env->cancel, &r);
 	if (r.unconfinable)
 		unconfinable(env, db, it, &r, c);
+	else if (r.not_sent != TARGET_SENT)
+		not_sent(env, db, it, &r);
 	else
 		record_result(env, db, it, &r);
 	target_result_clear(&r);
