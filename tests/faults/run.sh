@@ -294,4 +294,31 @@ check "VM 101's agent is started again" $AIRLOCK_RIG_CTL vm 101 agent-start
 kill -TERM $D3
 wait $D3 2>/dev/null
 check_out "the audit chain is intact" 'audit: intact' as_alice $A audit verify
+
+# ---- the sealer killed mid-batch: its transaction goes whole, nothing is half-sealed
+q "INSERT INTO airlock.executions (target, target_type, command, requested_by, state)
+   SELECT 'proxmox-host:hubris', 'proxmox-host', 'echo seal-' || g, 'hermes', 'cancelled' FROM generate_series(1, 50) g" >/dev/null
+counts() { q "SELECT count(*) FILTER (WHERE seq IS NULL) || ' ' || count(*) FILTER (WHERE seq IS NOT NULL) FROM airlock.execution_events"; }
+before=$(counts)
+held=$(q "SELECT max(id) FROM airlock.execution_events WHERE seq IS NULL")
+# Another session holds the newest unsealed event's row: the sealer stops inside its batch.
+psql -XAtq -c "BEGIN" -c "SELECT 1 FROM airlock.execution_events WHERE id = $held FOR UPDATE" -c "SELECT pg_sleep(60)" >/dev/null 2>&1 &
+LOCKER=$!
+wait_for 10 "SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND state = 'active'" >/dev/null
+psql -XAtq -c "SELECT airlock.seal_events(1000)" >"$WORK/sealer.out" 2>&1 &
+SEALER=$!
+check "fault: the sealer holds the chain's lock and waits inside its batch" wait_for 10 \
+	"SELECT count(*) = 1 FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+	 WHERE a.query LIKE '%seal_events(1000)%' AND a.wait_event_type = 'Lock'
+	   AND l.locktype = 'advisory' AND l.classid = 74287730 AND l.objid = 1 AND l.granted"
+q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%seal_events(1000)%' AND pid <> pg_backend_pid()" >/dev/null
+wait $SEALER
+check_out "fault: the sealer's session was killed" 'terminating connection' cat "$WORK/sealer.out"
+check_eq "killed mid-batch: nothing was sealed, nothing half-sealed" "$before 0" \
+	"$(counts) $(q "SELECT count(*) FROM airlock.execution_events WHERE (seq IS NULL) <> (hash IS NULL) OR (seq IS NULL) <> (prev_hash IS NULL)")"
+check_eq "the chain's lock went with it" 0 "$(q "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 74287730")"
+q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()" >/dev/null
+wait $LOCKER 2>/dev/null
+check_out "the next verify seals them all, and the chain is intact" 'audit: intact' as_alice $A audit verify
+check_eq "... with nothing left unsealed" 0 "$(q "SELECT count(*) FROM airlock.execution_events WHERE seq IS NULL")"
 finish
