@@ -245,7 +245,7 @@ check_eq "six concurrent writers: every event sealed, the chain verifies, positi
 
 # Events chained before 0018 keep their hashes and take their ids as positions.
 mkdir -p "$tmp/pre0018"
-for f in migrations/*.sql; do [[ "$(basename "$f")" < 0018 ]] && cp "$f" "$tmp/pre0018/"; done
+for f in migrations/*.sql; do if [[ "$(basename "$f")" < 0018 ]]; then cp "$f" "$tmp/pre0018/"; fi; done
 createdb legacy
 $A migrate --db "dbname=legacy" --dir "$tmp/pre0018" >/dev/null
 psql -XAtq -d legacy -c "SELECT airlock.seed_inventory('{\"entities\": [{\"slug\": \"proxmox-host:hubris\", \"type\": \"proxmox-host\", \"address\": \"127.0.0.1\"}]}')" >/dev/null
