@@ -27,8 +27,8 @@ mark=$(wc -l <"$WORK/d1.log")
 : >"$WORK/agent.samples"
 sample_agent "$WORK/agent.samples" &
 sampler=$!
-id=$(as_agent $A run --target vm:web01 -- 'sleep 6; echo long-vm-marker')
-check "a 6-second command on vm:web01 runs" wait_for 30 "SELECT state IN ('running', 'succeeded') FROM airlock.executions WHERE id = $id"
+id=$(as_agent $A run --target vm:web01 -- 'sleep 8; echo long-vm-marker')
+check "an 8-second command on vm:web01 runs" wait_for 30 "SELECT state IN ('running', 'succeeded') FROM airlock.executions WHERE id = $id"
 check "and succeeds while the probes go on" wait_for 60 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
 kill "$sampler"
 wait "$sampler" 2>/dev/null
@@ -45,11 +45,11 @@ mark=$(wc -l <"$WORK/d1.log")
 sample_agent "$WORK/agent.samples" &
 sampler=$!
 ssh -F "$AIRLOCK_RIG_SSH_CONFIG" pverig qm guest exec 101 --timeout 30 -- \
-	/bin/sh -c "'sleep 6; echo foreign-marker'" >"$WORK/foreign.out" 2>"$WORK/foreign.err"
+	/bin/sh -c "'sleep 8; echo foreign-marker'" >"$WORK/foreign.out" 2>"$WORK/foreign.err"
 rc=$?
 kill "$sampler"
 wait "$sampler" 2>/dev/null
-check_eq "a foreign 6-second qm guest exec on VM 101 exits 0 during the probe rounds" "0" "$rc"
+check_eq "a foreign 8-second qm guest exec on VM 101 exits 0 during the probe rounds" "0" "$rc"
 check_out "and returns the guest's output, not an agent error" '"out-data" : "foreign-marker\\n"' \
 	cat "$WORK/foreign.out" "$WORK/foreign.err"
 asked_rounds=$(rounds_since "$mark" ' busy=0 .* answered=1 ')

@@ -21,8 +21,10 @@ import json
 import os
 import selectors
 import signal
-import socket
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import pverig as P  # noqa: E402
 
 INFO = {"version": "rig-cheap", "supported_commands": [
     {"enabled": True, "name": n, "success-response": True}
@@ -51,18 +53,6 @@ def answer(line):
                                  "desc": "The command %s has not been found" % cmd}}).encode() + b"\n"
 
 
-def serve_socket(path):
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.bind(path)
-    s.listen(1)
-    s.setblocking(False)
-    return s
-
-
 def main(argv):
     if len(argv) < 2:
         sys.stderr.write(__doc__)
@@ -70,7 +60,9 @@ def main(argv):
     d, ids = argv[0], argv[1:]
     sel = selectors.DefaultSelector()
     for vmid in ids:
-        sel.register(serve_socket(os.path.join(d, "%s.sock" % vmid)), selectors.EVENT_READ, None)
+        # A queue of one, as QEMU's chardev listens.
+        sel.register(P.unix_listener(os.path.join(d, "%s.sock" % vmid), 1), selectors.EVENT_READ,
+                     None)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     open(os.path.join(d, "ready"), "w").close()
     while True:

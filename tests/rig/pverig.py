@@ -104,6 +104,22 @@ def qga_socket(vmid):
     return pve_path("run", "qemu-server", "%s.qga" % vmid)
 
 
+def unix_listener(path, backlog, mode=None):
+    """A fresh non-blocking listening unix socket at path (a stale file there
+    is replaced), with the given queue length and, when given, file mode."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    if mode is not None:
+        os.chmod(path, mode)
+    s.listen(backlog)
+    s.setblocking(False)
+    return s
+
+
 def require_root():
     """PVE's CLI environment dies for any caller but root."""
     if os.geteuid() != 0:
