@@ -167,6 +167,15 @@ struct transport_probe {
 int transport_probe(struct transport *t, const struct transport_node *node,
                     struct transport_probe *probes, size_t n, int timeout_ms);
 
+/* Reads a guest agent's answer to guest-info into p (state and detail):
+ * OK when it offers guest-exec and guest-exec-status, both enabled;
+ * EXEC_DISABLED when it answers without them; ERROR for an error reply or
+ * an answer that is not guest-info's.  json (len bytes, need not end in
+ * NUL) is the agent's reply as it came off the socket ({"return": ...} or
+ * {"error": ...}) or the return value alone, as `qm guest cmd <vmid> info`
+ * prints it. */
+void transport_agent_info(struct transport_probe *p, const char *json, size_t len);
+
 /* "ok", "not_running", "not_configured", "exec_disabled", "vm_stopped",
  * "no_such_guest", "unreachable", "error". */
 const char *transport_probe_state_name(enum transport_probe_state s);
