@@ -58,7 +58,7 @@ for i in $(seq 0 "$WAKE_N"); do
 	done
 done
 echo '\q' >&"${PQ[1]}"
-wait "$PQ_PID" 2>/dev/null
+wait "${PQ_PID:-}" 2>/dev/null # unset once the coprocess has ended
 q "SELECT command, extract(epoch FROM created_at) FROM airlock.executions WHERE command LIKE 'echo wake-%'" >"$WORK/created"
 python3 - "$WORK/created" "$AIRLOCK_RIG_LOG" <<'PY'
 import re, sys, datetime, statistics
