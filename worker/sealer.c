@@ -30,7 +30,7 @@ long long sealer_tick(struct sealer *s, struct store *db, int max_batches)
 
 	snprintf(batch, sizeof(batch), "%d", SEALER_BATCH);
 	for (int i = 0; i < max_batches; i++) {
-		struct store_res *res = store_exec(db, sql, 1, (const char *const[]){batch});
+		struct store_res *res = store_execp(db, sql, 1, (const char *const[]){batch});
 		long long n;
 
 		if (res == NULL) {
