@@ -206,6 +206,7 @@ pgtap() { # pgtap FILE DB
 pgtap tests/sql/api.sql api
 pgtap tests/sql/gate.sql gate
 pgtap tests/sql/queue.sql queue
+pgtap tests/sql/onecall.sql onecall
 
 # ---- run() refuses what the transport cannot carry: the same rule as the C side
 PKGS="libpq libcurl libcjson openssl libssh2 yaml-0.1"
@@ -305,8 +306,9 @@ SQL
 wait $wl
 wid=$(psql -XAtq -d notify -c "SELECT max(id) FROM airlock.executions WHERE command = 'uptime'")
 check_eq "a worker session registers a well-formed secret channel" "1" "$(grep -c '^ t$' "$tmp/wlisten.out")"
-check_out "the daemon's channel hears the new row's id" \
-	"Asynchronous notification \"$ch\" with payload \"$wid\" received" cat "$tmp/wlisten.out"
+check_out "the daemon's channel hears the new row's id and its wake-up document (command and all)" \
+	"Asynchronous notification \"$ch\" with payload \"$wid \\{\"id\": $wid, .*\"target\": \"proxmox-host:hubris\".*\"command\": \"uptime\".*\" received" \
+	cat "$tmp/wlisten.out"
 check_out "an agent cannot read the channel names" 'permission denied for table worker_channels' cat "$tmp/agent.out"
 check_out "an agent cannot register a channel" 'permission denied for function worker_channel' cat "$tmp/agent.out"
 check_out "the worker's session is there for the agent to see" 'pid:1' cat "$tmp/agent.out"
@@ -314,6 +316,22 @@ check_out "but not its LISTEN: pg_stat_activity hides other logins' statements" 
 check_eq "the agent, LISTENing on every airlock channel, heard no payload and not the daemon's channel" 0 \
 	"$(grep -cE 'with payload|airlock_w_' "$tmp/agent.out")"
 check_eq "the channel was not even named to the agent" 0 "$(grep -c "$ch" "$tmp/agent.out")"
+# A document that would not fit in a notification (8000 bytes) is left out:
+# the wake-up names the row only, and its worker claims it the usual way.
+long=$(printf 'x%.0s' $(seq 7890))
+psql -X -d notify >"$tmp/long.out" 2>&1 <<SQL
+SELECT airlock.worker_channel('long-w') AS ch \gset
+LISTEN :"ch";
+SELECT airlock.run('proxmox-host:hubris', 'echo $long') AS lid \gset
+SELECT airlock.run('proxmox-host:hubris', 'echo short') AS sid \gset
+SELECT 'ids:' || :lid || ':' || :sid;
+SQL
+lid=$(sed -n 's/^ ids:\([0-9]*\):.*/\1/p' "$tmp/long.out")
+sid=$(sed -n 's/^ ids:[0-9]*:\([0-9]*\)/\1/p' "$tmp/long.out")
+check_out "a row whose document is too long for a notification is named by its id alone" \
+	"with payload \"$lid\" received" cat "$tmp/long.out"
+check_out "the next row's wake-up carries its document again" \
+	"with payload \"$sid \\{\"id\": $sid, .*\"command\": \"echo short\"" cat "$tmp/long.out"
 
 # ---- the flood limit holds under concurrent sessions (4 x 25 calls, 60 allowed)
 psql -qc "CREATE ROLE gate_flood LOGIN IN ROLE airlock_agent"

@@ -43,6 +43,7 @@
 
 enum call {
 	C_CLAIM,
+	C_CLAIM_CLASSIFIED,
 	C_CLASSIFIED,
 	C_REVALIDATE,
 	C_CONFINE,
@@ -51,6 +52,7 @@ enum call {
 	C_REFUSE,
 	C_RELEASE,
 	C_NOT_SENT,
+	C_UNREACHABLE,
 	C_TARGET_LOCK,
 	C_TARGET_UNLOCK,
 	C_ROW_LOCK,
@@ -75,7 +77,10 @@ static struct {
 	int resets;
 	char errmsg[256];
 	char sqlstate[6];
-	int sent; /* commands the transport was asked to run */
+	int sent;   /* commands the transport was asked to run */
+	int probes; /* live checks the transport was asked for */
+	enum transport_probe_state probe_state;
+	char *confinement; /* what the last one-call claim asked for ("-": none) */
 	char *policy;
 	/* what the fake transport answers (EXITED 0 unless set) */
 	enum transport_status tstatus;
@@ -88,9 +93,10 @@ static struct {
 struct store {
 	int unused;
 };
+#define FAKE_COLUMNS 24
 struct store_res {
 	int nrows;
-	char *v[16];
+	char *v[FAKE_COLUMNS];
 };
 static struct store the_db;
 
@@ -100,6 +106,7 @@ static enum call classify_sql(const char *sql)
 		const char *needle;
 		enum call c;
 	} map[] = {
+	    {"airlock.worker_claim_classified(", C_CLAIM_CLASSIFIED},
 	    {"airlock.worker_claim(", C_CLAIM},
 	    {"airlock.worker_classified(", C_CLASSIFIED},
 	    {"airlock.worker_revalidate(", C_REVALIDATE},
@@ -109,6 +116,7 @@ static enum call classify_sql(const char *sql)
 	    {"airlock.worker_refuse(", C_REFUSE},
 	    {"airlock.worker_release(", C_RELEASE},
 	    {"airlock.worker_not_sent(", C_NOT_SENT},
+	    {"airlock.worker_unreachable(", C_UNREACHABLE},
 	    {"pg_try_advisory_lock($1::bigint)", C_ROW_LOCK},
 	    {"pg_advisory_unlock($1::bigint)", C_ROW_UNLOCK},
 	    {"pg_try_advisory_lock(", C_TARGET_LOCK},
@@ -141,6 +149,33 @@ static struct store_res *answer(const char *sql)
 	if (strstr(sql, "kind = 'guard'"))
 		return one_row((const char *const[]){"f"}, 1);
 	enum call c = classify_sql(sql);
+	if (c == C_CLAIM_CLASSIFIED) {
+		/* The claimed row in the state the test names; no row when none. */
+		if (F.answer[c] == NULL)
+			return one_row(NULL, 0);
+		return one_row((const char *const[]){"42",
+		                                     F.answer[c],
+		                                     "proxmox-host:hubris",
+		                                     "proxmox-host",
+		                                     "uptime",
+		                                     NULL,
+		                                     NULL,
+		                                     NULL,
+		                                     "hermes",
+		                                     "read_only",
+		                                     "7",
+		                                     "f",
+		                                     "0",
+		                                     NULL,
+		                                     "proxmox-host:hubris",
+		                                     "127.0.0.1",
+		                                     "22",
+		                                     NULL,
+		                                     NULL,
+		                                     NULL,
+		                                     "run"},
+		               21);
+	}
 	return one_row((const char *const[]){F.answer[c] ? F.answer[c] : ""}, 1);
 }
 
@@ -151,6 +186,11 @@ struct store_res *store_exec(struct store *s, const char *sql, int nparams,
 
 	assert_ptr_equal(s, &the_db);
 	F.calls[c]++;
+	if (c == C_CLAIM_CLASSIFIED) {
+		assert_int_equal(nparams, 10);
+		free(F.confinement);
+		F.confinement = xstrdup(params[9] ? params[9] : "-");
+	}
 	F.errmsg[0] = F.sqlstate[0] = '\0';
 	if (!F.connected) {
 		snprintf(F.errmsg, sizeof(F.errmsg), "no connection to the server");
@@ -221,7 +261,7 @@ void store_clear(struct store_res *r)
 {
 	if (r == NULL)
 		return;
-	for (int i = 0; i < 16; i++)
+	for (int i = 0; i < FAKE_COLUMNS; i++)
 		free(r->v[i]);
 	free(r);
 }
@@ -421,8 +461,11 @@ int transport_probe(struct transport *t, const struct transport_node *node,
                     struct transport_probe *probes, size_t n, int timeout_ms)
 {
 	(void)t, (void)node, (void)timeout_ms;
-	for (size_t i = 0; i < n; i++)
-		probes[i].state = TRANSPORT_PROBE_OK;
+	for (size_t i = 0; i < n; i++) {
+		F.probes++;
+		probes[i].state = F.probe_state;
+		snprintf(probes[i].detail, sizeof(probes[i].detail), "scripted");
+	}
 	return 0;
 }
 int transport_exec(struct transport *t, const struct transport_node *node, enum target_type type,
@@ -450,6 +493,12 @@ int transport_reachable(struct transport *t, const struct transport_node *node, 
                         enum transport_error *err, char *msg, size_t msglen)
 {
 	(void)t, (void)node, (void)timeout_ms;
+	F.probes++; /* the live check of a row with no guard step */
+	if (F.probe_state == TRANSPORT_PROBE_UNREACHABLE) {
+		*err = TRANSPORT_ERR_CONNECT;
+		snprintf(msg, msglen, "%s", "scripted: connection refused");
+		return -1;
+	}
 	*err = TRANSPORT_ERR_NONE;
 	snprintf(msg, msglen, "%s", "");
 	return 0;
@@ -501,6 +550,7 @@ static int setup(void **state)
 
 	memset(&F, 0, sizeof(F));
 	F.connected = true;
+	F.probe_state = TRANSPORT_PROBE_OK;
 	F.answer[C_CLASSIFIED] = "queued";
 	F.answer[C_REVALIDATE] = "approved";
 	F.answer[C_FINISH] = "t";
@@ -555,6 +605,7 @@ static int teardown(void **state)
 	guard_free(f->guard);
 	policyset_free(f->ps);
 	free(F.policy);
+	free(F.confinement);
 	free(f);
 	return 0;
 }
@@ -876,6 +927,158 @@ static void test_claim_connection_lost(void **state)
 	assert_false(store_connected(&the_db));
 }
 
+/* ------------------------------------------------- the one-call claim */
+
+/* A wake-up's payload for row 42: an observation on the host, or `command`. */
+static int wake(struct fixture *f, const char *command)
+{
+	char payload[1024];
+
+	snprintf(payload, sizeof(payload),
+	         "42 {\"id\": 42, \"vmid\": 0, \"node\": \"proxmox-host:hubris\", \"port\": 22, "
+	         "\"target\": \"proxmox-host:hubris\", \"address\": \"127.0.0.1\", "
+	         "\"command\": \"%s\", \"ssh_user\": null, \"target_type\": \"proxmox-host\", "
+	         "\"declared_risk\": null, \"host_key_fingerprint\": null, "
+	         "\"zerto_vm_identifier\": null}",
+	         command);
+	return pipeline_wake(&f->env, &the_db, &f->v, payload);
+}
+
+/* Checked, then claimed, classified and started in one call, confined: no
+ * separate classification or start, the command sent once, the result
+ * written once. */
+static void test_wake_one_call(void **state)
+{
+	struct fixture *f = *state;
+
+	F.answer[C_CLAIM_CLASSIFIED] = "running";
+	assert_int_equal(wake(f, "uptime"), 1);
+	assert_int_equal(F.probes, 1);
+	assert_string_equal(F.confinement, "user");
+	assert_int_equal(F.calls[C_CLAIM_CLASSIFIED], 1);
+	assert_int_equal(F.calls[C_CLASSIFIED], 0);
+	assert_int_equal(F.calls[C_START], 0);
+	assert_int_equal(F.sent, 1);
+	assert_int_equal(F.calls[C_FINISH], 1);
+}
+
+/* A row started by the one call keeps the result's retries: the connection
+ * dies as the result is written, a new session takes the row's lock again,
+ * the result lands once, the command was sent once. */
+static void test_wake_finish_connection_lost(void **state)
+{
+	struct fixture *f = *state;
+
+	F.answer[C_CLAIM_CLASSIFIED] = "running";
+	script(C_FINISH, 0, SQLSTATE_CONNECTION_FAILURE, true);
+	assert_int_equal(wake(f, "uptime"), 1);
+	assert_int_equal(F.sent, 1);
+	assert_int_equal(F.calls[C_FINISH], 2);
+	assert_int_equal(F.resets, 1);
+	assert_int_equal(F.calls[C_ROW_LOCK], 1);
+}
+
+/* The connection dies during the one call: nothing is sent, and the row is
+ * left to the usual claim (its fate, if the call committed, is the
+ * reaper's). */
+static void test_wake_connection_lost(void **state)
+{
+	struct fixture *f = *state;
+
+	F.answer[C_CLAIM_CLASSIFIED] = "running";
+	script(C_CLAIM_CLASSIFIED, 0, SQLSTATE_CONNECTION_FAILURE, true);
+	assert_int_equal(wake(f, "uptime"), 0);
+	assert_int_equal(F.sent, 0);
+	assert_int_equal(F.calls[C_START], 0);
+	assert_int_equal(F.calls[C_FINISH], 0);
+	assert_int_equal(F.calls[C_REFUSE], 0);
+}
+
+/* The database refuses the call (a rule such as the jail's, AL008, or a
+ * statement timeout): nothing is sent, the usual claim takes over. */
+static void test_wake_refused(void **state)
+{
+	struct fixture *f = *state;
+
+	F.answer[C_CLAIM_CLASSIFIED] = "running";
+	script(C_CLAIM_CLASSIFIED, 0, SQLSTATE_APPROVAL_IMPOSSIBLE, false);
+	assert_int_equal(wake(f, "uptime"), 0);
+	script(C_CLAIM_CLASSIFIED, 1, SQLSTATE_QUERY_CANCELED, false);
+	assert_int_equal(wake(f, "uptime"), 0);
+	assert_int_equal(F.calls[C_CLAIM_CLASSIFIED], 2);
+	assert_int_equal(F.sent, 0);
+	assert_int_equal(F.calls[C_FINISH], 0);
+	assert_true(store_connected(&the_db));
+}
+
+/* The row is gone or no longer as the wake-up described it: no row comes
+ * back, nothing is sent. */
+static void test_wake_not_as_seen(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(wake(f, "uptime"), 0);
+	assert_int_equal(F.calls[C_CLAIM_CLASSIFIED], 1);
+	assert_int_equal(F.sent, 0);
+}
+
+/* Claimed and queued but not started by the call: the usual start follows,
+ * without checking the target a second time. */
+static void test_wake_queued_then_started(void **state)
+{
+	struct fixture *f = *state;
+
+	F.answer[C_CLAIM_CLASSIFIED] = "queued";
+	assert_int_equal(wake(f, "uptime"), 1);
+	assert_int_equal(F.probes, 1);
+	assert_int_equal(F.calls[C_START], 1);
+	assert_int_equal(F.sent, 1);
+	assert_int_equal(F.calls[C_FINISH], 1);
+}
+
+/* The target does not answer: the call does not start the row, which is
+ * then released for a retry with what the check found; nothing is sent. */
+static void test_wake_target_down(void **state)
+{
+	struct fixture *f = *state;
+
+	F.probe_state = TRANSPORT_PROBE_UNREACHABLE;
+	F.answer[C_CLAIM_CLASSIFIED] = "queued";
+	assert_int_equal(wake(f, "uptime"), 1);
+	assert_string_equal(F.confinement, "-");
+	assert_int_equal(F.probes, 1);
+	assert_int_equal(F.calls[C_UNREACHABLE], 1);
+	assert_int_equal(F.calls[C_START], 0);
+	assert_int_equal(F.sent, 0);
+}
+
+/* A change is never started by the call, nor its target checked first. */
+static void test_wake_change_not_started(void **state)
+{
+	struct fixture *f = *state;
+
+	F.answer[C_CLAIM_CLASSIFIED] = "pending_approval";
+	wake(f, "systemctl restart pveproxy");
+	assert_int_equal(F.calls[C_CLAIM_CLASSIFIED], 1);
+	assert_string_equal(F.confinement, "-");
+	assert_int_equal(F.calls[C_START], 0);
+	assert_int_equal(F.calls[C_FINISH], 0);
+}
+
+/* A payload that is a bare id, or not a document, asks nothing. */
+static void test_wake_no_document(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const bad[] = {
+	    "42", "42 {", "42 []", "42 {\"id\": 43}", "x 42", "", "42 {\"id\": 42, \"target\": 7}"};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(pipeline_wake(&f->env, &the_db, &f->v, bad[i]), 0);
+	for (int c = 0; c < NCALLS; c++)
+		assert_int_equal(F.calls[c], 0);
+	assert_int_equal(F.sent, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -896,6 +1099,15 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_maybe_sent_never_retried, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_other_failure_recorded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_sent_db_faults, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_one_call, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_finish_connection_lost, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_connection_lost, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_not_as_seen, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_queued_then_started, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_target_down, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_change_not_started, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_no_document, setup, teardown),
 	};
 
 	log_set_level(LOG_FATAL);
