@@ -207,6 +207,7 @@ pgtap tests/sql/api.sql api
 pgtap tests/sql/gate.sql gate
 pgtap tests/sql/queue.sql queue
 pgtap tests/sql/onecall.sql onecall
+pgtap tests/sql/notsent.sql notsent
 
 # ---- run() refuses what the transport cannot carry: the same rule as the C side
 PKGS="libpq libcurl libcjson openssl libssh2 yaml-0.1"
