@@ -113,6 +113,27 @@ SELECT throws_ok(format($$ SELECT airlock.worker_not_sent(%s, 'w1', 'x', 1000) $
   'an agent cannot hand a row back');
 RESET SESSION AUTHORIZATION;
 
+-- ------------------------------------------------------------ an approved row goes back approved, announced once
+CREATE ROLE n_op LOGIN IN ROLE airlock_operator;
+SET SESSION AUTHORIZATION n_agent;
+SELECT airlock.run('proxmox-host:hubris', 'systemctl restart nginx') AS a \gset
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION n_worker;
+SELECT id FROM airlock.worker_claim('w1', :a);
+SELECT airlock.worker_classified(:a, 'w1', 'config_mutation', '[]', 1, 'test', 'none', false);
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION n_op;
+SELECT airlock.approve(:a, 'go ahead');
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION n_worker;
+SELECT id FROM airlock.worker_claim('w1', :a);
+SELECT airlock.worker_start(:a, 'w1', NULL, '{}', 'none');
+SELECT is(airlock.worker_not_sent(:a, 'w1', 'node down before the command went out', 1000), 'approved',
+  'an approved change whose command was never sent goes back approved');
+RESET SESSION AUTHORIZATION;
+SELECT is((SELECT count(*) FROM airlock.notifications WHERE execution_id = :a AND event = 'approved'),
+  1::bigint, 'and its approval is announced once, not again when it goes back');
+
 SELECT is((SELECT first_broken FROM airlock.audit_verify()), NULL, 'the chain and the records verify');
 
 SELECT * FROM finish();
