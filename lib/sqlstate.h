@@ -29,6 +29,8 @@
 #define SQLSTATE_DEADLOCK_DETECTED           "40P01" /* retry the transaction */
 #define SQLSTATE_INSUFFICIENT_PRIVILEGE      "42501" /* the login may not do this */
 #define SQLSTATE_UNDEFINED_OBJECT            "42704" /* e.g. a role that does not exist */
+#define SQLSTATE_INVALID_SQL_STATEMENT_NAME  "26000" /* no such prepared statement */
+#define SQLSTATE_FEATURE_NOT_SUPPORTED       "0A000" /* e.g. a cached plan's result type changed */
 #define SQLSTATE_QUERY_CANCELED              "57014" /* statement_timeout, or a cancel */
 #define SQLSTATE_OPERATOR_INTERVENTION_CLASS "57P"   /* shutdown, crash, terminated backend */
 

@@ -1,8 +1,10 @@
 /* queue.c -- the worker's calls into migrations/0002_worker.sql and their
- * successors (0009, 0012). */
+ * successors (0009, 0012, 0019). */
 #include "store/queue.h"
 
 #include "lib/xalloc.h"
+
+#include <cjson/cJSON.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,26 +20,16 @@ static int int_or(const struct store_res *res, int col, int dflt)
 	return store_isnull(res, 0, col) ? dflt : atoi(store_get(res, 0, col));
 }
 
-int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_item *it)
-{
-	struct store_res *res;
-	char hints[24];
+/* The columns of worker_claim and worker_claim_classified, in order. */
+#define CLAIM_COLUMNS                                                                              \
+	"id, state, target, target_type, command, declared_risk, change_id, action, "              \
+	"requested_by, "                                                                           \
+	"class, policy_version, rewind_possible, attempts, vmid, node, address, port, ssh_user, "  \
+	"host_key_fingerprint, zerto_vm_identifier, kind"
 
-	memset(it, 0, sizeof(*it));
-	snprintf(hints, sizeof(hints), "%lld", (long long)hint);
-	res = store_exec(
-	    s,
-	    "SELECT id, state, target, target_type, command, declared_risk, change_id, "
-	    " action, requested_by, class, policy_version, rewind_possible, attempts, vmid, "
-	    " node, address, port, ssh_user, host_key_fingerprint, zerto_vm_identifier, kind "
-	    "FROM airlock.worker_claim($1, $2)",
-	    2, (const char *const[]){worker, hint > 0 ? hints : NULL});
-	if (res == NULL)
-		return -1;
-	if (store_nrows(res) == 0) {
-		store_clear(res);
-		return 0;
-	}
+/* Fills *it from the first row of a claim's result. */
+static void item_from_row(const struct store_res *res, struct queue_item *it)
+{
 	it->id = strtoll(store_get(res, 0, 0), NULL, 10);
 	snprintf(it->state, sizeof(it->state), "%s", store_get(res, 0, 1));
 	it->target = dup_or_null(res, 2);
@@ -60,6 +52,168 @@ int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_
 	it->host_key_fingerprint = dup_or_null(res, 18);
 	it->zerto_vm_identifier = dup_or_null(res, 19);
 	snprintf(it->kind, sizeof(it->kind), "%s", store_get(res, 0, 20));
+}
+
+int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_item *it)
+{
+	struct store_res *res;
+	char hints[24];
+
+	memset(it, 0, sizeof(*it));
+	snprintf(hints, sizeof(hints), "%lld", (long long)hint);
+	res = store_execp(s, "SELECT " CLAIM_COLUMNS " FROM airlock.worker_claim($1, $2)", 2,
+	                  (const char *const[]){worker, hint > 0 ? hints : NULL});
+	if (res == NULL)
+		return -1;
+	if (store_nrows(res) == 0) {
+		store_clear(res);
+		return 0;
+	}
+	item_from_row(res, it);
+	store_clear(res);
+	return 1;
+}
+
+/* A string member of the wake-up document: NULL when absent or JSON null,
+ * -1 when it is there with another type. */
+static int doc_string(const cJSON *doc, const char *key, char **out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, key);
+
+	*out = NULL;
+	if (v == NULL || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsString(v) || v->valuestring == NULL)
+		return -1;
+	*out = xstrdup(v->valuestring);
+	return 0;
+}
+
+/* An integer member that fits an int; 0 when absent or null (-1 for any
+ * other type). */
+static int doc_int(const cJSON *doc, const char *key, int *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, key);
+
+	*out = 0;
+	if (v == NULL || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int)v->valuedouble)
+		return -1;
+	*out = (int)v->valuedouble;
+	return 0;
+}
+
+int queue_wake_parse(const char *payload, int64_t *id, struct queue_item *it)
+{
+	char *end;
+	long long n;
+	cJSON *doc = NULL;
+	int rc = -1, port = 0;
+	double docid;
+
+	memset(it, 0, sizeof(*it));
+	*id = 0;
+	n = strtoll(payload, &end, 10);
+	if (end == payload || n <= 0 || (*end != '\0' && *end != ' '))
+		return -1;
+	*id = n;
+	if (*end == '\0')
+		return 0;
+	doc = cJSON_Parse(end + 1);
+	if (doc == NULL || !cJSON_IsObject(doc))
+		goto out;
+	docid = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(doc, "id"));
+	if (docid != (double)n)
+		goto out;
+	it->id = n;
+	snprintf(it->state, sizeof(it->state), "received");
+	snprintf(it->kind, sizeof(it->kind), "run");
+	if (doc_string(doc, "target", &it->target) < 0 ||
+	    doc_string(doc, "target_type", &it->target_type) < 0 ||
+	    doc_string(doc, "declared_risk", &it->declared_risk) < 0 ||
+	    doc_string(doc, "command", &it->command) < 0 ||
+	    doc_string(doc, "node", &it->node) < 0 ||
+	    doc_string(doc, "address", &it->address) < 0 ||
+	    doc_string(doc, "ssh_user", &it->ssh_user) < 0 ||
+	    doc_string(doc, "host_key_fingerprint", &it->host_key_fingerprint) < 0 ||
+	    doc_string(doc, "zerto_vm_identifier", &it->zerto_vm_identifier) < 0 ||
+	    doc_int(doc, "vmid", &it->vmid) < 0 || doc_int(doc, "port", &port) < 0)
+		goto out;
+	if (it->target == NULL || it->target_type == NULL || it->command == NULL ||
+	    it->node == NULL || port <= 0)
+		goto out;
+	it->port = port;
+	it->rewind_possible = -1;
+	rc = 1;
+out:
+	cJSON_Delete(doc);
+	if (rc < 0)
+		queue_item_clear(it);
+	return rc;
+}
+
+/* The wake-up document of what the worker holds in *seen, as the database
+ * builds it (airlock._wake_doc): the claim compares the two as jsonb, so
+ * the row is claimed only if every value the worker used is the row's. */
+static char *seen_doc(const struct queue_item *seen)
+{
+	cJSON *d = cJSON_CreateObject();
+	char *text;
+
+#define PUT_STR(k, v) cJSON_AddItemToObject(d, k, (v) ? cJSON_CreateString(v) : cJSON_CreateNull())
+	cJSON_AddNumberToObject(d, "id", (double)seen->id);
+	PUT_STR("target", seen->target);
+	PUT_STR("target_type", seen->target_type);
+	PUT_STR("declared_risk", seen->declared_risk);
+	PUT_STR("command", seen->command);
+	PUT_STR("node", seen->node);
+	PUT_STR("address", seen->address);
+	PUT_STR("ssh_user", seen->ssh_user);
+	PUT_STR("host_key_fingerprint", seen->host_key_fingerprint);
+	PUT_STR("zerto_vm_identifier", seen->zerto_vm_identifier);
+#undef PUT_STR
+	cJSON_AddNumberToObject(d, "vmid", seen->vmid);
+	cJSON_AddNumberToObject(d, "port", seen->port);
+	text = cJSON_PrintUnformatted(d);
+	cJSON_Delete(d);
+	return text;
+}
+
+int queue_claim_classified(struct store *s, const char *worker, const struct queue_item *seen,
+                           const char *cls, const char *reasons_json, long long policy_version,
+                           const char *classifier_version, const char *rewind_status,
+                           int rewind_possible, const char *confinement, struct queue_item *it)
+{
+	struct store_res *res;
+	char ids[24], pv[24];
+	char *doc = seen_doc(seen);
+
+	memset(it, 0, sizeof(*it));
+	if (doc == NULL) {
+		store_set_error(s, "out of memory building the wake-up document");
+		return -1;
+	}
+	snprintf(ids, sizeof(ids), "%lld", (long long)seen->id);
+	snprintf(pv, sizeof(pv), "%lld", policy_version);
+	res = store_execp(s,
+	                  "SELECT " CLAIM_COLUMNS " FROM airlock.worker_claim_classified($1, $2, "
+	                  "$3::jsonb, $4, $5::jsonb, $6, $7, $8, $9, $10)",
+	                  10,
+	                  (const char *const[]){worker, ids, doc, cls, reasons_json, pv,
+	                                        classifier_version, rewind_status,
+	                                        rewind_possible < 0 ? NULL
+	                                        : rewind_possible   ? "t"
+	                                                            : "f",
+	                                        confinement});
+	free(doc);
+	if (res == NULL)
+		return -1;
+	if (store_nrows(res) == 0) {
+		store_clear(res);
+		return 0;
+	}
+	item_from_row(res, it);
 	store_clear(res);
 	return 1;
 }
@@ -89,7 +243,7 @@ void queue_item_clear(struct queue_item *it)
 static int call(struct store *s, const char *sql, int n, const char *const *params, char *out,
                 size_t outlen)
 {
-	struct store_res *res = store_exec(s, sql, n, params);
+	struct store_res *res = store_execp(s, sql, n, params);
 
 	if (res == NULL)
 		return -1;
@@ -202,7 +356,7 @@ int queue_finish(struct store *s, int64_t id, const char *worker, const struct q
 	params[8] = r->err_truncated ? "t" : "f";
 	params[9] = dur;
 	params[10] = r->error;
-	res = store_exec_bin(
+	res = store_execp_bin(
 	    s, "SELECT airlock.worker_finish($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", 11,
 	    params, lengths, formats);
 	if (res == NULL)

@@ -1,5 +1,5 @@
 /* queue.h -- the worker's side of the queue: claim, classify, re-validate,
- * start, finish, release, reap (migrations/0002_worker.sql).
+ * start, finish, release, reap (migrations/0002_worker.sql and successors).
  *
  * Every call is one short autocommit statement; no transaction is ever held
  * across an SSH command.  A claimed row stays locked (session advisory lock)
@@ -48,6 +48,27 @@ int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_
  * LISTENs on it): wake-ups on it carry a row id.  channel gets the name
  * (42 bytes and the NUL); -1 with the reason on s. */
 int queue_channel(struct store *s, const char *worker, char *channel, size_t len);
+
+/* Reads a wake-up's payload (migration 0019): "<id>", or "<id> <document>"
+ * for a run row waiting to be classified, whose document says what its
+ * classification and live check need.  0 with *id set for a bare id; 1
+ * with *id and *it filled as far as the document goes (state "received",
+ * kind "run"; free with queue_item_clear) for a document; -1 when the
+ * payload is neither (nothing to free). */
+int queue_wake_parse(const char *payload, int64_t *id, struct queue_item *it);
+/* Claims the row of the wake-up document *seen (as queue_wake_parse filled
+ * it) if it is still exactly that, and records its classification in the
+ * same call (as queue_classified).  With confinement (user or root) and a
+ * read_only class the row is also started (as queue_start), committed
+ * before the call returns; NULL leaves it queued or held for approval.
+ * 1 with *it filled (its state is the row's new state: running, queued or
+ * pending_approval; free with queue_item_clear), 0 when the row was not
+ * there to claim as seen (claim it as usual), -1 on error (reason on s;
+ * nothing was claimed unless the connection was lost on the way back). */
+int queue_claim_classified(struct store *s, const char *worker, const struct queue_item *seen,
+                           const char *cls, const char *reasons_json, long long policy_version,
+                           const char *classifier_version, const char *rewind_status,
+                           int rewind_possible, const char *confinement, struct queue_item *it);
 void queue_item_clear(struct queue_item *it);
 
 int queue_release(struct store *s, int64_t id, const char *worker, int delay_ms,

@@ -126,6 +126,16 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
                    struct transport_result *out);
 void transport_result_free(struct transport_result *r);
 
+/* Whether the node can be reached now, without a channel: its pooled
+ * session is up and the node has not closed it, or a new session was opened
+ * (TCP, host key, authentication) within timeout_ms.  The check a command
+ * needs before it is marked running; the command's own channel is the rest
+ * of it: a command whose session fails before its exec request went out is
+ * TRANSPORT_FAILED with CONNECT, HOSTKEY, AUTH or SSH (nothing was sent).
+ * 0 when reachable; -1 with *err (CONNECT, HOSTKEY, AUTH) and msg. */
+int transport_reachable(struct transport *t, const struct transport_node *node, int timeout_ms,
+                        enum transport_error *err, char *msg, size_t msglen);
+
 enum transport_probe_kind {
 	TRANSPORT_PROBE_HOST,  /* can we log in and run a command on the node? */
 	TRANSPORT_PROBE_AGENT, /* qm agent <vmid> ping, then qm guest cmd <vmid> info */

@@ -8,6 +8,7 @@
 #include "store/queue.h"
 #include "store/schema.h"
 #include "worker/anchorer.h"
+#include "worker/sealer.h"
 #include "worker/durability.h"
 #include "worker/flrwatch.h"
 #include "worker/metrics.h"
@@ -32,6 +33,11 @@
 #define DAEMON_SESSION_OPTIONS "-c synchronous_commit=on"
 /* Row ids a daemon keeps from wake-ups until a worker is free. */
 #define DAEMON_HINTS_MAX 4096
+/* Bytes of wake-up documents kept with them; past it only the ids are kept
+ * (such a row is claimed the usual way). */
+#define DAEMON_HINT_DOC_BYTES (4 << 20)
+/* A notification's payload is shorter than 8000 bytes. */
+#define DAEMON_PAYLOAD_MAX 8192
 
 struct wthread {
 	struct daemon *d;
@@ -52,6 +58,7 @@ struct daemon {
 	struct prober *prober;     /* NULL: no scheduler_database configured */
 	struct flrwatch *flrwatch; /* NULL: no scheduler_database or no zerto section */
 	struct anchorer *anchorer; /* NULL: no audit section configured */
+	struct sealer *sealer;     /* seals new events into the audit chain */
 	struct durability *durability;
 	struct pipeline_env env;
 
@@ -59,10 +66,18 @@ struct daemon {
 	pthread_cond_t wake;
 	unsigned long wake_gen;
 	/* Row ids named by wake-ups on this daemon's own channel, oldest first,
-	 * waiting for a worker (under mu).  A full ring drops the newest: its
-	 * row is still claimed by the plain claim that every claim falls back to. */
+	 * waiting for a worker (under mu), each with the payload when it holds
+	 * the row's wake-up document (else NULL).  A full ring drops the
+	 * newest: its row is still claimed by the plain claim that every claim
+	 * falls back to. */
 	int64_t hints[DAEMON_HINTS_MAX];
+	char *hint_docs[DAEMON_HINTS_MAX];
+	size_t hint_doc_bytes;
 	unsigned hint_head, hint_count;
+	/* Claims of any row asked for by wake-ups that named none (under mu;
+	 * at most nthreads).  With named wake-ups a worker claims only a named
+	 * row, or any row when asked to, or after poll_interval_ms. */
+	int plain_wanted;
 	char channel[64]; /* the secret wake-up channel; "" when none (listen thread only) */
 	atomic_bool named_wakeups; /* channel is set: read by the workers */
 	atomic_bool stopping;      /* read by every worker thread */
@@ -72,11 +87,13 @@ struct daemon {
 	int nthreads;
 };
 
-/* Wakes up to n idle workers (one per new row is enough: a worker that
- * claims something keeps claiming until the queue is empty). */
+/* Wakes up to n idle workers for a claim of any row (one per new row is
+ * enough: a worker that claims something keeps claiming until the queue is
+ * empty). */
 static void wake_workers(struct daemon *d, int n)
 {
 	pthread_mutex_lock(&d->mu);
+	d->plain_wanted = d->plain_wanted + n < d->nthreads ? d->plain_wanted + n : d->nthreads;
 	d->wake_gen++;
 	if (n >= d->nthreads)
 		pthread_cond_broadcast(&d->wake);
@@ -86,12 +103,29 @@ static void wake_workers(struct daemon *d, int n)
 	pthread_mutex_unlock(&d->mu);
 }
 
-/* Keeps the row ids of targeted wake-ups and wakes one idle worker per id. */
-static void wake_for_rows(struct daemon *d, const int64_t *ids, int n)
+/* Keeps the row ids of targeted wake-ups (with their payloads when they
+ * hold a document, whose ownership passes to the ring) and wakes one idle
+ * worker per id. */
+static void wake_for_rows(struct daemon *d, const int64_t *ids, char **docs, int n)
 {
 	pthread_mutex_lock(&d->mu);
-	for (int i = 0; i < n && d->hint_count < DAEMON_HINTS_MAX; i++) {
-		d->hints[(d->hint_head + d->hint_count) % DAEMON_HINTS_MAX] = ids[i];
+	for (int i = 0; i < n; i++) {
+		if (d->hint_count == DAEMON_HINTS_MAX) {
+			/* Its row is for a claim of any row to find. */
+			free(docs[i]);
+			if (d->plain_wanted < d->nthreads)
+				d->plain_wanted++;
+			continue;
+		}
+		unsigned at = (d->hint_head + d->hint_count) % DAEMON_HINTS_MAX;
+		if (docs[i] && d->hint_doc_bytes + strlen(docs[i]) > DAEMON_HINT_DOC_BYTES) {
+			free(docs[i]);
+			docs[i] = NULL;
+		}
+		d->hints[at] = ids[i];
+		d->hint_docs[at] = docs[i];
+		if (docs[i])
+			d->hint_doc_bytes += strlen(docs[i]);
 		d->hint_count++;
 	}
 	d->wake_gen++;
@@ -103,29 +137,41 @@ static void wake_for_rows(struct daemon *d, const int64_t *ids, int n)
 	pthread_mutex_unlock(&d->mu);
 }
 
-/* The oldest row id a wake-up named, 0 when none waits.  Under d->mu. */
-static int64_t take_hint(struct daemon *d)
+/* The oldest row id a wake-up named, 0 when none waits; *doc gets its
+ * payload when it holds a document (the caller frees it), else NULL.
+ * Under d->mu. */
+static int64_t take_hint(struct daemon *d, char **doc)
 {
 	int64_t id;
 
+	*doc = NULL;
 	if (d->hint_count == 0)
 		return 0;
 	id = d->hints[d->hint_head];
+	*doc = d->hint_docs[d->hint_head];
+	d->hint_docs[d->hint_head] = NULL;
+	if (*doc)
+		d->hint_doc_bytes -= strlen(*doc);
 	d->hint_head = (d->hint_head + 1) % DAEMON_HINTS_MAX;
 	d->hint_count--;
 	return id;
 }
 
-/* Waits for a wake-up or the backstop poll interval. */
-static void idle_wait(struct daemon *d, unsigned long seen)
+/* Waits for a wake-up or the backstop poll interval; true when the interval
+ * passed without one. */
+static bool idle_wait(struct daemon *d, unsigned long seen)
 {
 	int64_t until = deadline_now_ms() + d->cfg->poll_interval_ms;
+	bool timed_out = false;
 
 	pthread_mutex_lock(&d->mu);
 	while (d->wake_gen == seen && !atomic_load(&d->stopping))
-		if (deadline_cond_wait(&d->wake, &d->mu, until) == ETIMEDOUT)
+		if (deadline_cond_wait(&d->wake, &d->mu, until) == ETIMEDOUT) {
+			timed_out = d->wake_gen == seen;
 			break;
+		}
 	pthread_mutex_unlock(&d->mu);
+	return timed_out;
 }
 
 /* Opens the thread's connection, retrying with backoff until it works or the
@@ -165,6 +211,12 @@ static void *worker_main(void *arg)
 	struct pipeline_env env = d->env;
 	env.worker_id = who;
 	int claim_delay_ms = 200;
+	/* Whether the next claim without a named row goes to the database: at
+	 * start, after a claim of any row found one, when a wake-up asks for
+	 * it, after the poll interval, and always without named wake-ups.
+	 * Otherwise a worker that finished its row waits for the next wake-up
+	 * instead of asking for a row that no wake-up announced. */
+	bool plain = true;
 	while (!atomic_load(&d->stopping)) {
 		if (db == NULL || !store_connected(db)) {
 			store_close(db);
@@ -174,9 +226,29 @@ static void *worker_main(void *arg)
 		}
 		pthread_mutex_lock(&d->mu);
 		unsigned long seen = d->wake_gen;
-		int64_t hint = take_hint(d);
+		char *doc;
+		int64_t hint = take_hint(d, &doc);
+		if (hint == 0 && d->plain_wanted > 0) {
+			d->plain_wanted--;
+			plain = true;
+		}
 		pthread_mutex_unlock(&d->mu);
 
+		/* A new run row described by its wake-up: classified, then claimed
+		 * (and an observation started) in one call.  When that does not
+		 * take it, it is claimed as usual below. */
+		if (doc != NULL) {
+			int done = pipeline_wake(&env, db, &v, doc);
+			free(doc);
+			if (done) {
+				claim_delay_ms = 200;
+				continue;
+			}
+		}
+		if (hint == 0 && !plain && atomic_load(&d->named_wakeups)) {
+			plain = idle_wait(d, seen);
+			continue;
+		}
 		struct queue_item it;
 		int got = queue_claim(db, who, hint, &it);
 		if (got < 0) {
@@ -200,9 +272,12 @@ static void *worker_main(void *arg)
 		}
 		claim_delay_ms = 200;
 		if (got == 0) {
-			idle_wait(d, seen);
+			plain = idle_wait(d, seen);
 			continue;
 		}
+		/* A claim that took another row than the one named was a claim of
+		 * any row: more may wait. */
+		plain = it.id != hint;
 		log_msg(LOG_DEBUG,
 		        "exec=%lld evt=exec.claimed state=%s worker=%s attempt=%d hinted=%d",
 		        (long long)it.id, it.state, who, it.attempts, it.id == hint);
@@ -229,6 +304,7 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 	d->targets = targets_new(cfg, err, errlen);
 	if (d->targets == NULL)
 		goto fail;
+	d->sealer = sealer_new();
 	if (cfg->audit_signing_key) {
 		d->anchorer = anchorer_new(cfg, err, errlen);
 		if (d->anchorer == NULL)
@@ -265,6 +341,7 @@ fail:
 	guard_free(d->guard);
 	targets_free(d->targets);
 	anchorer_free(d->anchorer);
+	sealer_free(d->sealer);
 	free(d);
 	return NULL;
 }
@@ -385,12 +462,13 @@ static void reload_config(struct daemon *d)
 	}
 	d->cfg->reap_interval_ms = n->reap_interval_ms;
 	d->cfg->expire_interval_ms = n->expire_interval_ms;
+	d->cfg->seal_interval_ms = n->seal_interval_ms;
 	/* Said at the more talkative of the two levels, so that a reload that
 	 * quiets the log still shows in it. */
 	log_set_level(n->log_level < d->cfg->log_level ? n->log_level : d->cfg->log_level);
 	log_msg(LOG_INFO,
-	        "evt=config.reloaded path=%s note=\"log_level, reap_interval_ms and "
-	        "expire_interval_ms apply now; the rest on restart\"",
+	        "evt=config.reloaded path=%s note=\"log_level, reap_interval_ms, "
+	        "expire_interval_ms and seal_interval_ms apply now; the rest on restart\"",
 	        log_quote(d->cfg->path, lq, sizeof(lq)));
 	log_set_level(n->log_level);
 	d->cfg->log_level = n->log_level;
@@ -399,17 +477,19 @@ static void reload_config(struct daemon *d)
 
 /* Drains notifications: wakes workers when there is work, reloads a changed
  * policy.  A wake-up on the daemon's own channel names one row (the secret
- * channel name keeps the id from other logins); one worker is woken per row
- * and claims that row first.  airlock_work carries no payload (any login may
- * LISTEN on it) and PostgreSQL folds identical notifications of one
+ * channel name keeps the id, and a new run row's command, from other
+ * logins); one worker is woken per row and takes that row first: a new run
+ * row with its wake-up document through pipeline_wake, any other by its id.  airlock_work carries
+ * no payload (any login may LISTEN on it) and PostgreSQL folds identical notifications of one
  * transaction into one, so it may stand for many rows: without a channel of
  * our own every idle worker is woken; with one, it is the fallback for rows
  * whose wake-up went to another daemon (or was lost), and wakes one worker,
  * who wakes the next when it finds work. */
 static void handle_notifies(struct daemon *d)
 {
-	char channel[64], payload[32];
+	char channel[64], payload[DAEMON_PAYLOAD_MAX];
 	int64_t ids[64];
+	char *docs[64];
 	int n = 0, named = 0;
 	bool policy = false, work = false;
 
@@ -418,14 +498,17 @@ static void handle_notifies(struct daemon *d)
 		if (strcmp(channel, "airlock_policy") == 0) {
 			policy = true;
 		} else if (d->channel[0] && strcmp(channel, d->channel) == 0) {
+			/* "<id>", or "<id> <document>" (queue_wake_parse). */
 			char *end;
 			long long id = strtoll(payload, &end, 10);
-			if (id <= 0 || *end != '\0')
+			if (id <= 0 || (*end != '\0' && *end != ' '))
 				continue;
 			named++;
-			ids[n++] = id;
+			ids[n] = id;
+			docs[n] = *end == ' ' ? xstrdup(payload) : NULL;
+			n++;
 			if (n == (int)(sizeof(ids) / sizeof(ids[0]))) {
-				wake_for_rows(d, ids, n);
+				wake_for_rows(d, ids, docs, n);
 				n = 0;
 			}
 		} else {
@@ -435,7 +518,7 @@ static void handle_notifies(struct daemon *d)
 	if (policy)
 		reload_policy(d);
 	if (n > 0)
-		wake_for_rows(d, ids, n);
+		wake_for_rows(d, ids, docs, n);
 	if (work && named == 0)
 		wake_workers(d, d->channel[0] ? 1 : d->nthreads);
 }
@@ -478,7 +561,7 @@ static bool schema_refused(struct daemon *d)
 
 int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int grace_s)
 {
-	int64_t next_reap = 0, next_expire = 0, next_connect = 0, next_anchor = 0;
+	int64_t next_reap = 0, next_expire = 0, next_connect = 0, next_anchor = 0, next_seal = 0;
 	int64_t next_watchdog = 0;
 	int64_t next_durability = deadline_now_ms() + DURABILITY_RECHECK_S * 1000;
 	struct store_backoff backoff = STORE_BACKOFF_INIT;
@@ -546,6 +629,11 @@ int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int gra
 			clock_check(d);
 			next_expire = now + d->cfg->expire_interval_ms;
 		}
+		/* Seal first, so an anchor names the newest sealed event. */
+		if (now >= next_seal) {
+			sealer_tick(d->sealer, d->listen, 8);
+			next_seal = now + d->cfg->seal_interval_ms;
+		}
 		if (d->anchorer && now >= next_anchor) {
 			anchorer_tick(d->anchorer, d->listen, false);
 			next_anchor = now + 1000;
@@ -555,6 +643,8 @@ int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int gra
 			next_durability = now + DURABILITY_RECHECK_S * 1000;
 		}
 		int64_t until = next_reap < next_expire ? next_reap : next_expire;
+		if (next_seal < until)
+			until = next_seal;
 		int timeout = (int)(until - deadline_now_ms());
 		if (timeout < 0)
 			timeout = 0;
@@ -568,9 +658,11 @@ int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int gra
 	flrwatch_free(d->flrwatch);
 	d->prober = NULL;
 	stop_threads(d, grace_s);
-	/* The file covers everything this daemon did before it stopped. */
-	if (d->listen != NULL && store_connected(d->listen))
+	/* The chain and the file cover everything this daemon did before it stopped. */
+	if (d->listen != NULL && store_connected(d->listen)) {
+		sealer_tick(d->sealer, d->listen, 1000);
 		anchorer_tick(d->anchorer, d->listen, true);
+	}
 	log_msg(LOG_INFO, "evt=daemon.stopped worker=%s", d->cfg->worker_id);
 	return 0;
 }
@@ -580,6 +672,8 @@ void daemon_free(struct daemon *d)
 	if (d == NULL)
 		return;
 	free(d->threads);
+	for (unsigned i = 0; i < DAEMON_HINTS_MAX; i++)
+		free(d->hint_docs[i]);
 	store_close(d->listen);
 	metrics_free(d->metrics); /* borrows the notifier and the transport */
 	notifier_free(d->notifier, 2000);
@@ -588,6 +682,7 @@ void daemon_free(struct daemon *d)
 	guard_free(d->guard);
 	policyset_free(d->policies);
 	anchorer_free(d->anchorer);
+	sealer_free(d->sealer);
 	durability_free(d->durability);
 	pthread_cond_destroy(&d->wake);
 	pthread_mutex_destroy(&d->mu);

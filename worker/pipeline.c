@@ -244,17 +244,87 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
 	(void)c; /* the operators are told by the database's outbox */
 }
 
-/* queued/approved, re-validated: live check, guard, run, record. */
+/* The row was marked running but nothing was sent (the node could not be
+ * reached before the exec request went out, or the check in front of the
+ * command on its channel refused it): it goes back to be retried, or is
+ * refused, never failed (airlock.worker_not_sent).  Retried through a lost
+ * connection while the daemon runs; when the database refuses the step, the
+ * result is recorded as it is (failed, nothing ran), so that the row does
+ * not stay running. */
+static void not_sent(const struct pipeline_env *env, struct store *db, const struct queue_item *it,
+                     const struct target_result *r)
+{
+	char id[24], ms[16], q[600];
+	struct store_res *res;
+	bool retry = r->not_sent == TARGET_NOT_SENT_RETRY;
+
+	snprintf(id, sizeof(id), "%lld", (long long)it->id);
+	/* 1, 2, 4, then every 8 s until the request's own deadline. */
+	snprintf(ms, sizeof(ms), "%d", 1000 << (it->attempts < 3 ? it->attempts : 3));
+	log_msg(LOG_INFO, "exec=%lld evt=exec.not_sent retry=%d reason=%s", (long long)it->id,
+	        retry, log_quote(r->error, q, sizeof(q)));
+	for (int delay_ms = 200;; delay_ms = delay_ms < 5000 ? delay_ms * 2 : delay_ms) {
+		res = store_exec(
+		    db, "SELECT airlock.worker_not_sent($1, $2, $3, $4)", 4,
+		    (const char *const[]){id, env->worker_id, r->error, retry ? ms : NULL});
+		if (res != NULL)
+			break;
+		log_db_error(it, "not_sent_failed", db);
+		if (!connection_lost(db)) {
+			record_result(env, db, it, r);
+			return;
+		}
+		if (atomic_load(env->cancel))
+			return; /* left running: the reaper settles it */
+		usleep((useconds_t)delay_ms * 1000);
+		if (store_reset(db) == 0) {
+			store_clear(
+			    store_exec(db, durability_session_sql(env->durability), 0, NULL));
+			queue_rehold(db, it->id); /* no reaper settles it meanwhile */
+		}
+	}
+	if (strcmp(store_get(res, 0, 0), "refused") == 0)
+		log_msg(LOG_INFO, "exec=%lld evt=exec.refused reason=%s", (long long)it->id,
+		        log_quote(r->error, q, sizeof(q)));
+	store_clear(res);
+}
+
+/* What the live check said before the row was claimed (pipeline_wake). */
+struct live {
+	int rc; /* as targets_check */
+	char reason[1024];
+};
+
+/* The row is running, committed: the command is sent and its result recorded. */
+static void run_started(const struct pipeline_env *env, struct store *db,
+                        const struct queue_item *it, enum risk_class cls, enum transport_jail jail,
+                        const struct classification *c)
+{
+	struct target_result r;
+
+	log_msg(LOG_INFO, "exec=%lld evt=exec.started target=%s class=%s confinement=%s",
+	        (long long)it->id, it->target, risk_class_name(cls), jail_name(jail));
+	targets_run(env->targets, it, jail, env->cancel, &r);
+	if (r.unconfinable)
+		unconfinable(env, db, it, &r, c);
+	else if (r.not_sent != TARGET_SENT)
+		not_sent(env, db, it, &r);
+	else
+		record_result(env, db, it, &r);
+	target_result_clear(&r);
+}
+
+/* queued/approved, re-validated: live check (unless pre says what it
+ * found), guard, run, record. */
 static void execute(const struct pipeline_env *env, struct store *db, struct queue_item *it,
                     enum exec_state state, enum risk_class cls, const struct verdict *v,
-                    const struct classification *c)
+                    const struct classification *c, const struct live *pre)
 {
 	enum transport_jail jail = jail_for(state, cls, v);
 	char reason[1024];
 	char *rewind_json = NULL, *guard_json = NULL;
 	bool mutating = cls != RISK_READ_ONLY;
 	bool slot = false;
-	struct target_result r;
 
 	if (mutating && !durability_ok(env->durability, reason, sizeof(reason))) {
 		char why[1200];
@@ -273,7 +343,12 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		goto out;
 	}
 	slot = true;
-	int live = targets_check(env->targets, it, reason, sizeof(reason));
+	/* In full on channels of its own before a guard step (no checkpoint for
+	 * a target that cannot run the command); else on the command's channel. */
+	int live =
+	    pre ? pre->rc : targets_check(env->targets, it, mutating, reason, sizeof(reason));
+	if (pre)
+		snprintf(reason, sizeof(reason), "%s", pre->reason);
 	if (live == -1) {
 		refuse(db, env->worker_id, it, reason, NULL);
 		goto out;
@@ -318,14 +393,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		}
 		goto out;
 	}
-	log_msg(LOG_INFO, "exec=%lld evt=exec.started target=%s class=%s confinement=%s",
-	        (long long)it->id, it->target, risk_class_name(cls), jail_name(jail));
-	targets_run(env->targets, it, jail, env->cancel, &r);
-	if (r.unconfinable)
-		unconfinable(env, db, it, &r, c);
-	else
-		record_result(env, db, it, &r);
-	target_result_clear(&r);
+	run_started(env, db, it, cls, jail, c);
 out:
 	if (slot)
 		slots_give(env->node_slots, it->node);
@@ -425,7 +493,92 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 	enum risk_class cls = c.cls, then_cls;
 	if (it->cls && risk_class_parse(it->cls, &then_cls) == 0 && then_cls > cls)
 		cls = then_cls;
-	execute(env, db, it, claimed, cls, v, &c);
+	execute(env, db, it, claimed, cls, v, &c, NULL);
 out:
 	classification_clear(env, &c);
+}
+
+/* The rest of a row that worker_claim_classified claimed in state `now`. */
+static void after_claim_classified(const struct pipeline_env *env, struct store *db,
+                                   struct verdict *v, struct queue_item *it,
+                                   const struct classification *c, enum transport_jail jail,
+                                   const struct live *pre, int rewind_possible, bool *slot)
+{
+	enum exec_state now;
+	enum risk_class cls = c->cls, recorded;
+
+	/* The class to run under: never below what was recorded. */
+	if (it->cls && risk_class_parse(it->cls, &recorded) == 0 && recorded > cls)
+		cls = recorded;
+	log_msg(LOG_INFO, "exec=%lld evt=exec.classified class=%s state=%s policy=%lld one_call=1",
+	        (long long)it->id, risk_class_name(cls), it->state, c->snap.version);
+	if (!state_known(it, it->state, &now))
+		return;
+	if (now == EXEC_RUNNING) {
+		run_started(env, db, it, cls, jail, c);
+		return;
+	}
+	if (*slot) {
+		slots_give(env->node_slots, it->node);
+		*slot = false;
+	}
+	if (now == EXEC_PENDING_APPROVAL) {
+		preview_run(env, db, it, v, c->snap.classifier); /* for the approver */
+		return;
+	}
+	if (now != EXEC_QUEUED)
+		return;
+	it->rewind_possible = rewind_possible;
+	execute(env, db, it, EXEC_RECEIVED, cls, v, c, pre);
+}
+
+int pipeline_wake(const struct pipeline_env *env, struct store *db, struct verdict *v,
+                  const char *payload)
+{
+	struct queue_item seen, it;
+	struct classification c;
+	struct live pre = {0};
+	bool checked = false, slot = false;
+	const char *confinement = NULL;
+	enum transport_jail jail = TRANSPORT_JAIL_NONE;
+	char rewind[512];
+	int possible = 0, got;
+	int64_t id;
+
+	memset(&it, 0, sizeof(it));
+	if (queue_wake_parse(payload, &id, &seen) != 1)
+		return 0;
+	if (classify(env, v, &seen, &c) < 0) {
+		/* The usual path says why, on the row. */
+		queue_item_clear(&seen);
+		return 0;
+	}
+	guard_status(env->guard, &seen, rewind, sizeof(rewind), &possible);
+	/* An observation needs no approval and no guard: when its target
+	 * answers now, it starts in the claim's own transaction, confined. */
+	if (c.cls == RISK_READ_ONLY && !atomic_load(env->stopping)) {
+		jail = jail_for(EXEC_RECEIVED, c.cls, v);
+		slot = slots_take(env->node_slots, seen.node, env->stopping);
+		if (slot) {
+			pre.rc = targets_check(env->targets, &seen, false, pre.reason,
+			                       sizeof(pre.reason));
+			checked = true;
+			if (pre.rc == 0 && !atomic_load(env->stopping))
+				confinement = jail_name(jail);
+		}
+	}
+	got = queue_claim_classified(db, env->worker_id, &seen, risk_class_name(c.cls),
+	                             c.reasons_json, c.snap.version, CLASSIFIER_VERSION, rewind,
+	                             possible, confinement, &it);
+	if (got < 0)
+		log_db_error(&seen, "claim_classified_failed", db);
+	if (got == 1)
+		after_claim_classified(env, db, v, &it, &c, jail, checked ? &pre : NULL, possible,
+		                       &slot);
+	if (slot)
+		slots_give(env->node_slots, seen.node);
+	queue_item_clear(&it);
+	queue_item_clear(&seen);
+	classification_clear(env, &c);
+	return got == 1;
 }

@@ -44,4 +44,15 @@ void pipeline_let_go_if_gone(struct store *db, const struct queue_item *it);
 void pipeline_process(const struct pipeline_env *env, struct store *db, struct verdict *v,
                       struct queue_item *it);
 
+/* Processes the new run row a wake-up's document describes (payload as
+ * queue_wake_parse reads it): classifies it as described, checks its target
+ * when it is an observation, then claims and classifies it in one call
+ * (queue_claim_classified), which also starts an observation whose target
+ * answered.  1 when the row was claimed and processed as pipeline_process
+ * would; 0 when it was not claimed (the payload has no document, no policy
+ * is loaded, the row is gone or no longer as described, or the call failed,
+ * logged): the caller then claims as usual. */
+int pipeline_wake(const struct pipeline_env *env, struct store *db, struct verdict *v,
+                  const char *payload);
+
 #endif

@@ -43,6 +43,7 @@
 
 enum call {
 	C_CLAIM,
+	C_CLAIM_CLASSIFIED,
 	C_CLASSIFIED,
 	C_REVALIDATE,
 	C_CONFINE,
@@ -50,6 +51,8 @@ enum call {
 	C_FINISH,
 	C_REFUSE,
 	C_RELEASE,
+	C_NOT_SENT,
+	C_UNREACHABLE,
 	C_TARGET_LOCK,
 	C_TARGET_UNLOCK,
 	C_ROW_LOCK,
@@ -74,16 +77,26 @@ static struct {
 	int resets;
 	char errmsg[256];
 	char sqlstate[6];
-	int sent; /* commands the transport was asked to run */
+	int sent;   /* commands the transport was asked to run */
+	int probes; /* live checks the transport was asked for */
+	enum transport_probe_state probe_state;
+	char *confinement; /* what the last one-call claim asked for ("-": none) */
 	char *policy;
+	/* what the fake transport answers (EXITED 0 unless set) */
+	enum transport_status tstatus;
+	enum transport_error terror;
+	const char *tmsg;
+	bool not_sent_retry;   /* the last worker_not_sent asked for a retry */
+	char finish_state[24]; /* the last worker_finish's state */
 } F;
 
 struct store {
 	int unused;
 };
+#define FAKE_COLUMNS 24
 struct store_res {
 	int nrows;
-	char *v[16];
+	char *v[FAKE_COLUMNS];
 };
 static struct store the_db;
 
@@ -93,6 +106,7 @@ static enum call classify_sql(const char *sql)
 		const char *needle;
 		enum call c;
 	} map[] = {
+	    {"airlock.worker_claim_classified(", C_CLAIM_CLASSIFIED},
 	    {"airlock.worker_claim(", C_CLAIM},
 	    {"airlock.worker_classified(", C_CLASSIFIED},
 	    {"airlock.worker_revalidate(", C_REVALIDATE},
@@ -101,6 +115,8 @@ static enum call classify_sql(const char *sql)
 	    {"airlock.worker_finish(", C_FINISH},
 	    {"airlock.worker_refuse(", C_REFUSE},
 	    {"airlock.worker_release(", C_RELEASE},
+	    {"airlock.worker_not_sent(", C_NOT_SENT},
+	    {"airlock.worker_unreachable(", C_UNREACHABLE},
 	    {"pg_try_advisory_lock($1::bigint)", C_ROW_LOCK},
 	    {"pg_advisory_unlock($1::bigint)", C_ROW_UNLOCK},
 	    {"pg_try_advisory_lock(", C_TARGET_LOCK},
@@ -133,6 +149,33 @@ static struct store_res *answer(const char *sql)
 	if (strstr(sql, "kind = 'guard'"))
 		return one_row((const char *const[]){"f"}, 1);
 	enum call c = classify_sql(sql);
+	if (c == C_CLAIM_CLASSIFIED) {
+		/* The claimed row in the state the test names; no row when none. */
+		if (F.answer[c] == NULL)
+			return one_row(NULL, 0);
+		return one_row((const char *const[]){"42",
+		                                     F.answer[c],
+		                                     "proxmox-host:hubris",
+		                                     "proxmox-host",
+		                                     "uptime",
+		                                     NULL,
+		                                     NULL,
+		                                     NULL,
+		                                     "hermes",
+		                                     "read_only",
+		                                     "7",
+		                                     "f",
+		                                     "0",
+		                                     NULL,
+		                                     "proxmox-host:hubris",
+		                                     "127.0.0.1",
+		                                     "22",
+		                                     NULL,
+		                                     NULL,
+		                                     NULL,
+		                                     "run"},
+		               21);
+	}
 	return one_row((const char *const[]){F.answer[c] ? F.answer[c] : ""}, 1);
 }
 
@@ -141,16 +184,23 @@ struct store_res *store_exec(struct store *s, const char *sql, int nparams,
 {
 	enum call c = classify_sql(sql);
 
-	(void)nparams;
-	(void)params;
 	assert_ptr_equal(s, &the_db);
 	F.calls[c]++;
+	if (c == C_CLAIM_CLASSIFIED) {
+		assert_int_equal(nparams, 10);
+		free(F.confinement);
+		F.confinement = xstrdup(params[9] ? params[9] : "-");
+	}
 	F.errmsg[0] = F.sqlstate[0] = '\0';
 	if (!F.connected) {
 		snprintf(F.errmsg, sizeof(F.errmsg), "no connection to the server");
 		return NULL;
 	}
 	int k = F.calls[c] - 1;
+	if (c == C_NOT_SENT && nparams == 4)
+		F.not_sent_retry = params[3] != NULL;
+	if (c == C_FINISH && nparams >= 3)
+		snprintf(F.finish_state, sizeof(F.finish_state), "%s", params[2]);
 	if (k < F.nscript[c] && F.script[c][k].sqlstate != NULL) {
 		const struct fault *f = &F.script[c][k];
 		snprintf(F.sqlstate, sizeof(F.sqlstate), "%s", f->lose ? "" : f->sqlstate);
@@ -164,6 +214,21 @@ struct store_res *store_exec(struct store *s, const char *sql, int nparams,
 
 struct store_res *store_exec_bin(struct store *s, const char *sql, int nparams,
                                  const char *const *params, const int *lengths, const int *formats)
+{
+	(void)lengths;
+	(void)formats;
+	return store_exec(s, sql, nparams, params);
+}
+
+/* Prepared or not is the same to the worker. */
+struct store_res *store_execp(struct store *s, const char *sql, int nparams,
+                              const char *const *params)
+{
+	return store_exec(s, sql, nparams, params);
+}
+
+struct store_res *store_execp_bin(struct store *s, const char *sql, int nparams,
+                                  const char *const *params, const int *lengths, const int *formats)
 {
 	(void)lengths;
 	(void)formats;
@@ -196,7 +261,7 @@ void store_clear(struct store_res *r)
 {
 	if (r == NULL)
 		return;
-	for (int i = 0; i < 16; i++)
+	for (int i = 0; i < FAKE_COLUMNS; i++)
 		free(r->v[i]);
 	free(r);
 }
@@ -396,8 +461,11 @@ int transport_probe(struct transport *t, const struct transport_node *node,
                     struct transport_probe *probes, size_t n, int timeout_ms)
 {
 	(void)t, (void)node, (void)timeout_ms;
-	for (size_t i = 0; i < n; i++)
-		probes[i].state = TRANSPORT_PROBE_OK;
+	for (size_t i = 0; i < n; i++) {
+		F.probes++;
+		probes[i].state = F.probe_state;
+		snprintf(probes[i].detail, sizeof(probes[i].detail), "scripted");
+	}
 	return 0;
 }
 int transport_exec(struct transport *t, const struct transport_node *node, enum target_type type,
@@ -407,10 +475,32 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 	(void)t, (void)node, (void)type, (void)vmid, (void)command, (void)lim;
 	F.sent++;
 	memset(out, 0, sizeof(*out));
-	out->status = TRANSPORT_EXITED;
+	out->status = F.tstatus;
+	out->error = F.terror;
+	snprintf(out->errmsg, sizeof(out->errmsg), "%s", F.tmsg ? F.tmsg : "");
+	if (F.tstatus != TRANSPORT_EXITED) {
+		out->exit_code = -1;
+		out->out = xstrdup("");
+		out->err = xstrdup("");
+		return -1;
+	}
 	out->out = xstrdup("ok\n");
 	out->out_len = 3;
 	out->err = xstrdup("");
+	return 0;
+}
+int transport_reachable(struct transport *t, const struct transport_node *node, int timeout_ms,
+                        enum transport_error *err, char *msg, size_t msglen)
+{
+	(void)t, (void)node, (void)timeout_ms;
+	F.probes++; /* the live check of a row with no guard step */
+	if (F.probe_state == TRANSPORT_PROBE_UNREACHABLE) {
+		*err = TRANSPORT_ERR_CONNECT;
+		snprintf(msg, msglen, "%s", "scripted: connection refused");
+		return -1;
+	}
+	*err = TRANSPORT_ERR_NONE;
+	snprintf(msg, msglen, "%s", "");
 	return 0;
 }
 void transport_result_free(struct transport_result *r)
@@ -460,9 +550,11 @@ static int setup(void **state)
 
 	memset(&F, 0, sizeof(F));
 	F.connected = true;
+	F.probe_state = TRANSPORT_PROBE_OK;
 	F.answer[C_CLASSIFIED] = "queued";
 	F.answer[C_REVALIDATE] = "approved";
 	F.answer[C_FINISH] = "t";
+	F.answer[C_NOT_SENT] = "queued";
 	F.answer[C_TARGET_LOCK] = "t";
 	F.answer[C_ROW_LOCK] = "t";
 	F.policy = readfile("seeds/policy.yaml", 1 << 24, NULL, err, sizeof(err));
@@ -513,6 +605,7 @@ static int teardown(void **state)
 	guard_free(f->guard);
 	policyset_free(f->ps);
 	free(F.policy);
+	free(F.confinement);
 	free(f);
 	return 0;
 }
@@ -702,6 +795,124 @@ static void test_classify_connection_lost(void **state)
 	assert_int_equal(F.sent, 0);
 }
 
+/* An observation on container 201, which the check in front of pct exec
+ * may find stopped. */
+static void run_ct_observation(struct fixture *f)
+{
+	struct queue_item it;
+
+	item(&it, "received", "uptime", NULL);
+	free(it.target);
+	free(it.target_type);
+	it.target = xstrdup("lxc:nfs-export");
+	it.target_type = xstrdup("lxc");
+	it.vmid = 201;
+	pipeline_process(&f->env, &the_db, &f->v, &it);
+	queue_item_clear(&it);
+}
+
+/* The node could not be reached before the exec request went out: the row
+ * goes back for a retry (worker_not_sent with a delay), never failed. */
+static void test_not_sent_unreachable(void **state)
+{
+	struct fixture *f = *state;
+	static const enum transport_error errs[] = {TRANSPORT_ERR_CONNECT, TRANSPORT_ERR_HOSTKEY,
+	                                            TRANSPORT_ERR_AUTH, TRANSPORT_ERR_SSH};
+
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		memset(F.calls, 0, sizeof(F.calls));
+		F.not_sent_retry = false;
+		F.tstatus = TRANSPORT_FAILED;
+		F.terror = errs[i];
+		F.tmsg = "cannot connect to 127.0.0.1 port 22: Connection refused";
+		run_observation(f);
+		assert_int_equal(F.calls[C_START], 1);
+		assert_int_equal(F.calls[C_NOT_SENT], 1);
+		assert_true(F.not_sent_retry);
+		assert_int_equal(F.calls[C_FINISH], 0);
+	}
+	assert_int_equal(F.sent, 4); /* one per row: nothing is re-sent in the worker */
+}
+
+/* The check on the command's channel refused (the container is stopped):
+ * the row is refused at once (no retry), never failed. */
+static void test_not_sent_refused(void **state)
+{
+	struct fixture *f = *state;
+
+	F.tstatus = TRANSPORT_FAILED;
+	F.terror = TRANSPORT_ERR_PVE;
+	F.tmsg = "container '201' not running (status: stopped); pct exec was not started";
+	F.answer[C_NOT_SENT] = "refused";
+	run_ct_observation(f);
+	assert_int_equal(F.calls[C_NOT_SENT], 1);
+	assert_false(F.not_sent_retry);
+	assert_int_equal(F.calls[C_FINISH], 0);
+	assert_int_equal(F.sent, 1);
+}
+
+/* A command that MAY have been sent is never handed back for a retry:
+ * the session lost after the exec request, or qm failing after it may
+ * have started the command, end as outcome_unknown. */
+static void test_maybe_sent_never_retried(void **state)
+{
+	struct fixture *f = *state;
+	static const enum transport_error errs[] = {TRANSPORT_ERR_LOST, TRANSPORT_ERR_SSH,
+	                                            TRANSPORT_ERR_PVE, TRANSPORT_ERR_CONNECT};
+
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		memset(F.calls, 0, sizeof(F.calls));
+		F.tstatus = TRANSPORT_UNKNOWN;
+		F.terror = errs[i];
+		F.tmsg = "connection to the node was lost after the command was sent";
+		run_observation(f);
+		assert_int_equal(F.calls[C_NOT_SENT], 0);
+		assert_int_equal(F.calls[C_FINISH], 1);
+		assert_string_equal(F.finish_state, "outcome_unknown");
+	}
+}
+
+/* A failure of the target that is not the check's (a parameter error) is
+ * recorded as failed, as before: nothing ran, and it is not retried. */
+static void test_other_failure_recorded(void **state)
+{
+	struct fixture *f = *state;
+
+	F.tstatus = TRANSPORT_FAILED;
+	F.terror = TRANSPORT_ERR_PVE;
+	F.tmsg = "400 Parameter verification failed.";
+	run_ct_observation(f);
+	assert_int_equal(F.calls[C_NOT_SENT], 0);
+	assert_int_equal(F.calls[C_FINISH], 1);
+	assert_string_equal(F.finish_state, "failed");
+}
+
+/* worker_not_sent through a lost connection: a new session, the row held
+ * again, sent once more; refused by the database (no longer ours): the
+ * result is recorded as it is, so the row does not stay running. */
+static void test_not_sent_db_faults(void **state)
+{
+	struct fixture *f = *state;
+
+	F.tstatus = TRANSPORT_FAILED;
+	F.terror = TRANSPORT_ERR_CONNECT;
+	F.tmsg = "cannot connect";
+	script(C_NOT_SENT, 0, SQLSTATE_CONNECTION_FAILURE, true);
+	run_observation(f);
+	assert_int_equal(F.calls[C_NOT_SENT], 2); /* the fault happened, then it landed */
+	assert_int_equal(F.resets, 1);
+	assert_int_equal(F.calls[C_FINISH], 0);
+
+	memset(F.calls, 0, sizeof(F.calls));
+	memset(F.nscript, 0, sizeof(F.nscript));
+	script(C_NOT_SENT, 0, SQLSTATE_ILLEGAL_TRANSITION, false);
+	run_observation(f);
+	assert_int_equal(F.calls[C_NOT_SENT], 1);
+	assert_int_equal(F.calls[C_FINISH], 1);
+	assert_string_equal(F.finish_state, "failed");
+	assert_int_equal(F.sent, 2);
+}
+
 /* Lost mid-claim: an error, not an empty queue, so the daemon reconnects
  * instead of going idle; no row is handed out. */
 static void test_claim_connection_lost(void **state)
@@ -714,6 +925,158 @@ static void test_claim_connection_lost(void **state)
 	assert_int_equal(queue_claim(&the_db, "w-test", 0, &it), -1);
 	assert_int_equal(it.id, 0);
 	assert_false(store_connected(&the_db));
+}
+
+/* ------------------------------------------------- the one-call claim */
+
+/* A wake-up's payload for row 42: an observation on the host, or `command`. */
+static int wake(struct fixture *f, const char *command)
+{
+	char payload[1024];
+
+	snprintf(payload, sizeof(payload),
+	         "42 {\"id\": 42, \"vmid\": 0, \"node\": \"proxmox-host:hubris\", \"port\": 22, "
+	         "\"target\": \"proxmox-host:hubris\", \"address\": \"127.0.0.1\", "
+	         "\"command\": \"%s\", \"ssh_user\": null, \"target_type\": \"proxmox-host\", "
+	         "\"declared_risk\": null, \"host_key_fingerprint\": null, "
+	         "\"zerto_vm_identifier\": null}",
+	         command);
+	return pipeline_wake(&f->env, &the_db, &f->v, payload);
+}
+
+/* Checked, then claimed, classified and started in one call, confined: no
+ * separate classification or start, the command sent once, the result
+ * written once. */
+static void test_wake_one_call(void **state)
+{
+	struct fixture *f = *state;
+
+	F.answer[C_CLAIM_CLASSIFIED] = "running";
+	assert_int_equal(wake(f, "uptime"), 1);
+	assert_int_equal(F.probes, 1);
+	assert_string_equal(F.confinement, "user");
+	assert_int_equal(F.calls[C_CLAIM_CLASSIFIED], 1);
+	assert_int_equal(F.calls[C_CLASSIFIED], 0);
+	assert_int_equal(F.calls[C_START], 0);
+	assert_int_equal(F.sent, 1);
+	assert_int_equal(F.calls[C_FINISH], 1);
+}
+
+/* A row started by the one call keeps the result's retries: the connection
+ * dies as the result is written, a new session takes the row's lock again,
+ * the result lands once, the command was sent once. */
+static void test_wake_finish_connection_lost(void **state)
+{
+	struct fixture *f = *state;
+
+	F.answer[C_CLAIM_CLASSIFIED] = "running";
+	script(C_FINISH, 0, SQLSTATE_CONNECTION_FAILURE, true);
+	assert_int_equal(wake(f, "uptime"), 1);
+	assert_int_equal(F.sent, 1);
+	assert_int_equal(F.calls[C_FINISH], 2);
+	assert_int_equal(F.resets, 1);
+	assert_int_equal(F.calls[C_ROW_LOCK], 1);
+}
+
+/* The connection dies during the one call: nothing is sent, and the row is
+ * left to the usual claim (its fate, if the call committed, is the
+ * reaper's). */
+static void test_wake_connection_lost(void **state)
+{
+	struct fixture *f = *state;
+
+	F.answer[C_CLAIM_CLASSIFIED] = "running";
+	script(C_CLAIM_CLASSIFIED, 0, SQLSTATE_CONNECTION_FAILURE, true);
+	assert_int_equal(wake(f, "uptime"), 0);
+	assert_int_equal(F.sent, 0);
+	assert_int_equal(F.calls[C_START], 0);
+	assert_int_equal(F.calls[C_FINISH], 0);
+	assert_int_equal(F.calls[C_REFUSE], 0);
+}
+
+/* The database refuses the call (a rule such as the jail's, AL008, or a
+ * statement timeout): nothing is sent, the usual claim takes over. */
+static void test_wake_refused(void **state)
+{
+	struct fixture *f = *state;
+
+	F.answer[C_CLAIM_CLASSIFIED] = "running";
+	script(C_CLAIM_CLASSIFIED, 0, SQLSTATE_APPROVAL_IMPOSSIBLE, false);
+	assert_int_equal(wake(f, "uptime"), 0);
+	script(C_CLAIM_CLASSIFIED, 1, SQLSTATE_QUERY_CANCELED, false);
+	assert_int_equal(wake(f, "uptime"), 0);
+	assert_int_equal(F.calls[C_CLAIM_CLASSIFIED], 2);
+	assert_int_equal(F.sent, 0);
+	assert_int_equal(F.calls[C_FINISH], 0);
+	assert_true(store_connected(&the_db));
+}
+
+/* The row is gone or no longer as the wake-up described it: no row comes
+ * back, nothing is sent. */
+static void test_wake_not_as_seen(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(wake(f, "uptime"), 0);
+	assert_int_equal(F.calls[C_CLAIM_CLASSIFIED], 1);
+	assert_int_equal(F.sent, 0);
+}
+
+/* Claimed and queued but not started by the call: the usual start follows,
+ * without checking the target a second time. */
+static void test_wake_queued_then_started(void **state)
+{
+	struct fixture *f = *state;
+
+	F.answer[C_CLAIM_CLASSIFIED] = "queued";
+	assert_int_equal(wake(f, "uptime"), 1);
+	assert_int_equal(F.probes, 1);
+	assert_int_equal(F.calls[C_START], 1);
+	assert_int_equal(F.sent, 1);
+	assert_int_equal(F.calls[C_FINISH], 1);
+}
+
+/* The target does not answer: the call does not start the row, which is
+ * then released for a retry with what the check found; nothing is sent. */
+static void test_wake_target_down(void **state)
+{
+	struct fixture *f = *state;
+
+	F.probe_state = TRANSPORT_PROBE_UNREACHABLE;
+	F.answer[C_CLAIM_CLASSIFIED] = "queued";
+	assert_int_equal(wake(f, "uptime"), 1);
+	assert_string_equal(F.confinement, "-");
+	assert_int_equal(F.probes, 1);
+	assert_int_equal(F.calls[C_UNREACHABLE], 1);
+	assert_int_equal(F.calls[C_START], 0);
+	assert_int_equal(F.sent, 0);
+}
+
+/* A change is never started by the call, nor its target checked first. */
+static void test_wake_change_not_started(void **state)
+{
+	struct fixture *f = *state;
+
+	F.answer[C_CLAIM_CLASSIFIED] = "pending_approval";
+	wake(f, "systemctl restart pveproxy");
+	assert_int_equal(F.calls[C_CLAIM_CLASSIFIED], 1);
+	assert_string_equal(F.confinement, "-");
+	assert_int_equal(F.calls[C_START], 0);
+	assert_int_equal(F.calls[C_FINISH], 0);
+}
+
+/* A payload that is a bare id, or not a document, asks nothing. */
+static void test_wake_no_document(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const bad[] = {
+	    "42", "42 {", "42 []", "42 {\"id\": 43}", "x 42", "", "42 {\"id\": 42, \"target\": 7}"};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(pipeline_wake(&f->env, &the_db, &f->v, bad[i]), 0);
+	for (int c = 0; c < NCALLS; c++)
+		assert_int_equal(F.calls[c], 0);
+	assert_int_equal(F.sent, 0);
 }
 
 int main(void)
@@ -731,6 +1094,20 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_start_statement_timeout, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_classify_connection_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_claim_connection_lost, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_sent_unreachable, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_sent_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_maybe_sent_never_retried, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_other_failure_recorded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_sent_db_faults, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_one_call, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_finish_connection_lost, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_connection_lost, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_not_as_seen, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_queued_then_started, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_target_down, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_change_not_started, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_no_document, setup, teardown),
 	};
 
 	log_set_level(LOG_FATAL);
