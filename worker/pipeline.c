@@ -250,6 +250,15 @@ struct live {
 	char reason[1024];
 };
 
+/* The live check right before a row starts, for both paths: the usual one
+ * (execute) and the one-call claim (pipeline_wake), which checks before it
+ * claims.  As targets_check: 0 usable, -1 refuse, -2 retry later. */
+static int check_live(const struct pipeline_env *env, const struct queue_item *it, char *reason,
+                      size_t reasonlen)
+{
+	return targets_check(env->targets, it, reason, reasonlen);
+}
+
 /* The row is running, committed: the command is sent and its result recorded. */
 static void run_started(const struct pipeline_env *env, struct store *db,
                         const struct queue_item *it, enum risk_class cls, enum transport_jail jail,
@@ -296,7 +305,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		goto out;
 	}
 	slot = true;
-	int live = pre ? pre->rc : targets_check(env->targets, it, reason, sizeof(reason));
+	int live = pre ? pre->rc : check_live(env, it, reason, sizeof(reason));
 	if (pre)
 		snprintf(reason, sizeof(reason), "%s", pre->reason);
 	if (live == -1) {
@@ -510,7 +519,7 @@ int pipeline_wake(const struct pipeline_env *env, struct store *db, struct verdi
 		jail = jail_for(EXEC_RECEIVED, c.cls, v);
 		slot = slots_take(env->node_slots, seen.node, env->stopping);
 		if (slot) {
-			pre.rc = targets_check(env->targets, &seen, pre.reason, sizeof(pre.reason));
+			pre.rc = check_live(env, &seen, pre.reason, sizeof(pre.reason));
 			checked = true;
 			if (pre.rc == 0 && !atomic_load(env->stopping))
 				confinement = jail_name(jail);
