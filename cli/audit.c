@@ -1,5 +1,10 @@
 /* audit.c -- `airlock audit verify` and `airlock audit keygen`.
  *
+ * Both first seal what is unsealed, when the caller may (airlock.seal_events),
+ * so the chain reaches as far as it can; events still unsealed (another
+ * sealer holds the chain's lock, or they were written meanwhile) are
+ * reported as such, not as a fault: only sealed events are in the chain.
+ *
  * Plain `verify` asks the database (airlock.audit_verify()).  With
  * `--anchors FILE --pubkey KEY` it trusts nothing airlock defined in the
  * database: it reads the events and recomputes every link of the chain here,
@@ -27,9 +32,11 @@
 #define MAX_PROBLEMS_SHOWN 50
 
 struct verify {
-	struct anchor *anchors; /* sorted by event id */
-	size_t nanchors, next;  /* next: the first anchor not yet reached */
-	long long checked, last_id;
+	struct anchor *anchors;     /* sorted by chain position */
+	size_t nanchors, next;      /* next: the first anchor not yet reached */
+	long long checked, last_id; /* last_id: the last chain position read */
+	long long unsealed;
+	char unsealed_age[32];
 	char prev[65];
 	bool chain_broken;
 	long long held_id; /* the newest anchored event that holds */
@@ -99,25 +106,27 @@ static int load_anchors(struct verify *v, const char *path, const struct anchor_
 	return 0;
 }
 
-/* Checks the anchors whose event lies before `id` and never appeared. */
-static void anchors_missing_before(struct verify *v, long long id)
+/* Checks the anchors whose position lies before `seq` and never appeared.
+ * Events sealed before the chain had positions have their id as position, so
+ * positions may skip numbers there. */
+static void anchors_missing_before(struct verify *v, long long seq)
 {
-	while (v->next < v->nanchors && v->anchors[v->next].event_id < id) {
+	while (v->next < v->nanchors && v->anchors[v->next].event_id < seq) {
 		const struct anchor *a = &v->anchors[v->next++];
 		problem(v,
-		        "event %lld, signed at %s, is gone from the chain (removed, with the chain "
-		        "around it re-linked)",
+		        "chain position %lld, signed at %s, is gone from the chain (removed, with "
+		        "the chain around it re-linked)",
 		        a->event_id, a->at);
 	}
 }
 
-/* One event: its link, its hash recomputed from its content, and the
- * anchors that name it.  cols: id, execution_id, at, actor, from, to, detail,
- * prev_hash, hash. */
+/* One sealed event, in chain order: its link, its hash recomputed from its
+ * content, and the anchors that name its position.  cols: id, execution_id,
+ * at, actor, from, to, detail, prev_hash, hash, seq. */
 static void check_event(struct verify *v, const struct store_res *res, int r)
 {
 	const char *id = store_get(res, r, 0), *stored = store_get(res, r, 8);
-	long long eid = strtoll(id, NULL, 10);
+	long long eid = strtoll(store_get(res, r, 9), NULL, 10);
 	char hash[SHA256_HEX_LEN + 1];
 	struct buf content = BUF_INIT;
 
@@ -128,15 +137,16 @@ static void check_event(struct verify *v, const struct store_res *res, int r)
 	buf_free(&content);
 	if (!v->chain_broken && strcmp(store_get(res, r, 7), v->prev) != 0) {
 		problem(v,
-		        "event %lld: its link does not match the event before it (an event was "
-		        "removed or reordered)",
-		        eid);
+		        "event %s (chain position %lld): its link does not match the event before "
+		        "it (an event was removed or reordered)",
+		        id, eid);
 		v->chain_broken = true;
 	}
 	if (!v->chain_broken && strcmp(hash, stored) != 0) {
 		problem(v,
-		        "event %lld: its content does not match its hash (the event was altered)",
-		        eid);
+		        "event %s (chain position %lld): its content does not match its hash (the "
+		        "event was altered)",
+		        id, eid);
 		v->chain_broken = true;
 	}
 	anchors_missing_before(v, eid);
@@ -148,17 +158,47 @@ static void check_event(struct verify *v, const struct store_res *res, int r)
 			continue;
 		}
 		problem(v,
-		        "event %lld is not the event signed at %s: the chain was rewritten at or "
-		        "before "
-		        "it, after event %lld (the last anchored event that holds)",
-		        eid, a->at, v->held_id);
+		        "chain position %lld (event %s) is not the event signed at %s: the chain "
+		        "was rewritten at or before it, after position %lld (the last anchored "
+		        "position that holds)",
+		        eid, id, a->at, v->held_id);
 	}
 	memcpy(v->prev, stored, sizeof(v->prev));
 	v->last_id = eid;
 	v->checked++;
 }
 
-/* Reads every event in id order, in batches, in one snapshot. */
+/* Seals what is unsealed first when this login may (airlock.seal_events), a
+ * batch per transaction, so that the chain reaches as far as it can.  A
+ * login that may not, or a sealer busy elsewhere, leaves an unsealed tail,
+ * which the report shows.  -1 only when the database fails. */
+#define SEAL_BATCH       5000
+#define SEAL_BATCH_SQL   "SELECT airlock.seal_events(5000)"
+#define SEAL_MAX_BATCHES 1000
+
+static int seal_first(struct store *s)
+{
+	struct store_res *res = store_exec(
+	    s, "SELECT has_function_privilege('airlock.seal_events(integer)', 'EXECUTE')", 0, NULL);
+	bool may;
+
+	if (res == NULL)
+		return -1;
+	may = strcmp(store_get(res, 0, 0), "t") == 0;
+	store_clear(res);
+	for (int i = 0; may && i < SEAL_MAX_BATCHES; i++) {
+		res = store_exec(s, SEAL_BATCH_SQL, 0, NULL);
+		if (res == NULL)
+			return -1;
+		long long n = strtoll(store_get(res, 0, 0), NULL, 10);
+		store_clear(res);
+		if (n < SEAL_BATCH)
+			break;
+	}
+	return 0;
+}
+
+/* Reads every sealed event in chain order, in batches, in one snapshot. */
 static int walk_events(struct store *s, struct verify *v)
 {
 	static const char *const setup[] = {
@@ -167,7 +207,8 @@ static int walk_events(struct store *s, struct verify *v)
 	    "DECLARE audit_events NO SCROLL CURSOR FOR "
 	    "SELECT id, execution_id, to_char(at AT TIME ZONE 'UTC', "
 	    "'YYYY-MM-DD\"T\"HH24:MI:SS.US'), actor, coalesce(from_state, ''), to_state, "
-	    "detail::text, prev_hash, hash FROM airlock.execution_events ORDER BY id",
+	    "detail::text, prev_hash, hash, seq FROM airlock.execution_events "
+	    "WHERE seq IS NOT NULL ORDER BY seq",
 	};
 	struct store_res *res;
 
@@ -190,12 +231,22 @@ static int walk_events(struct store *s, struct verify *v)
 		if (n == 0)
 			break;
 	}
+	res =
+	    store_exec(s,
+	               "SELECT count(*), coalesce(to_char(now() - min(at), 'FMHH24:MI:SS.MS'), '') "
+	               "FROM airlock.execution_events WHERE seq IS NULL",
+	               0, NULL);
+	if (res == NULL)
+		return -1;
+	v->unsealed = strtoll(store_get(res, 0, 0), NULL, 10);
+	snprintf(v->unsealed_age, sizeof(v->unsealed_age), "%s", store_get(res, 0, 1));
+	store_clear(res);
 	for (; v->next < v->nanchors; v->next++) {
 		const struct anchor *a = &v->anchors[v->next];
 		problem(
 		    v,
-		    "truncated: the anchor signed at %s names event %lld, but the chain ends at "
-		    "event %lld: the newest events were removed",
+		    "truncated: the anchor signed at %s names chain position %lld, but the chain "
+		    "ends at position %lld: the newest events were removed",
 		    a->at, a->event_id, v->last_id);
 	}
 	return 0;
@@ -277,6 +328,16 @@ static int check_records(struct store *s, struct verify *v)
 	return 0;
 }
 
+/* The events written but not yet sealed: not in the chain yet, and not a
+ * fault; the append-only trigger is what guards them until they are. */
+static void print_unsealed(long long n, const char *oldest_age)
+{
+	if (n > 0)
+		printf("audit: %lld event%s not sealed into the chain yet (the oldest written %s "
+		       "ago); the records check covered them\n",
+		       n, n == 1 ? "" : "s", oldest_age);
+}
+
 static void report(const struct verify *v, const char *anchors_path, bool json)
 {
 	bool intact = v->nproblems == 0;
@@ -288,6 +349,7 @@ static void report(const struct verify *v, const char *anchors_path, bool json)
 		cJSON_AddNumberToObject(o, "anchors", (double)v->nanchors);
 		cJSON_AddNumberToObject(o, "anchored_to", (double)v->held_id);
 		cJSON_AddNumberToObject(o, "newest_event", (double)v->last_id);
+		cJSON_AddNumberToObject(o, "unsealed", (double)v->unsealed);
 		for (const char *l = buf_str(&v->problems); *l;) {
 			const char *e = strchr(l, '\n');
 			char *one = xstrndup(l, (size_t)(e - l));
@@ -309,16 +371,18 @@ static void report(const struct verify *v, const char *anchors_path, bool json)
 		if (v->nproblems > MAX_PROBLEMS_SHOWN)
 			printf("... and %d more\n", v->nproblems - MAX_PROBLEMS_SHOWN);
 		free(shown);
+		print_unsealed(v->unsealed, v->unsealed_age);
 		return;
 	}
 	printf("audit: intact, %lld events verified; %zu signed anchor%s hold, the newest for "
-	       "event %lld (signed at %s)",
+	       "chain position %lld (signed at %s)",
 	       v->checked, v->nanchors, v->nanchors == 1 ? "" : "s", v->held_id,
 	       v->held_id ? v->held_at : "-");
 	if (v->last_id > v->held_id)
-		printf("; events after %lld are covered by the chain only, not yet by an anchor",
+		printf("; positions after %lld are covered by the chain only, not yet by an anchor",
 		       v->held_id);
 	printf("\n");
+	print_unsealed(v->unsealed, v->unsealed_age);
 }
 
 static int verify_anchored(const char *db, const char *anchors_path, const char *pubkey, bool json)
@@ -344,7 +408,7 @@ static int verify_anchored(const char *db, const char *anchors_path, const char 
 	s = cli_connect(db);
 	if (s == NULL)
 		goto out;
-	if (walk_events(s, &v) < 0 || check_records(s, &v) < 0) {
+	if (seal_first(s) < 0 || walk_events(s, &v) < 0 || check_records(s, &v) < 0) {
 		rc = cli_fail(s, "audit verify");
 		goto out;
 	}
@@ -367,8 +431,12 @@ static int verify_in_database(const char *db, bool json)
 
 	if (s == NULL)
 		return CLI_ERROR;
-	res = store_exec(s, "SELECT checked, first_broken, detail FROM airlock.audit_verify()", 0,
-	                 NULL);
+	res = seal_first(s) < 0 ? NULL
+	                        : store_exec(s,
+	                                     "SELECT checked, first_broken, detail, unsealed, "
+	                                     "to_char(make_interval(secs => oldest_unsealed_s), "
+	                                     "'FMHH24:MI:SS.MS') FROM airlock.audit_verify()",
+	                                     0, NULL);
 	if (res == NULL) {
 		rc = cli_fail(s, "audit verify");
 		store_close(s);
@@ -376,8 +444,9 @@ static int verify_in_database(const char *db, bool json)
 	}
 	bool broken = !store_isnull(res, 0, 1);
 	if (json) {
-		printf("{\"checked\":%s,\"intact\":%s,\"first_broken\":%s}\n", store_get(res, 0, 0),
-		       broken ? "false" : "true", broken ? store_get(res, 0, 1) : "null");
+		printf("{\"checked\":%s,\"intact\":%s,\"first_broken\":%s,\"unsealed\":%s}\n",
+		       store_get(res, 0, 0), broken ? "false" : "true",
+		       broken ? store_get(res, 0, 1) : "null", store_get(res, 0, 3));
 	} else if (broken) {
 		char *detail = visible_str(store_get(res, 0, 2), 0);
 		printf("audit: BROKEN at %s (%s events verified before it)\n", detail,
@@ -386,6 +455,8 @@ static int verify_in_database(const char *db, bool json)
 	} else {
 		printf("audit: intact, %s events verified\n", store_get(res, 0, 0));
 	}
+	if (!json)
+		print_unsealed(strtoll(store_get(res, 0, 3), NULL, 10), store_get(res, 0, 4));
 	rc = broken ? CLI_REFUSED : CLI_OK;
 	store_clear(res);
 	store_close(s);
@@ -450,12 +521,15 @@ int cli_audit(int argc, char **argv)
 		case 'h':
 			printf(
 			    "%s\n"
-			    "verify walks the event hash chain and checks the approvals and\n"
-			    "executions rows against their chained records.  With --anchors and\n"
-			    "--pubkey it trusts nothing airlock defined in the database: it\n"
-			    "recomputes every hash itself and checks each anchor airlockd signed\n"
-			    "(an anchored event that is gone: truncation; one whose hash differs:\n"
-			    "a rewrite).  Exit 0 when intact, 3 when not.\n"
+			    "verify first seals what is unsealed (when the login may), walks\n"
+			    "the event hash chain in chain order and checks the approvals and\n"
+			    "executions rows against their chained records.  Events not yet\n"
+			    "sealed are counted, with the age of the oldest, not judged.\n"
+			    "With --anchors and --pubkey it trusts nothing airlock defined in\n"
+			    "the database: it recomputes every hash itself and checks each\n"
+			    "anchor airlockd signed (a chain position and its hash: one that is\n"
+			    "gone is a truncation, one whose hash differs a rewrite).  Exit 0\n"
+			    "when intact, 3 when not.\n"
 			    "keygen writes a new Ed25519 key pair for airlockd's anchors: the\n"
 			    "private key to --out (mode 0600, never overwritten), the public key\n"
 			    "to --pub (default FILE.pub).\n",

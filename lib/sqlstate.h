@@ -1,6 +1,6 @@
 /* sqlstate.h -- the SQLSTATEs airlock acts on, by name.
  *
- * AL001..AL010 are raised by airlock's own SQL functions (the SQL API's
+ * AL001..AL016 are raised by airlock's own SQL functions (the SQL API's
  * table of errors says what each means to a caller); the others are
  * PostgreSQL's.  Compare with sqlstate_is() or sqlstate_in_class(). */
 #ifndef AIRLOCK_SQLSTATE_H
@@ -18,6 +18,7 @@
 #define SQLSTATE_APPROVAL_IMPOSSIBLE "AL008" /* unclassified, or the approval lapsed */
 #define SQLSTATE_NOT_AN_APPROVER     "AL009" /* the caller may not decide approvals */
 #define SQLSTATE_FLOOD_LIMIT         "AL010" /* over a limit of the gate policy */
+#define SQLSTATE_TARGET_GONE         "AL016" /* the guest is gone from the cluster */
 #define SQLSTATE_AIRLOCK_CLASS       "AL"    /* every state airlock raises itself */
 
 #define SQLSTATE_CONNECTION_EXCEPTION_CLASS  "08"    /* the link to the server */
@@ -28,6 +29,8 @@
 #define SQLSTATE_DEADLOCK_DETECTED           "40P01" /* retry the transaction */
 #define SQLSTATE_INSUFFICIENT_PRIVILEGE      "42501" /* the login may not do this */
 #define SQLSTATE_UNDEFINED_OBJECT            "42704" /* e.g. a role that does not exist */
+#define SQLSTATE_INVALID_SQL_STATEMENT_NAME  "26000" /* no such prepared statement */
+#define SQLSTATE_FEATURE_NOT_SUPPORTED       "0A000" /* e.g. a cached plan's result type changed */
 #define SQLSTATE_QUERY_CANCELED              "57014" /* statement_timeout, or a cancel */
 #define SQLSTATE_OPERATOR_INTERVENTION_CLASS "57P"   /* shutdown, crash, terminated backend */
 

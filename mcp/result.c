@@ -61,6 +61,11 @@ static const char *advice_for(const char *sqlstate)
 	    {SQLSTATE_CT_NOT_RUNNING,
 	     "Nothing was queued. Ask your operator to start the container, or use a "
 	     "different target. " MCP_NO_BYPASS},
+	    {SQLSTATE_TARGET_GONE,
+	     "Nothing was queued: the guest is gone from the cluster (no node airlock manages "
+	     "lists it; removed, or moved to a node the inventory does not list). Do not "
+	     "retry on it: use a target that exists (get_health_summary lists them), or ask "
+	     "your operator to add the guest or its node back. " MCP_NO_BYPASS},
 	    {SQLSTATE_ILLEGAL_TRANSITION,
 	     "The execution's state does not allow this; get_execution shows where it "
 	     "stands."},

@@ -17,7 +17,9 @@
 #ifndef AIRLOCK_STORE_LOCKKEYS_H
 #define AIRLOCK_STORE_LOCKKEYS_H
 
-/* The audit chain's writer lock (id 1), held to commit by each event insert. */
+/* The audit chain's sealer lock (id 1): one seal_events() at a time, taken without
+ * waiting (pg_try_advisory_xact_lock) and held to its commit.  Writing an event
+ * takes no lock. */
 #define LOCK_KIND_CHAIN "74287730"
 /* One mutating execution per target (id: hashtext(target slug)). */
 #define LOCK_KIND_TARGET "74287731"

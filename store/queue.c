@@ -61,8 +61,8 @@ int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_
 
 	memset(it, 0, sizeof(*it));
 	snprintf(hints, sizeof(hints), "%lld", (long long)hint);
-	res = store_exec(s, "SELECT " CLAIM_COLUMNS " FROM airlock.worker_claim($1, $2)", 2,
-	                 (const char *const[]){worker, hint > 0 ? hints : NULL});
+	res = store_execp(s, "SELECT " CLAIM_COLUMNS " FROM airlock.worker_claim($1, $2)", 2,
+	                  (const char *const[]){worker, hint > 0 ? hints : NULL});
 	if (res == NULL)
 		return -1;
 	if (store_nrows(res) == 0) {
@@ -196,16 +196,16 @@ int queue_claim_classified(struct store *s, const char *worker, const struct que
 	}
 	snprintf(ids, sizeof(ids), "%lld", (long long)seen->id);
 	snprintf(pv, sizeof(pv), "%lld", policy_version);
-	res = store_exec(s,
-	                 "SELECT " CLAIM_COLUMNS " FROM airlock.worker_claim_classified($1, $2, "
-	                 "$3::jsonb, $4, $5::jsonb, $6, $7, $8, $9, $10)",
-	                 10,
-	                 (const char *const[]){worker, ids, doc, cls, reasons_json, pv,
-	                                       classifier_version, rewind_status,
-	                                       rewind_possible < 0 ? NULL
-	                                       : rewind_possible   ? "t"
-	                                                           : "f",
-	                                       confinement});
+	res = store_execp(s,
+	                  "SELECT " CLAIM_COLUMNS " FROM airlock.worker_claim_classified($1, $2, "
+	                  "$3::jsonb, $4, $5::jsonb, $6, $7, $8, $9, $10)",
+	                  10,
+	                  (const char *const[]){worker, ids, doc, cls, reasons_json, pv,
+	                                        classifier_version, rewind_status,
+	                                        rewind_possible < 0 ? NULL
+	                                        : rewind_possible   ? "t"
+	                                                            : "f",
+	                                        confinement});
 	free(doc);
 	if (res == NULL)
 		return -1;
@@ -243,7 +243,7 @@ void queue_item_clear(struct queue_item *it)
 static int call(struct store *s, const char *sql, int n, const char *const *params, char *out,
                 size_t outlen)
 {
-	struct store_res *res = store_exec(s, sql, n, params);
+	struct store_res *res = store_execp(s, sql, n, params);
 
 	if (res == NULL)
 		return -1;
@@ -356,7 +356,7 @@ int queue_finish(struct store *s, int64_t id, const char *worker, const struct q
 	params[8] = r->err_truncated ? "t" : "f";
 	params[9] = dur;
 	params[10] = r->error;
-	res = store_exec_bin(
+	res = store_execp_bin(
 	    s, "SELECT airlock.worker_finish($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", 11,
 	    params, lengths, formats);
 	if (res == NULL)

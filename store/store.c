@@ -35,7 +35,24 @@ struct store {
 	int64_t retry_at_ms;          /* no new start before this (monotonic ms) */
 	char start_err[1024];         /* why the last start failed, repeated until the next try */
 	char start_state[6];
+	struct prepared *prep; /* store_execp's statements, by SQL text */
+	size_t nprep;
 };
+
+/* A statement store_execp() prepares once per session.  The name is the
+ * store's own (airlock_p<n>); ready says whether this session has it. */
+struct prepared {
+	char *sql;
+	char name[24];
+	bool ready;
+};
+
+/* A new session (or none) has none of the statements prepared in the last. */
+static void forget_prepared(struct store *s)
+{
+	for (size_t i = 0; i < s->nprep; i++)
+		s->prep[i].ready = false;
+}
 
 /* PostgreSQL reports a commit whose wait for a synchronous standby was
  * cancelled as done, with only a WARNING: the commit is local and may be
@@ -168,6 +185,7 @@ static int connect_now(struct store *s, char *err, size_t errlen)
 	vals[n] = NULL;
 
 	PQfinish(s->conn);
+	forget_prepared(s);
 	s->conn = PQconnectdbParams(keys, vals, 1);
 	if (s->conn != NULL && PQstatus(s->conn) == CONNECTION_OK) {
 		PQsetNoticeReceiver(s->conn, notice_receiver, s);
@@ -205,6 +223,9 @@ void store_close(struct store *s)
 	for (size_t i = 0; i < s->nchannels; i++)
 		free(s->channels[i]);
 	free(s->channels);
+	for (size_t i = 0; i < s->nprep; i++)
+		free(s->prep[i].sql);
+	free(s->prep);
 	free(s->conninfo);
 	free(s->app);
 	free(s->options);
@@ -289,26 +310,18 @@ struct store_res *store_exec(struct store *s, const char *sql, int nparams,
 	return store_exec_bin(s, sql, nparams, params, NULL, NULL);
 }
 
-struct store_res *store_exec_bin(struct store *s, const char *sql, int nparams,
-                                 const char *const *params, const int *lengths, const int *formats)
+/* The answer to a statement: its rows, or NULL with the reason on s.  A
+ * commit whose synchronous-replication wait was cancelled is not durable: the
+ * session is ended (its locks go with it) and the step fails as a lost
+ * connection, so that nothing is done on the strength of that commit. */
+static struct store_res *answer(struct store *s, PGresult *res)
 {
-	PGresult *res;
-	ExecStatusType st;
+	ExecStatusType st = PQresultStatus(res);
 
-	clear_error(s);
-	s->sync_wait_cancelled = false;
-	if (s->conn == NULL) {
-		not_connected(s);
-		return NULL;
-	}
-	res = PQexecParams(s->conn, sql, nparams, NULL, params, lengths, formats, 0);
-	st = PQresultStatus(res);
 	if ((st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) && s->sync_wait_cancelled) {
-		/* Not durable: end the session (its locks go with it) and fail as
-		 * a lost connection, so that nothing is done on the strength of
-		 * this commit. */
 		PQclear(res);
 		PQreset(s->conn);
+		forget_prepared(s);
 		set_error(s, SQLSTATE_CONNECTION_FAILURE,
 		          "the commit was not confirmed by a synchronous standby (its wait was "
 		          "cancelled); the session was ended and the step is not taken as done");
@@ -319,6 +332,92 @@ struct store_res *store_exec_bin(struct store *s, const char *sql, int nparams,
 	set_result_error(s, res);
 	PQclear(res);
 	return NULL;
+}
+
+struct store_res *store_exec_bin(struct store *s, const char *sql, int nparams,
+                                 const char *const *params, const int *lengths, const int *formats)
+{
+	clear_error(s);
+	s->sync_wait_cancelled = false;
+	if (s->conn == NULL) {
+		not_connected(s);
+		return NULL;
+	}
+	return answer(s, PQexecParams(s->conn, sql, nparams, NULL, params, lengths, formats, 0));
+}
+
+static struct prepared *prepared_for(struct store *s, const char *sql)
+{
+	struct prepared *p;
+
+	for (size_t i = 0; i < s->nprep; i++)
+		if (s->prep[i].sql == sql || strcmp(s->prep[i].sql, sql) == 0)
+			return &s->prep[i];
+	s->prep = xrealloc(s->prep, (s->nprep + 1) * sizeof(*s->prep));
+	p = &s->prep[s->nprep];
+	p->sql = xstrdup(sql);
+	snprintf(p->name, sizeof(p->name), "airlock_p%zu", s->nprep);
+	p->ready = false;
+	s->nprep++;
+	return p;
+}
+
+/* Did the server refuse to run the prepared statement itself, before
+ * running anything: it is gone (DISCARD ALL, DEALLOCATE), or its result type
+ * changed under it (a migration replaced a function)?  Outside a transaction
+ * block it may then be prepared again and sent once more. */
+static bool stale_statement(struct store *s, const PGresult *res)
+{
+	const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+
+	if (state == NULL || PQtransactionStatus(s->conn) != PQTRANS_IDLE)
+		return false;
+	return strcmp(state, SQLSTATE_INVALID_SQL_STATEMENT_NAME) == 0 ||
+	       (strcmp(state, SQLSTATE_FEATURE_NOT_SUPPORTED) == 0 && msg != NULL &&
+	        strstr(msg, "cached plan must not change result type") != NULL);
+}
+
+struct store_res *store_execp_bin(struct store *s, const char *sql, int nparams,
+                                  const char *const *params, const int *lengths, const int *formats)
+{
+	struct prepared *p;
+	PGresult *res = NULL;
+
+	clear_error(s);
+	s->sync_wait_cancelled = false;
+	if (s->conn == NULL) {
+		not_connected(s);
+		return NULL;
+	}
+	p = prepared_for(s, sql);
+	for (int round = 0; round < 2; round++) {
+		if (!p->ready) {
+			res = PQprepare(s->conn, p->name, sql, nparams, NULL);
+			if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+				set_result_error(s, res);
+				PQclear(res);
+				return NULL;
+			}
+			PQclear(res);
+			p->ready = true;
+		}
+		res = PQexecPrepared(s->conn, p->name, nparams, params, lengths, formats, 0);
+		if (round > 0 || PQresultStatus(res) != PGRES_FATAL_ERROR ||
+		    !stale_statement(s, res))
+			break;
+		PQclear(res);
+		res = NULL;
+		store_exec_quiet(s, "DEALLOCATE ALL");
+		forget_prepared(s);
+	}
+	return answer(s, res);
+}
+
+struct store_res *store_execp(struct store *s, const char *sql, int nparams,
+                              const char *const *params)
+{
+	return store_execp_bin(s, sql, nparams, params, NULL, NULL);
 }
 
 int store_exec_script(struct store *s, const char *sql)
@@ -386,6 +485,7 @@ int store_reset(struct store *s)
 		}
 	} else {
 		PQreset(s->conn);
+		forget_prepared(s);
 		if (PQstatus(s->conn) != CONNECTION_OK) {
 			set_error(s, SQLSTATE_CONNECTION_FAILURE,
 			          "cannot connect to PostgreSQL: %s", PQerrorMessage(s->conn));
@@ -403,6 +503,7 @@ void store_disconnect(struct store *s)
 	}
 	PQfinish(s->conn);
 	s->conn = NULL;
+	forget_prepared(s);
 }
 
 void store_on_connect(struct store *s, store_hook_fn fn, void *arg)

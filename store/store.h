@@ -93,6 +93,20 @@ struct store_res *store_exec(struct store *s, const char *sql, int nparams,
 struct store_res *store_exec_bin(struct store *s, const char *sql, int nparams,
                                  const char *const *params, const int *lengths, const int *formats);
 
+/* store_exec and store_exec_bin for a statement run again and again (the
+ * worker's hot path): prepared once per session under a name of the store's
+ * own, keyed by its SQL text, then only bound and run, with no parse or plan
+ * per call.  A new session (store_reset, store_ensure, a lost one) prepares
+ * again on first use; the statements go with store_close().  A statement the
+ * server no longer has, or whose result type changed (a migration replaced
+ * a function), is prepared again and sent once more, outside a transaction
+ * block only: the server refused it before running anything. */
+struct store_res *store_execp(struct store *s, const char *sql, int nparams,
+                              const char *const *params);
+struct store_res *store_execp_bin(struct store *s, const char *sql, int nparams,
+                                  const char *const *params, const int *lengths,
+                                  const int *formats);
+
 /* Reading rows: counts, a value as text ("" for SQL NULL), whether it is
  * NULL, its length in bytes.  Rows and columns count from 0. */
 int store_nrows(const struct store_res *r);

@@ -177,3 +177,30 @@ void transport_stats(struct transport *t, const char *node_name, struct transpor
 	out->channels_opened = st.channels_opened;
 	out->peak_channels = st.peak_channels;
 }
+
+int transport_reachable(struct transport *t, const struct transport_node *node, int timeout_ms,
+                        enum transport_error *err, char *msg, size_t msglen)
+{
+	struct sshop op;
+	int rc = 0;
+
+	*err = TRANSPORT_ERR_NONE;
+	msg[0] = '\0';
+	if (node == NULL || node->name == NULL || node->address == NULL) {
+		*err = TRANSPORT_ERR_INVALID;
+		snprintf(msg, msglen, "no node");
+		return -1;
+	}
+	transport_op_setup(&op, NULL, deadline_now_ms() + (timeout_ms > 0 ? timeout_ms : 15000), 0);
+	transport_run1(transport_pool_get(t, node), &op);
+	if (op.outcome != SSHOP_EXITED) {
+		*err = op.error == SSHOP_ERR_HOSTKEY || op.error == SSHOP_ERR_AUTH
+		           ? transport_map_error(op.error)
+		           : TRANSPORT_ERR_CONNECT;
+		snprintf(msg, msglen, "%s",
+		         op.errmsg[0] ? op.errmsg : "the node could not be reached");
+		rc = -1;
+	}
+	sshop_clear(&op);
+	return rc;
+}

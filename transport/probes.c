@@ -40,18 +40,30 @@ static enum transport_probe_state agent_state(const char *line, int vmid)
 	return TRANSPORT_PROBE_ERROR;
 }
 
-/* `qm guest cmd <vmid> info`: is guest-exec (and its status) enabled? */
-static void agent_info(struct transport_probe *p, const struct buf *out)
+void transport_agent_info(struct transport_probe *p, const char *json, size_t len)
 {
-	cJSON *root = cJSON_ParseWithLength(buf_str(out), out->len);
-	const cJSON *cmds = cJSON_GetObjectItemCaseSensitive(root, "supported_commands");
+	cJSON *root = cJSON_ParseWithLength(json, len);
+	const cJSON *err = cJSON_GetObjectItemCaseSensitive(root, "error");
+	const cJSON *ret = cJSON_GetObjectItemCaseSensitive(root, "return");
+	const cJSON *info = ret ? ret : root;
+	const cJSON *cmds = cJSON_GetObjectItemCaseSensitive(info, "supported_commands");
 	const cJSON *c;
 	int exec = -1, status = -1;
 
-	if (!cJSON_IsArray(cmds)) {
-		probe_set(p, TRANSPORT_PROBE_ERROR, "qm guest cmd info: no supported_commands");
+	if (cJSON_IsObject(err)) {
+		/* qm guest cmd prints an error reply as JSON and exits 0. */
+		const cJSON *desc = cJSON_GetObjectItemCaseSensitive(err, "desc");
+		char d[240];
+		snprintf(d, sizeof(d), "guest-info failed: %.200s",
+		         cJSON_IsString(desc) ? desc->valuestring : "no description");
+		probe_set(p, TRANSPORT_PROBE_ERROR, d);
 		goto out;
 	}
+	if (!cJSON_IsArray(cmds)) {
+		probe_set(p, TRANSPORT_PROBE_ERROR, "guest-info: no supported_commands");
+		goto out;
+	}
+	/* Running a command needs both guest-exec and guest-exec-status. */
 	cJSON_ArrayForEach(c, cmds)
 	{
 		const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
@@ -110,7 +122,7 @@ static void probe_answer(struct transport_probe *p, struct sshop *op, bool info)
 		if (op->exit_status != 0)
 			probe_set(p, agent_state(line, p->vmid), line);
 		else if (info)
-			agent_info(p, &op->out);
+			transport_agent_info(p, buf_str(&op->out), op->out.len);
 		else
 			probe_set(p, TRANSPORT_PROBE_OK, "guest agent answers ping");
 		return;

@@ -402,6 +402,16 @@ static void collect_status(struct sshnode *n, struct sshop *op)
 	}
 }
 
+/* Has the peer closed the session's connection (FIN or reset)?  Seen
+ * without reading it: bytes may wait unread on an idle session. */
+static bool peer_closed(struct sshnode *n)
+{
+	struct pollfd pfd = {n->fd, POLLIN | POLLRDHUP, 0};
+
+	return n->fd < 0 ||
+	       (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0);
+}
+
 /* Advances op as far as it goes without blocking; 1 if anything happened. */
 static int advance(struct sshnode *n, struct sshop *op, int64_t now)
 {
@@ -435,6 +445,23 @@ static int advance(struct sshnode *n, struct sshop *op, int64_t now)
 			        op->outcome == SSHOP_CANCELLED
 			            ? "cancelled before the command was sent"
 			            : "the deadline passed before the command could be sent");
+			op->phase = PH_DONE;
+			return 1;
+		}
+		if (op->cmdline == NULL) {
+			/* Only a session that is up: no channel.  A peer that
+			 * closed the pooled one while it was idle is found here
+			 * (nothing reads an idle session's socket), and a new
+			 * session is opened for this operation. */
+			if (n->s == NULL)
+				return 0;
+			if (peer_closed(n)) {
+				n->fatal = true;
+				snprintf(n->fatal_msg, sizeof(n->fatal_msg),
+				         "the node closed the connection");
+				return 1;
+			}
+			op->exit_status = 0;
 			op->phase = PH_DONE;
 			return 1;
 		}

@@ -55,7 +55,9 @@ enum sshop_error {
 
 struct sshop {
 	/* in */
-	const char *cmdline;       /* the remote command line, parsed by the login shell */
+	const char *cmdline;       /* the remote command line, parsed by the login shell;
+	                              NULL: no command, only a session that is up (EXITED,
+	                              exit_status 0, when it is; FAILED when it cannot be) */
 	int64_t deadline_ms;       /* monotonic (deadline_now_ms) */
 	const atomic_bool *cancel; /* optional */
 	size_t out_cap, err_cap;   /* 0 = unbounded */

@@ -229,17 +229,50 @@ static bool pct_refusal(const struct buf *err, int ctid)
 	       strncmp(s, "missing command", 15) == 0;
 }
 
+/* A CT command's first stdout line: `pct status` said the container runs,
+ * and only then was pct exec started, on the same channel. */
+#define CT_RUNNING "status: running\n"
+
+/* Did the status check in front of pct exec fail (so pct exec was never
+ * started)?  Its answer comes first on stdout, before anything the command
+ * prints, so the command cannot forge it.  When it passed, its line is
+ * removed from the output. */
+static bool ct_status_refused(struct sshop *op, int ctid, char *why, size_t whylen)
+{
+	size_t m = strlen(CT_RUNNING);
+	char line[300];
+
+	if (op->out.len >= m && memcmp(op->out.data, CT_RUNNING, m) == 0) {
+		memmove(op->out.data, op->out.data + m, op->out.len - m + 1);
+		op->out.len -= m;
+		return false;
+	}
+	transport_stderr_line(&op->err, line, sizeof(line));
+	if (op->out.len > 0 && strcmp(line, "(no message)") == 0)
+		transport_stderr_line(&op->out, line, sizeof(line)); /* "status: stopped" */
+	snprintf(why, whylen, "container '%d' not running (%s); pct exec was not started", ctid,
+	         line);
+	return true;
+}
+
 /* Host and CT commands carry AIRLOCK_EXEC_ID=<tag> in their environment (pct
  * keeps the environment by default), inherited by everything they start; on
- * the deadline a second channel sends SIGTERM to every process carrying it. */
+ * the deadline a second channel sends SIGTERM to every process carrying it.
+ * A CT command's channel first asks `pct status` and starts pct exec only
+ * when the container runs: the check right before executing rides on the
+ * command's own channel, as the VM's agent ping does. */
 static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, bool ct, int ctid,
                       int64_t deadline, size_t cap, const atomic_bool *cancel,
                       struct transport_result *r)
 {
 	char *tag = xasprintf("%d.%ld.%lld", (int)getpid(), atomic_fetch_add(&t->seq, 1),
 	                      (long long)deadline_wall_ms());
-	char *cmdline = ct ? xasprintf("AIRLOCK_EXEC_ID=%s pct exec %d -- %s", tag, ctid, prog)
+	char *cmdline = ct ? xasprintf("s=$(pct status %d) || exit 255; echo \"$s\"; "
+	                               "[ \"$s\" = 'status: running' ] || exit 255; "
+	                               "AIRLOCK_EXEC_ID=%s pct exec %d -- %s",
+	                               ctid, tag, ctid, prog)
 	                   : xasprintf("AIRLOCK_EXEC_ID=%s %s", tag, prog);
+	char why[400];
 	char *kill =
 	    xasprintf("for p in /proc/[0-9]*; do grep -qsxzF AIRLOCK_EXEC_ID=%s "
 	              "\"$p/environ\" && kill -TERM \"${p#/proc/}\"; done 2>/dev/null; true",
@@ -247,12 +280,20 @@ static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, 
 	struct sshop op;
 	int rc;
 
-	transport_op_setup(&op, cmdline, deadline, cap);
+	/* The status line does not count against the command's cap. */
+	transport_op_setup(&op, cmdline, deadline, ct ? cap + strlen(CT_RUNNING) : cap);
 	op.err_cap = cap;
 	op.cancel = cancel;
 	op.kill_cmdline = kill;
 	transport_run1(n, &op);
-	if (op.outcome != SSHOP_EXITED) {
+	if (op.outcome == SSHOP_EXITED && ct && ct_status_refused(&op, ctid, why, sizeof(why))) {
+		/* Nothing ran: no output is the command's. */
+		rc = transport_fail(r, TRANSPORT_FAILED, TRANSPORT_ERR_PVE, why);
+		buf_free(&op.out);
+		buf_free(&op.err);
+	} else if (op.outcome != SSHOP_EXITED) {
+		if (ct && op.outcome != SSHOP_FAILED)
+			ct_status_refused(&op, ctid, why, sizeof(why)); /* strip the status line */
 		rc = transport_op_not_exited(&op, r);
 	} else if (ct && op.exit_status == 255 && pct_refusal(&op.err, ctid)) {
 		char line[400];

@@ -126,6 +126,16 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
                    struct transport_result *out);
 void transport_result_free(struct transport_result *r);
 
+/* Whether the node can be reached now, without a channel: its pooled
+ * session is up and the node has not closed it, or a new session was opened
+ * (TCP, host key, authentication) within timeout_ms.  The check a command
+ * needs before it is marked running; the command's own channel is the rest
+ * of it: a command whose session fails before its exec request went out is
+ * TRANSPORT_FAILED with CONNECT, HOSTKEY, AUTH or SSH (nothing was sent).
+ * 0 when reachable; -1 with *err (CONNECT, HOSTKEY, AUTH) and msg. */
+int transport_reachable(struct transport *t, const struct transport_node *node, int timeout_ms,
+                        enum transport_error *err, char *msg, size_t msglen);
+
 enum transport_probe_kind {
 	TRANSPORT_PROBE_HOST,  /* can we log in and run a command on the node? */
 	TRANSPORT_PROBE_AGENT, /* qm agent <vmid> ping, then qm guest cmd <vmid> info */
@@ -156,6 +166,15 @@ struct transport_probe {
  * the node itself was unreachable. */
 int transport_probe(struct transport *t, const struct transport_node *node,
                     struct transport_probe *probes, size_t n, int timeout_ms);
+
+/* Reads a guest agent's answer to guest-info into p (state and detail):
+ * OK when it offers guest-exec and guest-exec-status, both enabled;
+ * EXEC_DISABLED when it answers without them; ERROR for an error reply or
+ * an answer that is not guest-info's.  json (len bytes, need not end in
+ * NUL) is the agent's reply as it came off the socket ({"return": ...} or
+ * {"error": ...}) or the return value alone, as `qm guest cmd <vmid> info`
+ * prints it. */
+void transport_agent_info(struct transport_probe *p, const char *json, size_t len);
 
 /* "ok", "not_running", "not_configured", "exec_disabled", "vm_stopped",
  * "no_such_guest", "unreachable", "error". */

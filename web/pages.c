@@ -698,8 +698,11 @@ int page_history(struct buf *out, struct store *db, const struct page_ctx *pc, c
 
 int page_audit(struct buf *out, struct store *db, const struct page_ctx *pc)
 {
-	struct store_res *r = store_exec(
-	    db, "SELECT checked, first_broken, detail FROM airlock.audit_verify()", 0, NULL);
+	struct store_res *r = store_exec(db,
+	                                 "SELECT checked, first_broken, detail, unsealed, "
+	                                 "round(oldest_unsealed_s::numeric, 1) "
+	                                 "FROM airlock.audit_verify()",
+	                                 0, NULL);
 	struct store_res *h = NULL;
 	int rc = -1;
 
@@ -726,6 +729,12 @@ int page_audit(struct buf *out, struct store *db, const struct page_ctx *pc)
 		html_text(out, col(r, 0, 2));
 		buf_puts(out, "</p>");
 	}
+	/* Events written moments ago wait for the sealer: not yet in the chain, not a fault. */
+	if (strcmp(store_get(r, 0, 3), "0") != 0)
+		buf_printf(out,
+		           "<p id=\"unsealed\">%s events not sealed into the chain yet (the oldest "
+		           "written %s s ago).</p>",
+		           store_get(r, 0, 3), store_get(r, 0, 4));
 	buf_puts(out, "<h2>Console sign-ins and decisions</h2><table class=\"signins\"><thead><tr>"
 	              "<th>When</th><th>What</th><th>Login</th><th>From</th><th>Request</th>"
 	              "<th>Detail</th></tr></thead><tbody>");

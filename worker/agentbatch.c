@@ -6,43 +6,47 @@
 #include "lib/shellquote.h"
 #include "lib/xalloc.h"
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define AGENT_SOCKETS "/var/run/qemu-server"
-#define AGENT_WAIT_S  3   /* qm's own bound on `qm agent <vmid> ping` */
-#define BATCH_MAX     800 /* VMIDs per command: the line stays far below SSH's limit */
+#define BATCH_MAX                                                                                  \
+	800 /* VMIDs per command: the line stays far below SSH's limit, and                        \
+	     * the sockets below the usual 1024 open files */
 
 /* The node program.  Arguments: the socket directory, the wait in seconds,
  * the VMIDs.  Prints one line per VMID: "<vmid> reply <JSON>" (the answer
- * to guest-info), "<vmid> nosocket", "<vmid> refused <why>", "<vmid>
- * closed" or "<vmid> timeout".  Stale sync replies (another client's) are
- * skipped by their id, as PVE's QMP client does. */
-static const char PROGRAM[] =
-    "use strict;use IO::Socket::UNIX;use IO::Select;use Time::HiRes qw(time);\n"
-    "my($dir,$tmo,@ids)=@ARGV;my $sync=$$*1000+int(rand(1000));my(%by,%buf);\n"
-    "my $sel=IO::Select->new;$|=1;\n"
-    "for my $id(@ids){my $p=\"$dir/$id.qga\";\n"
-    " if(!-S $p){print \"$id nosocket\\n\";next}\n"
-    " my $c=IO::Socket::UNIX->new(Type=>SOCK_STREAM(),Peer=>$p,Timeout=>$tmo);\n"
-    " if(!$c){print \"$id refused $!\\n\";next}\n"
-    " $c->blocking(0);\n"
-    " syswrite($c,\"{\\\"execute\\\":\\\"guest-sync-delimited\\\",\\\"arguments\\\":{\\\"id\\\":"
-    "$sync}}\\n{\\\"execute\\\":\\\"guest-info\\\"}\\n\");\n"
-    " $by{fileno($c)}=$id;$buf{$id}='';$sel->add($c)}\n"
-    "my $end=time+$tmo;\n"
+ * to guest-info), "<vmid> nosocket", "<vmid> busy" (the socket's queue is
+ * full: EAGAIN on a non-blocking connect), "<vmid> refused <why>", "<vmid>
+ * closed" or "<vmid> timeout".  Each socket is closed as soon as its answer
+ * is in.  Replies meant for an earlier client are skipped: the answer
+ * starts after the last 0xFF, with this program's own sync id. */
+const char agentbatch_program[] =
+    "use strict;use Socket;use Fcntl;use IO::Select;use Time::HiRes qw(time);\n"
+    "my($dir,$tmo,@ids)=@ARGV;my $end=time+$tmo;my $sync=$$*1000+int(rand(1000));\n"
+    "my "
+    "$req=\"{\\\"execute\\\":\\\"guest-sync-delimited\\\",\\\"arguments\\\":{\\\"id\\\":$sync}}\\n{"
+    "\\\"execute\\\":\\\"guest-info\\\"}\\n\";\n"
+    "my $sel=IO::Select->new;my(%id,%buf);$|=1;\n"
+    "for my $v(@ids){my $p=\"$dir/$v.qga\";my $c;\n"
+    " if(!-S $p){print \"$v nosocket\\n\";next}\n"
+    " if(!socket($c,AF_UNIX,SOCK_STREAM,0)||!fcntl($c,F_SETFL,O_NONBLOCK)){print \"$v refused "
+    "$!\\n\";next}\n"
+    " if(!connect($c,pack_sockaddr_un($p))){print $!{EAGAIN}?\"$v busy\\n\":\"$v refused "
+    "$!\\n\";close($c);next}\n"
+    " my $w=syswrite($c,$req);\n"
+    " if(!defined($w)||$w!=length($req)){print \"$v closed\\n\";close($c);next}\n"
+    " $id{fileno($c)}=$v;$buf{$v}='';$sel->add($c)}\n"
     "while($sel->count){my $left=$end-time;last if $left<=0;\n"
-    " for my $c($sel->can_read($left)){my $id=$by{fileno($c)};\n"
-    "  my $n=sysread($c,my $chunk,65536);next if !defined($n)&&$!{EAGAIN};\n"
-    "  if(!$n){print \"$id closed\\n\";$sel->remove($c);close($c);next}\n"
-    "  $buf{$id}.=$chunk;my $i=index($buf{$id},\"\\xff\");next if $i<0;\n"
-    "  my @l=split(/\\n/,substr($buf{$id},$i+1),-1);pop(@l);\n"
-    "  @l=grep{/\\S/&&!(/^\\s*\\{\\s*\"return\"\\s*:\\s*(\\d+)\\s*\\}\\s*$/&&$1!=$sync)}@l;\n"
-    "  next if @l<2;my $r=$l[1];$r=~s/\\r//g;print \"$id reply $r\\n\";\n"
-    "  $sel->remove($c);close($c)}}\n"
-    "print \"$by{fileno($_)} timeout\\n\" for $sel->handles;\n";
+    " for my $c($sel->can_read($left)){my $v=$id{fileno($c)};\n"
+    "  my $n=sysread($c,my $chunk,65536);next if !defined($n)&&($!{EAGAIN}||$!{EINTR});\n"
+    "  if(!$n){print \"$v closed\\n\";$sel->remove($c);close($c);next}\n"
+    "  $buf{$v}.=$chunk;my $i=rindex($buf{$v},\"\\xff\");next if $i<0;\n"
+    "  my @l=grep{/\\S/}(substr($buf{$v},$i+1)=~/([^\\n]*)\\n/g);\n"
+    "  next if @l<2||$l[0]!~/^\\s*\\{\\s*\"return\"\\s*:\\s*$sync\\s*\\}\\s*$/;\n"
+    "  $l[1]=~s/\\r$//;print \"$v reply $l[1]\\n\";$sel->remove($c);close($c)}}\n"
+    "for my $c($sel->handles){print \"$id{fileno($c)} timeout\\n\";close($c)}\n";
 
 static struct transport_probe *find_kind(struct transport_probe *probes, bool *done, size_t n,
                                          enum transport_probe_kind kind, int vmid, size_t *at)
@@ -61,96 +65,83 @@ static void set(struct transport_probe *p, enum transport_probe_state s, const c
 	snprintf(p->detail, sizeof(p->detail), "%s", detail);
 }
 
-/* The agent's answer to guest-info: running, and guest-exec enabled or not
- * (both guest-exec and guest-exec-status are needed to run a command). */
-static void from_info(struct transport_probe *p, const char *json)
-{
-	cJSON *root = cJSON_Parse(json);
-	const cJSON *ret = cJSON_GetObjectItemCaseSensitive(root, "return");
-	const cJSON *err = cJSON_GetObjectItemCaseSensitive(root, "error");
-	const cJSON *cmds = cJSON_GetObjectItemCaseSensitive(ret, "supported_commands"), *c;
-	int exec = -1, status = -1;
-
-	if (cJSON_IsObject(err)) {
-		const cJSON *desc = cJSON_GetObjectItemCaseSensitive(err, "desc");
-		char d[240];
-		snprintf(d, sizeof(d), "guest-info failed: %s",
-		         cJSON_IsString(desc) ? desc->valuestring : "no description");
-		set(p, TRANSPORT_PROBE_ERROR, d);
-		goto out;
-	}
-	if (!cJSON_IsArray(cmds)) {
-		set(p, TRANSPORT_PROBE_ERROR, "guest-info: no supported_commands");
-		goto out;
-	}
-	cJSON_ArrayForEach(c, cmds)
-	{
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
-		const cJSON *en = cJSON_GetObjectItemCaseSensitive(c, "enabled");
-		int on = cJSON_IsTrue(en) || (cJSON_IsNumber(en) && en->valueint != 0);
-		if (!cJSON_IsString(name))
-			continue;
-		if (strcmp(name->valuestring, "guest-exec") == 0)
-			exec = on;
-		else if (strcmp(name->valuestring, "guest-exec-status") == 0)
-			status = on;
-	}
-	if (exec == 1 && status == 1)
-		set(p, TRANSPORT_PROBE_OK, "guest agent answers; guest-exec enabled");
-	else
-		set(p, TRANSPORT_PROBE_EXEC_DISABLED,
-		    exec == -1 ? "guest agent does not offer guest-exec"
-		               : "guest agent answers but guest-exec is disabled");
-out:
-	cJSON_Delete(root);
-}
-
-bool agentbatch_line(const char *line, struct transport_probe *probes, bool *done, size_t n)
+bool agentbatch_line(const char *line, struct transport_probe *probes, bool *done, bool *silent,
+                     size_t n, struct agentbatch_stats *st)
 {
 	char word[16];
 	int vmid, used = 0;
 	size_t at;
 	struct transport_probe *p;
 
-	if (sscanf(line, "%d %15s %n", &vmid, word, &used) < 2 || used == 0)
+	if (sscanf(line, "%d %15s%n", &vmid, word, &used) < 2 || used == 0)
 		return false;
 	p = find_kind(probes, done, n, TRANSPORT_PROBE_AGENT, vmid, &at);
 	if (p == NULL)
 		return false;
-	const char *rest = line + used;
-	if (strcmp(word, "reply") == 0) {
-		from_info(p, rest);
-	} else {
-		/* An agent serves one client at a time: a socket that refuses,
-		 * closes or stays silent may only be busy with a command airlock
-		 * itself is running (qm serialises its own use).  So only an
-		 * answer is decided here; qm tells the rest, in its own words. */
+	if (strcmp(word, "reply") != 0) {
+		/* Busy, silent, refusing or closing: the agent may be serving
+		 * someone else (a command airlock runs among them), so nothing is
+		 * decided here; qm tells, waiting its turn. */
+		bool busy = strcmp(word, "busy") == 0, quiet = strcmp(word, "timeout") == 0;
+		if (silent != NULL && (busy || quiet))
+			silent[at] = true;
+		if (st != NULL && busy)
+			st->busy++;
+		else if (st != NULL && strcmp(word, "nosocket") != 0)
+			st->silent++;
 		return false;
 	}
+	const char *rest = line + used;
+	rest += strspn(rest, " ");
+	transport_agent_info(p, rest, strlen(rest));
 	done[at] = true;
+	if (st != NULL)
+		st->answered++;
 	return true;
 }
 
-/* One command for up to BATCH_MAX agents starting at probes[from]. */
+/* Applies every line of out (split in place) to the agent probes (agents)
+ * or the container probes. */
+static void each_line(char *out, struct transport_probe *probes, bool *done, bool *silent, size_t n,
+                      struct agentbatch_stats *st, bool agents)
+{
+	for (char *line = out, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (agents)
+			agentbatch_line(line, probes, done, silent, n, st);
+		else
+			agentbatch_ct_line(line, probes, done, n);
+	}
+}
+
+/* One command for up to BATCH_MAX agents. */
 static int run_batch(struct transport *t, const struct transport_node *node,
-                     struct transport_probe *probes, bool *done, size_t n, int *ids, size_t nids,
-                     int timeout_ms)
+                     struct transport_probe *probes, bool *done, bool *silent, size_t n,
+                     const int *ids, size_t nids, struct agentbatch_stats *st)
 {
 	struct buf cmd;
 	struct transport_result r;
-	struct transport_limits lim = {.timeout_ms = timeout_ms, .output_cap = 16u << 20};
+	/* The program waits AGENTBATCH_WAIT_MS; the rest is perl's start and
+	 * the session's own latency. */
+	struct transport_limits lim = {.timeout_ms = AGENTBATCH_WAIT_MS + 13000,
+	                               .output_cap = 16u << 20};
 	char num[32];
 	int rc = -1;
 
 	buf_init(&cmd, 0);
 	buf_puts(&cmd, "perl -e ");
-	shellquote_append(&cmd, PROGRAM, sizeof(PROGRAM) - 1);
-	snprintf(num, sizeof(num), " %s %d", AGENT_SOCKETS, AGENT_WAIT_S);
+	shellquote_append(&cmd, agentbatch_program, sizeof(agentbatch_program) - 1);
+	snprintf(num, sizeof(num), " %s %d.%03d", AGENT_SOCKETS, AGENTBATCH_WAIT_MS / 1000,
+	         AGENTBATCH_WAIT_MS % 1000);
 	buf_puts(&cmd, num);
 	for (size_t i = 0; i < nids; i++) {
 		snprintf(num, sizeof(num), " %d", ids[i]);
 		buf_puts(&cmd, num);
 	}
+	if (st != NULL)
+		st->asked += (int)nids;
 	transport_exec(t, node, TARGET_PROXMOX_HOST, 0, buf_str(&cmd), &lim, &r);
 	if (r.status != TRANSPORT_EXITED || r.exit_code != 0 || r.out_truncated) {
 		char q[300];
@@ -162,12 +153,7 @@ static int run_batch(struct transport *t, const struct transport_node *node,
 		                  sizeof(q)));
 		goto out;
 	}
-	for (char *line = r.out, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		agentbatch_line(line, probes, done, n);
-	}
+	each_line(r.out, probes, done, silent, n, st, true);
 	rc = 0;
 out:
 	transport_result_free(&r);
@@ -176,7 +162,8 @@ out:
 }
 
 int agentbatch_probe(struct transport *t, const struct transport_node *node,
-                     struct transport_probe *probes, bool *done, size_t n, int timeout_ms)
+                     struct transport_probe *probes, bool *done, bool *silent, size_t n,
+                     struct agentbatch_stats *st)
 {
 	int *ids = xcalloc(n ? n : 1, sizeof(*ids));
 	size_t nids = 0;
@@ -187,12 +174,12 @@ int agentbatch_probe(struct transport *t, const struct transport_node *node,
 			continue;
 		ids[nids++] = probes[i].vmid;
 		if (nids == BATCH_MAX) {
-			if (run_batch(t, node, probes, done, n, ids, nids, timeout_ms) < 0)
+			if (run_batch(t, node, probes, done, silent, n, ids, nids, st) < 0)
 				rc = -1;
 			nids = 0;
 		}
 	}
-	if (nids > 0 && run_batch(t, node, probes, done, n, ids, nids, timeout_ms) < 0)
+	if (nids > 0 && run_batch(t, node, probes, done, silent, n, ids, nids, st) < 0)
 		rc = -1;
 	free(ids);
 	return rc;
@@ -241,12 +228,7 @@ int agentbatch_cts(struct transport *t, const struct transport_node *node,
 		    node->name, transport_status_name(r.status), r.exit_code);
 		goto out;
 	}
-	for (char *line = r.out, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		agentbatch_ct_line(line, probes, done, n);
-	}
+	each_line(r.out, probes, done, NULL, n, NULL, false);
 	rc = 0;
 out:
 	transport_result_free(&r);

@@ -1,4 +1,6 @@
-/* anchorer.c -- sign the chain's head now and then; append it to the anchor file. */
+/* anchorer.c -- sign the chain's head now and then; append it to the anchor file.
+ * An anchor's event number is a chain position (execution_events.seq): only
+ * sealed events are in the chain, so only they are anchored. */
 #include "worker/anchorer.h"
 
 #include "lib/anchor.h"
@@ -193,7 +195,7 @@ static void check_continuity(struct anchorer *a, struct store *db, long long hea
 		return;
 	}
 	snprintf(id, sizeof(id), "%lld", a->last_id);
-	res = store_exec(db, "SELECT hash FROM airlock.execution_events WHERE id = $1::bigint", 1,
+	res = store_exec(db, "SELECT hash FROM airlock.execution_events WHERE seq = $1::bigint", 1,
 	                 (const char *const[]){id});
 	if (res == NULL)
 		return; /* the next tick tries again */
@@ -218,8 +220,11 @@ void anchorer_tick(struct anchorer *a, struct store *db, bool force)
 
 	if (a == NULL || db == NULL)
 		return;
-	res = store_exec(
-	    db, "SELECT id, hash FROM airlock.execution_events ORDER BY id DESC LIMIT 1", 0, NULL);
+	/* The head of the chain: the newest sealed event, by chain position. */
+	res = store_exec(db,
+	                 "SELECT seq, hash FROM airlock.execution_events WHERE seq IS NOT NULL "
+	                 "ORDER BY seq DESC LIMIT 1",
+	                 0, NULL);
 	if (res == NULL) {
 		log_msg(LOG_WARN, "evt=audit.head_failed error=%s",
 		        log_quote(store_errmsg(db), lq, sizeof(lq)));

@@ -1,7 +1,8 @@
 /* anchorer.h -- airlockd signs the audit chain's head and appends it outside the database.
  *
  * Every `audit.every_events` new events, or every `audit.every_seconds` when
- * fewer arrived, the daemon reads the newest event's id and hash, signs them
+ * fewer arrived, the daemon reads the newest sealed event's chain position
+ * (seq) and hash, signs them
  * with its Ed25519 key (lib/anchor.h) and appends the line to the anchor file
  * (fsync'd; optionally also to syslog).  Before each anchor it checks that the
  * event it anchored last is still there with the same hash, so a truncation

@@ -38,6 +38,7 @@ static const struct field fields[] = {
     {NULL, "per_node", F_INT, OFF(per_node), 1, 256},
     {NULL, "poll_interval_ms", F_INT, OFF(poll_interval_ms), 10, 600000},
     {NULL, "reap_interval_ms", F_INT, OFF(reap_interval_ms), 10, 600000},
+    {NULL, "seal_interval_ms", F_INT, OFF(seal_interval_ms), 10, 60000},
     {NULL, "expire_interval_ms", F_INT, OFF(expire_interval_ms), 100, 3600000},
     {NULL, "log_level", F_LOGLEVEL, OFF(log_level), 0, 0},
     {"ssh", "private_key", F_STR, OFF(ssh_private_key), 0, 0},
@@ -494,6 +495,7 @@ static void set_defaults(struct config *c)
 	c->per_node = 4;
 	c->poll_interval_ms = 2000;
 	c->reap_interval_ms = 2000;
+	c->seal_interval_ms = 200;
 	c->expire_interval_ms = 10000;
 	c->log_level = LOG_INFO;
 	c->ssh_connect_timeout_ms = 10000;

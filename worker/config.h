@@ -56,6 +56,7 @@ struct config {
 	int per_node;             /* concurrent executions per node, 1..workers */
 	int poll_interval_ms;     /* backstop wake-up without NOTIFY */
 	int reap_interval_ms;     /* settle rows of dead workers */
+	int seal_interval_ms;     /* seal new audit events into the chain */
 	int expire_interval_ms;   /* expire pending rows past their TTL */
 	int log_level;            /* enum log_level */
 	/* ssh transport */

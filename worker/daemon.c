@@ -8,6 +8,7 @@
 #include "store/queue.h"
 #include "store/schema.h"
 #include "worker/anchorer.h"
+#include "worker/sealer.h"
 #include "worker/durability.h"
 #include "worker/flrwatch.h"
 #include "worker/metrics.h"
@@ -57,6 +58,7 @@ struct daemon {
 	struct prober *prober;     /* NULL: no scheduler_database configured */
 	struct flrwatch *flrwatch; /* NULL: no scheduler_database or no zerto section */
 	struct anchorer *anchorer; /* NULL: no audit section configured */
+	struct sealer *sealer;     /* seals new events into the audit chain */
 	struct durability *durability;
 	struct pipeline_env env;
 
@@ -302,6 +304,7 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 	d->targets = targets_new(cfg, err, errlen);
 	if (d->targets == NULL)
 		goto fail;
+	d->sealer = sealer_new();
 	if (cfg->audit_signing_key) {
 		d->anchorer = anchorer_new(cfg, err, errlen);
 		if (d->anchorer == NULL)
@@ -338,6 +341,7 @@ fail:
 	guard_free(d->guard);
 	targets_free(d->targets);
 	anchorer_free(d->anchorer);
+	sealer_free(d->sealer);
 	free(d);
 	return NULL;
 }
@@ -458,12 +462,13 @@ static void reload_config(struct daemon *d)
 	}
 	d->cfg->reap_interval_ms = n->reap_interval_ms;
 	d->cfg->expire_interval_ms = n->expire_interval_ms;
+	d->cfg->seal_interval_ms = n->seal_interval_ms;
 	/* Said at the more talkative of the two levels, so that a reload that
 	 * quiets the log still shows in it. */
 	log_set_level(n->log_level < d->cfg->log_level ? n->log_level : d->cfg->log_level);
 	log_msg(LOG_INFO,
-	        "evt=config.reloaded path=%s note=\"log_level, reap_interval_ms and "
-	        "expire_interval_ms apply now; the rest on restart\"",
+	        "evt=config.reloaded path=%s note=\"log_level, reap_interval_ms, "
+	        "expire_interval_ms and seal_interval_ms apply now; the rest on restart\"",
 	        log_quote(d->cfg->path, lq, sizeof(lq)));
 	log_set_level(n->log_level);
 	d->cfg->log_level = n->log_level;
@@ -556,7 +561,7 @@ static bool schema_refused(struct daemon *d)
 
 int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int grace_s)
 {
-	int64_t next_reap = 0, next_expire = 0, next_connect = 0, next_anchor = 0;
+	int64_t next_reap = 0, next_expire = 0, next_connect = 0, next_anchor = 0, next_seal = 0;
 	int64_t next_watchdog = 0;
 	int64_t next_durability = deadline_now_ms() + DURABILITY_RECHECK_S * 1000;
 	struct store_backoff backoff = STORE_BACKOFF_INIT;
@@ -624,6 +629,11 @@ int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int gra
 			clock_check(d);
 			next_expire = now + d->cfg->expire_interval_ms;
 		}
+		/* Seal first, so an anchor names the newest sealed event. */
+		if (now >= next_seal) {
+			sealer_tick(d->sealer, d->listen, 8);
+			next_seal = now + d->cfg->seal_interval_ms;
+		}
 		if (d->anchorer && now >= next_anchor) {
 			anchorer_tick(d->anchorer, d->listen, false);
 			next_anchor = now + 1000;
@@ -633,6 +643,8 @@ int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int gra
 			next_durability = now + DURABILITY_RECHECK_S * 1000;
 		}
 		int64_t until = next_reap < next_expire ? next_reap : next_expire;
+		if (next_seal < until)
+			until = next_seal;
 		int timeout = (int)(until - deadline_now_ms());
 		if (timeout < 0)
 			timeout = 0;
@@ -646,9 +658,11 @@ int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int gra
 	flrwatch_free(d->flrwatch);
 	d->prober = NULL;
 	stop_threads(d, grace_s);
-	/* The file covers everything this daemon did before it stopped. */
-	if (d->listen != NULL && store_connected(d->listen))
+	/* The chain and the file cover everything this daemon did before it stopped. */
+	if (d->listen != NULL && store_connected(d->listen)) {
+		sealer_tick(d->sealer, d->listen, 1000);
 		anchorer_tick(d->anchorer, d->listen, true);
+	}
 	log_msg(LOG_INFO, "evt=daemon.stopped worker=%s", d->cfg->worker_id);
 	return 0;
 }
@@ -668,6 +682,7 @@ void daemon_free(struct daemon *d)
 	guard_free(d->guard);
 	policyset_free(d->policies);
 	anchorer_free(d->anchorer);
+	sealer_free(d->sealer);
 	durability_free(d->durability);
 	pthread_cond_destroy(&d->wake);
 	pthread_mutex_destroy(&d->mu);

@@ -244,6 +244,51 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
 	(void)c; /* the operators are told by the database's outbox */
 }
 
+/* The row was marked running but nothing was sent (the node could not be
+ * reached before the exec request went out, or the check in front of the
+ * command on its channel refused it): it goes back to be retried, or is
+ * refused, never failed (airlock.worker_not_sent).  Retried through a lost
+ * connection while the daemon runs; when the database refuses the step, the
+ * result is recorded as it is (failed, nothing ran), so that the row does
+ * not stay running. */
+static void not_sent(const struct pipeline_env *env, struct store *db, const struct queue_item *it,
+                     const struct target_result *r)
+{
+	char id[24], ms[16], q[600];
+	struct store_res *res;
+	bool retry = r->not_sent == TARGET_NOT_SENT_RETRY;
+
+	snprintf(id, sizeof(id), "%lld", (long long)it->id);
+	/* 1, 2, 4, then every 8 s until the request's own deadline. */
+	snprintf(ms, sizeof(ms), "%d", 1000 << (it->attempts < 3 ? it->attempts : 3));
+	log_msg(LOG_INFO, "exec=%lld evt=exec.not_sent retry=%d reason=%s", (long long)it->id,
+	        retry, log_quote(r->error, q, sizeof(q)));
+	for (int delay_ms = 200;; delay_ms = delay_ms < 5000 ? delay_ms * 2 : delay_ms) {
+		res = store_exec(
+		    db, "SELECT airlock.worker_not_sent($1, $2, $3, $4)", 4,
+		    (const char *const[]){id, env->worker_id, r->error, retry ? ms : NULL});
+		if (res != NULL)
+			break;
+		log_db_error(it, "not_sent_failed", db);
+		if (!connection_lost(db)) {
+			record_result(env, db, it, r);
+			return;
+		}
+		if (atomic_load(env->cancel))
+			return; /* left running: the reaper settles it */
+		usleep((useconds_t)delay_ms * 1000);
+		if (store_reset(db) == 0) {
+			store_clear(
+			    store_exec(db, durability_session_sql(env->durability), 0, NULL));
+			queue_rehold(db, it->id); /* no reaper settles it meanwhile */
+		}
+	}
+	if (strcmp(store_get(res, 0, 0), "refused") == 0)
+		log_msg(LOG_INFO, "exec=%lld evt=exec.refused reason=%s", (long long)it->id,
+		        log_quote(r->error, q, sizeof(q)));
+	store_clear(res);
+}
+
 /* What the live check said before the row was claimed (pipeline_wake). */
 struct live {
 	int rc; /* as targets_check */
@@ -252,11 +297,12 @@ struct live {
 
 /* The live check right before a row starts, for both paths: the usual one
  * (execute) and the one-call claim (pipeline_wake), which checks before it
- * claims.  As targets_check: 0 usable, -1 refuse, -2 retry later. */
-static int check_live(const struct pipeline_env *env, const struct queue_item *it, char *reason,
-                      size_t reasonlen)
+ * claims.  As targets_check (full: on channels of its own, before a guard
+ * step): 0 usable, -1 refuse, -2 retry later. */
+static int check_live(const struct pipeline_env *env, const struct queue_item *it, bool full,
+                      char *reason, size_t reasonlen)
 {
-	return targets_check(env->targets, it, reason, reasonlen);
+	return targets_check(env->targets, it, full, reason, reasonlen);
 }
 
 /* The row is running, committed: the command is sent and its result recorded. */
@@ -271,6 +317,8 @@ static void run_started(const struct pipeline_env *env, struct store *db,
 	targets_run(env->targets, it, jail, env->cancel, &r);
 	if (r.unconfinable)
 		unconfinable(env, db, it, &r, c);
+	else if (r.not_sent != TARGET_SENT)
+		not_sent(env, db, it, &r);
 	else
 		record_result(env, db, it, &r);
 	target_result_clear(&r);
@@ -305,7 +353,9 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		goto out;
 	}
 	slot = true;
-	int live = pre ? pre->rc : check_live(env, it, reason, sizeof(reason));
+	/* In full on channels of its own before a guard step (no checkpoint for
+	 * a target that cannot run the command); else on the command's channel. */
+	int live = pre ? pre->rc : check_live(env, it, mutating, reason, sizeof(reason));
 	if (pre)
 		snprintf(reason, sizeof(reason), "%s", pre->reason);
 	if (live == -1) {
@@ -519,7 +569,7 @@ int pipeline_wake(const struct pipeline_env *env, struct store *db, struct verdi
 		jail = jail_for(EXEC_RECEIVED, c.cls, v);
 		slot = slots_take(env->node_slots, seen.node, env->stopping);
 		if (slot) {
-			pre.rc = check_live(env, &seen, pre.reason, sizeof(pre.reason));
+			pre.rc = check_live(env, &seen, false, pre.reason, sizeof(pre.reason));
 			checked = true;
 			if (pre.rc == 0 && !atomic_load(env->stopping))
 				confinement = jail_name(jail);

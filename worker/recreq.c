@@ -45,7 +45,7 @@ void rec_refuse(struct rec *r, const char *reason, const cJSON *detail)
 	log_msg(LOG_INFO, "exec=%s evt=recover.refused reason=%s", r->id,
 	        log_quote(reason, q, sizeof(q)));
 	if (queue_refuse(r->db, r->it->id, r->env->worker_id, reason, d) < 0) {
-		log_msg(LOG_ERROR, "exec=%s evt=refuse_failed error=%s", r->id,
+		log_msg(LOG_ERROR, "exec=%s evt=recover.refuse_failed error=%s", r->id,
 		        log_quote(store_errmsg(r->db), q, sizeof(q)));
 		pipeline_let_go_if_gone(r->db, r->it);
 	}
@@ -67,7 +67,8 @@ void rec_step(struct rec *r, const char *name, cJSON *detail)
 		log_msg(LOG_WARN, "exec=%s evt=recover.step_unrecorded step=%s error=%s", r->id,
 		        name, log_quote(store_errmsg(r->db), q, sizeof(q)));
 	store_clear(res);
-	log_msg(LOG_INFO, "exec=%s evt=recover.%s", r->id, name);
+	/* The step's name is its event's, in the log as on the row. */
+	log_msg(LOG_INFO, "exec=%s evt=%s", r->id, name);
 	cJSON_free(d);
 	cJSON_Delete(detail);
 }

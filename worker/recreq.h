@@ -43,7 +43,10 @@ const char *rec_str(const cJSON *o, const char *k);
 
 /* Refuses the row with reason (a sentence); detail (may be NULL) is borrowed. */
 void rec_refuse(struct rec *r, const char *reason, const cJSON *detail);
-/* Records one step of a running row as an event; detail is consumed. */
+/* Records one step of a running row as an event, and logs it: name (a
+ * literal such as "flr.mounted" or "recover.written") is the event's name
+ * in both, so each step is listed in docs/operators.md as it is.  detail is
+ * consumed. */
 void rec_step(struct rec *r, const char *name, cJSON *detail);
 /* running -> state (succeeded|failed) with the report as stdout; retried while
  * the database is away (bounded). */

@@ -81,33 +81,18 @@ static enum target_type type_of(const struct queue_item *it)
 	return tt;
 }
 
-int targets_check(struct targets *t, const struct queue_item *it, char *reason, size_t reasonlen)
+/* The sentence for a target that cannot run anything now (the pre-flight's
+ * words): -1 to refuse the row, -2 when the node could not be reached. */
+static int not_usable(const struct queue_item *it, enum target_type tt,
+                      enum transport_probe_state st, const char *detail, char *reason,
+                      size_t reasonlen)
 {
-	struct transport_node node;
-	struct transport_probe p = {0};
-	enum target_type tt = type_of(it);
-	char why[256];
-
-	if (transport_check_command(tt, it->vmid, it->command, why, sizeof(why)) < 0) {
-		snprintf(reason, reasonlen,
-		         "run on %s refused: %s. Shorten the command (or put it in "
-		         "a script on the target) and submit it again.",
-		         it->target, why);
-		return -1;
-	}
-
-	node_of(it, &node);
-	p.kind = tt == TARGET_VM    ? TRANSPORT_PROBE_AGENT
-	         : tt == TARGET_LXC ? TRANSPORT_PROBE_CT
-	                            : TRANSPORT_PROBE_HOST;
-	p.vmid = it->vmid;
-	transport_probe(t->t, &node, &p, 1, 15000);
-	switch (p.state) {
+	switch (st) {
 	case TRANSPORT_PROBE_OK:
 		return 0;
 	case TRANSPORT_PROBE_UNREACHABLE:
 		snprintf(reason, reasonlen, "node %s could not be reached to run on %s: %s",
-		         it->node, it->target, p.detail);
+		         it->node, it->target, detail);
 		return -2;
 	case TRANSPORT_PROBE_EXEC_DISABLED:
 		snprintf(
@@ -133,17 +118,85 @@ int targets_check(struct targets *t, const struct queue_item *it, char *reason, 
 		         "run on %s blocked: QEMU guest agent is not running (qm guest exec "
 		         "unavailable). "
 		         "Start the agent first or use a different target. (%s; nothing ran)",
-		         it->target, p.detail[0] ? p.detail : transport_probe_state_name(p.state));
+		         it->target, detail[0] ? detail : transport_probe_state_name(st));
 	else if (tt == TARGET_LXC)
 		snprintf(
 		    reason, reasonlen,
 		    "run on %s blocked: container is not running (pct exec unavailable). Start the "
 		    "container first or use a different target. (%s; nothing ran)",
-		    it->target, p.detail[0] ? p.detail : transport_probe_state_name(p.state));
+		    it->target, detail[0] ? detail : transport_probe_state_name(st));
 	else
 		snprintf(reason, reasonlen, "run on %s blocked: %s (%s). Nothing ran.", it->target,
-		         transport_probe_state_name(p.state), p.detail);
+		         transport_probe_state_name(st), detail);
 	return -1;
+}
+
+int targets_check(struct targets *t, const struct queue_item *it, bool full, char *reason,
+                  size_t reasonlen)
+{
+	struct transport_node node;
+	struct transport_probe p = {0};
+	enum target_type tt = type_of(it);
+	enum transport_error e;
+	char why[256];
+
+	if (transport_check_command(tt, it->vmid, it->command, why, sizeof(why)) < 0) {
+		snprintf(reason, reasonlen,
+		         "run on %s refused: %s. Shorten the command (or put it in "
+		         "a script on the target) and submit it again.",
+		         it->target, why);
+		return -1;
+	}
+
+	node_of(it, &node);
+	if (!full) {
+		/* The rest of the check rides on the command's own channel. */
+		if (transport_reachable(t->t, &node, 15000, &e, why, sizeof(why)) == 0)
+			return 0;
+		return not_usable(it, tt, TRANSPORT_PROBE_UNREACHABLE, why, reason, reasonlen);
+	}
+	p.kind = tt == TARGET_VM    ? TRANSPORT_PROBE_AGENT
+	         : tt == TARGET_LXC ? TRANSPORT_PROBE_CT
+	                            : TRANSPORT_PROBE_HOST;
+	p.vmid = it->vmid;
+	transport_probe(t->t, &node, &p, 1, 15000);
+	return not_usable(it, tt, p.state, p.detail, reason, reasonlen);
+}
+
+/* A command that never started, in the check's terms: did the check in
+ * front of it on its channel refuse (container not running, guest agent
+ * not answering, guest-exec disabled), or the node not take it at all?
+ * TRANSPORT_PROBE_ERROR when it is neither (a plain failure). */
+static enum transport_probe_state refusal_of(enum target_type tt, const struct transport_result *r)
+{
+	const char *m = r->errmsg;
+
+	switch (r->error) {
+	case TRANSPORT_ERR_CONNECT:
+	case TRANSPORT_ERR_HOSTKEY:
+	case TRANSPORT_ERR_AUTH:
+	case TRANSPORT_ERR_SSH:
+		return TRANSPORT_PROBE_UNREACHABLE; /* no exec request reached the node */
+	case TRANSPORT_ERR_PVE:
+		break;
+	default:
+		return TRANSPORT_PROBE_ERROR;
+	}
+	/* qm's and pct's parameter errors are not the target's state. */
+	if (strncmp(m, "400 ", 4) == 0 || strncmp(m, "Unknown option", 14) == 0 ||
+	    strncmp(m, "missing command", 15) == 0)
+		return TRANSPORT_PROBE_ERROR;
+	if (tt == TARGET_LXC)
+		return strstr(m, "not running") || strncmp(m, "Configuration file '", 20) == 0
+		           ? TRANSPORT_PROBE_NOT_RUNNING
+		           : TRANSPORT_PROBE_ERROR;
+	if (tt != TARGET_VM)
+		return TRANSPORT_PROBE_ERROR;
+	if (strncmp(m, "No QEMU guest agent configured", 30) == 0)
+		return TRANSPORT_PROBE_NOT_CONFIGURED;
+	if (strstr(m, "has been disabled") || strstr(m, "not allowed"))
+		return TRANSPORT_PROBE_EXEC_DISABLED;
+	return TRANSPORT_PROBE_NOT_RUNNING; /* the ping, a stopped or missing VM */
 }
 
 void targets_run(struct targets *t, const struct queue_item *it, enum transport_jail j,
@@ -186,7 +239,8 @@ void targets_run(struct targets *t, const struct queue_item *it, enum transport_
 		snprintf(out->error, sizeof(out->error),
 		         "cancelled when airlockd shut down after its grace period");
 		break;
-	case TRANSPORT_FAILED:
+	case TRANSPORT_FAILED: {
+		enum transport_probe_state st = refusal_of(type_of(it), &r);
 		out->state = EXEC_FAILED;
 		out->started = false;
 		if (r.error == TRANSPORT_ERR_JAIL) {
@@ -196,9 +250,17 @@ void targets_run(struct targets *t, const struct queue_item *it, enum transport_
 			         r.errmsg);
 			break;
 		}
+		if (st != TRANSPORT_PROBE_ERROR) {
+			out->not_sent = not_usable(it, type_of(it), st, r.errmsg, out->error,
+			                           sizeof(out->error)) == -2
+			                    ? TARGET_NOT_SENT_RETRY
+			                    : TARGET_NOT_SENT_REFUSED;
+			break;
+		}
 		snprintf(out->error, sizeof(out->error), "nothing ran: %.400s (%s)", r.errmsg,
 		         transport_error_name(r.error));
 		break;
+	}
 	case TRANSPORT_UNKNOWN:
 		out->state = EXEC_OUTCOME_UNKNOWN;
 		snprintf(

@@ -21,11 +21,25 @@ void targets_free(struct targets *t); /* NULL is a no-op */
 struct transport *targets_transport(struct targets *t);
 
 /* Checks the command can be carried at all (transport_check_command), then
- * re-checks the transport live: guest agent ping (and guest-exec enabled) for
- * a VM, container status for a container, reachability for a host.
+ * whether the transport is alive right now.  full: on channels of its own,
+ * as the scheduler probes -- guest agent ping (and guest-exec enabled) for a
+ * VM, container status for a container, a login for a host -- for a row
+ * whose guard step comes next (a checkpoint is not made for a target that
+ * cannot run the command).  Otherwise only whether the node can be reached
+ * (its pooled session, no channel): the rest of the check rides on the
+ * command's own channel (targets_run reports it as not_sent).
  * 0 = usable; -1 = not, with the same actionable sentence as the pre-flight
  * in reason; -2 = could not tell (the node is unreachable), reason says why. */
-int targets_check(struct targets *t, const struct queue_item *it, char *reason, size_t reasonlen);
+int targets_check(struct targets *t, const struct queue_item *it, bool full, char *reason,
+                  size_t reasonlen);
+
+/* A command that was never sent although the row was marked running. */
+enum target_not_sent {
+	TARGET_SENT,             /* sent (or the run failed in some other way) */
+	TARGET_NOT_SENT_RETRY,   /* the node could not be reached: retry until the deadline */
+	TARGET_NOT_SENT_REFUSED, /* the check on its channel refused it (CT stopped, agent
+	                            dead, guest-exec disabled): refuse the row */
+};
 
 struct target_result {
 	enum exec_state state; /* succeeded, failed, timed_out, outcome_unknown */
@@ -36,6 +50,7 @@ struct target_result {
 	long long duration_ms;
 	char error[1024];  /* "" or a sentence */
 	bool unconfinable; /* the jail could not be built: nothing ran; error says why */
+	enum target_not_sent not_sent; /* nothing was sent; error has the check's sentence */
 };
 
 /* Runs it->command on the target with airlock's deadline, in the jail j

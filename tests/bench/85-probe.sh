@@ -59,4 +59,6 @@ fi
 grep ' jails=0 ' "$WORK/rounds" | head -3 | while read -r line; do
 	echo "  steady round (every jail tried):        $(field ms <<<"$line") ms"
 done
+echo "  where the time went (the daemon's own lines: round 1, then the last steady one):"
+sed -n '1p;$p' "$WORK/rounds" | sed -E 's/^level=info evt=probe.round /    /'
 grep -E 'evt=discover.round' "$WORK/bench.log" | sed -n '1p;$p' | sed 's/^/  /'

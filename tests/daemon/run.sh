@@ -97,6 +97,9 @@ check_out "and the door then refuses vm:web01 at once" 'run on vm:web01 blocked:
 check "VM 101's agent is started again" $AIRLOCK_RIG_CTL vm 101 agent-start
 check "a restarted agent is seen again" wait_for 30 "SELECT attributes->>'qemu_guest_agent' = 'running' FROM airlock.entities WHERE slug = 'vm:web01'"
 
+# ---- long commands in a VM while probe rounds go on: the batch takes turns
+. tests/daemon/probeturns.sh
+
 # ---- an unreachable node: nothing is marked running; retried until it is back
 check "fault: the node's sshd is stopped" $AIRLOCK_RIG_CTL node stop
 check "and its port really refuses connections" bash -c "! exec 3<>/dev/tcp/127.0.0.1/$AIRLOCK_RIG_SSH_PORT"

@@ -2,13 +2,19 @@
 # Runs inside scripts/pgtmp and `rigctl run` (tests/bench/54-daemons.sh).
 # Prints the numbers; asserts nothing.
 #   BENCH_N        executions per phase (default 2000)
-#   BENCH_DAEMONS  daemons in the second phase (default 4)
+#   BENCH_DAEMONS  daemons in the second phase of each pair (default 4)
+#   BENCH_FEW      workers per daemon in the first pair (default 1)
+# Two pairs of phases: one daemon then BENCH_DAEMONS daemons with few workers
+# each (so that one daemon is far from what the rig's single host can do, and
+# more daemons can only be faster if the database lets them), then with 8
+# workers each (one daemon already near the rig's ceiling).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 . tests/daemon/lib.sh
 N=${BENCH_N:-2000}
 MANY=${BENCH_DAEMONS:-4}
+FEW=${BENCH_FEW:-1}
 
 setup_db >/dev/null || exit 1
 q "ALTER ROLE airlockd SET synchronous_commit = on" >/dev/null
@@ -21,52 +27,62 @@ pgcpu() {
 }
 hz=$(getconf CLK_TCK)
 
-# phase K TAG: K daemons drain N rows enqueued at once.
+# phase K W TAG: K daemons of W workers each drain N rows enqueued at once.
 phase() {
-	local k=$1 tag=$2 pids=() i p0 p1 t0 t1 out
+	local k=$1 w=$2 tag=$3 pids=() i p0 p1 t0 t1 out
 	for i in $(seq 1 "$k"); do
-		WORKERS=8 PER_NODE=8 LOG_LEVEL=warn write_config "$tag$i" >/dev/null
+		WORKERS=$w PER_NODE=$w LOG_LEVEL=warn write_config "$tag$i" >/dev/null
 		# start_daemon waits for the start line, which warn hides: wait for its sessions.
 		$D -c "$WORK/$tag$i.yaml" >>"$WORK/$tag$i.log" 2>&1 &
 		pids+=($!)
 		DAEMON_PIDS+=($!)
 	done
-	wait_for 30 "SELECT count(DISTINCT application_name) > 0 AND count(*) >= $((k * 9)) FROM pg_stat_activity WHERE usename = 'airlockd'" ||
+	wait_for 30 "SELECT count(DISTINCT application_name) > 0 AND count(*) >= $((k * (w + 1))) FROM pg_stat_activity WHERE usename = 'airlockd'" ||
 		{ echo "$tag: the daemons did not connect"; return 1; }
 	sleep 1
 	p0=$(pgcpu)
 	t0=$(date +%s.%N)
 	q "SELECT airlock.run('proxmox-host:hubris', 'echo $tag-' || g) FROM generate_series(1, $N) g" >/dev/null
-	# One session waits and samples the chain lock's waiters every 20 ms.
+	# One session waits and samples, every 20 ms, whether a daemon's session
+	# waits for a lock: any heavyweight lock (rows, transactions, advisory
+	# locks of every kind), an advisory lock of any kind, the chain's.
 	out=$(PGOPTIONS="-c statement_timeout=600s" psql -XAtq -c "DO \$\$
-	DECLARE samples int := 0; waiting int := 0; w int;
+	DECLARE samples int := 0; w_any int := 0; w_adv int := 0; w_chain int := 0; a int; v int; c int;
 	BEGIN
 		LOOP
 			EXIT WHEN (SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo $tag-%'
 			           AND state IN ('succeeded', 'failed', 'outcome_unknown', 'refused')) >= $N;
 			FOR i IN 1..10 LOOP
-				SELECT count(*) INTO w FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+				SELECT count(*) FILTER (WHERE wait_event_type = 'Lock'),
+				       count(*) FILTER (WHERE wait_event_type = 'Lock' AND wait_event = 'advisory')
+				INTO a, v FROM pg_stat_activity WHERE usename = 'airlockd';
+				SELECT count(*) INTO c FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
 				AND classid = 74287730 AND objid = 1 AND objsubid = 2;
 				samples := samples + 1;
-				waiting := waiting + least(w, 1);
+				w_any := w_any + least(a, 1);
+				w_adv := w_adv + least(v, 1);
+				w_chain := w_chain + least(c, 1);
 				PERFORM pg_sleep(0.02);
 			END LOOP;
 		END LOOP;
-		RAISE NOTICE 'chain % %', samples, waiting;
+		RAISE NOTICE 'waits % % % %', samples, w_any, w_adv, w_chain;
 	END \$\$" 2>&1)
 	t1=$(date +%s.%N)
 	p1=$(pgcpu)
 	for p in "${pids[@]}"; do kill -TERM "$p"; done
 	for p in "${pids[@]}"; do wait "$p"; done
-	read -r samples waiting < <(sed -n 's/.*chain \([0-9]*\) \([0-9]*\).*/\1 \2/p' <<<"$out")
+	read -r samples w_any w_adv w_chain < <(sed -n 's/.*waits \([0-9]*\) \([0-9]*\) \([0-9]*\) \([0-9]*\).*/\1 \2 \3 \4/p' <<<"$out")
 	python3 - <<PY
-n, secs = $N, $t1 - $t0
-print("%d daemon(s) x 8 workers: %d read-only host executions in %.2f s = %.0f/s; PostgreSQL %.3f ms CPU each; "
-      "a writer waited for the chain lock in %d of %d samples (%.0f %%)"
-      % ($k, n, secs, n / secs, ($p1 - $p0) * 1000.0 / $hz / n, ${waiting:-0}, ${samples:-0},
-         100.0 * ${waiting:-0} / max(${samples:-0}, 1)))
+n, secs, s = $N, $t1 - $t0, max(${samples:-0}, 1)
+print("%d daemon(s) x %d workers: %d read-only host executions in %.2f s = %.0f/s; PostgreSQL %.3f ms CPU each; "
+      "a daemon session waited for a lock in %d of %d samples (%.0f %%), for an advisory lock in %d (%.0f %%), "
+      "for the chain's in %d (%.0f %%)"
+      % ($k, $w, n, secs, n / secs, ($p1 - $p0) * 1000.0 / $hz / n, ${w_any:-0}, ${samples:-0},
+         100.0 * ${w_any:-0} / s, ${w_adv:-0}, 100.0 * ${w_adv:-0} / s, ${w_chain:-0}, 100.0 * ${w_chain:-0} / s))
 PY
 }
 
-phase 1 one || exit 1
-phase "$MANY" many || exit 1
+phase 1 "$FEW" fone || exit 1
+phase "$MANY" "$FEW" fmany || exit 1
+phase 1 8 one || exit 1
+phase "$MANY" 8 many || exit 1

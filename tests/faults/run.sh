@@ -200,7 +200,125 @@ check "and airlockd says why" wait_log 5 'evt=clock.stepped_back rows=5' d1
 check_out "the clock rows: lost 0, twice 0, stuck 0" 'lost=0 twice=0 stuck=0' account clock
 echo "# clock: $(account clock)"
 
+# ---- the live check rides on the command's channel.  A row is marked
+# running before its channel is opened; when the transport is certain its
+# command never left (the node went silent after the check), the row goes
+# back and runs later, once; a container found stopped on the command's
+# channel is refused; a command that may have been sent is never run again.
 kill -TERM $D1
 wait $D1 2>/dev/null
+write_config d3 >/dev/null
+# A silent node is dropped after 3 keepalive intervals (3 s here).
+sed -i 's/^  connect_timeout_ms: 5000$/  connect_timeout_ms: 3000\n  keepalive_s: 1/' "$WORK/d3.yaml"
+start_daemon d3 || exit 1
+D3=$DPID
+# node_tree: every process of the rig's node (its sandbox, sshd, each
+# session and command), from the pid the rig recorded.
+node_tree() {
+	local all new kids p
+	all=$(cut -d' ' -f1 "$AIRLOCK_RIG_ROOT/pids/node.pid")
+	new=$all
+	while [ -n "$new" ]; do
+		kids=""
+		for p in $new; do kids="$kids $(pgrep -P "$p" | tr '\n' ' ')"; done
+		new=$(echo $kids)
+		all="$all $new"
+	done
+	echo $all
+}
+# node_frozen: is every process of the node stopped (state T)?
+node_frozen() {
+	local p
+	for p in $(node_tree); do
+		[ "$(awk '{print $3}' /proc/$p/stat 2>/dev/null)" = T ] || return 1
+	done
+}
+node_thawed() {
+	local p
+	for p in $(node_tree); do
+		[ "$(awk '{print $3}' /proc/$p/stat 2>/dev/null)" != T ] || return 1
+	done
+}
+node_ran() { grep -F "$(printf '\tnode\t')" "$AIRLOCK_RIG_LOG" | grep -cF -- "$1" || true; }
+id=$(as_agent $A run --target proxmox-host:hubris -- 'echo warm-session')
+check "a command opens the node's session" wait_for 30 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
+kill -STOP $(node_tree)
+check "fault: every process of the node is stopped (the session stays open)" node_frozen
+id=$(as_agent $A run --target proxmox-host:hubris -- 'echo notsent-1')
+check "a row whose command never left goes back from running" wait_for 60 "SELECT count(*) > 0 FROM airlock.execution_events WHERE execution_id = $id AND from_state = 'running' AND to_state = 'queued' AND detail->>'not_sent' = 'true' AND detail->>'nothing_ran' = 'true'"
+check_out "saying the node could not be reached" 'node proxmox-host:hubris could not be reached to run on proxmox-host:hubris' \
+	q "SELECT detail->>'released' FROM airlock.execution_events WHERE execution_id = $id AND detail->>'not_sent' = 'true'"
+check_eq "nothing reached the node" 0 "$(node_ran notsent-1)"
+kill -CONT $(node_tree)
+check "fault over: the node runs again" node_thawed
+check "the row runs once the node is back" wait_for 90 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
+check_eq "exactly once" 1 "$(node_ran notsent-1)"
+check "the attempt that sent nothing was counted" test "$(q "SELECT attempts FROM airlock.executions WHERE id = $id")" -ge 1
+
+id=$(as_agent $A run --target proxmox-host:hubris -- 'sleep 6; echo maybe-1')
+check "a command reaches the node" bash -c "for i in \$(seq 300); do [ \"\$(grep -cF 'sleep 6; echo maybe-1' '$AIRLOCK_RIG_LOG')\" = 1 ] && exit 0; sleep 0.1; done; exit 1"
+kill -STOP $(node_tree)
+check "fault: the node is stopped while it runs" node_frozen
+check "a command that may have been sent ends outcome_unknown" wait_for 60 "SELECT state = 'outcome_unknown' FROM airlock.executions WHERE id = $id"
+kill -CONT $(node_tree)
+check "the node runs again" node_thawed
+check_eq "it was not handed back as not sent" 0 "$(q "SELECT count(*) FROM airlock.execution_events WHERE execution_id = $id AND detail ? 'not_sent'")"
+check_eq "and has one running event" 1 "$(q "SELECT count(*) FROM airlock.execution_events WHERE execution_id = $id AND to_state = 'running'")"
+sleep 8
+check_eq "it reached the node once and was never re-run" 1 "$(node_ran 'sleep 6; echo maybe-1')"
+check_eq "its row stays outcome_unknown" outcome_unknown "$(state_of $id)"
+
+check "fault: CT 201 is stopped while its record says running" $AIRLOCK_RIG_CTL ct 201 stop
+id=$(as_agent $A run --target $CT -- 'cat /etc/hostname; echo ctstopped-1')
+check "an observation on it is refused by the check on its channel" wait_for 30 "SELECT state = 'refused' FROM airlock.executions WHERE id = $id"
+check_out "with the check's sentence" "run on $CT blocked: container is not running \(pct exec unavailable\).*status: stopped.*nothing ran" \
+	q "SELECT error FROM airlock.executions WHERE id = $id"
+check_eq "from running, recorded as not sent" 1 "$(q "SELECT count(*) FROM airlock.execution_events WHERE execution_id = $id AND from_state = 'running' AND to_state = 'refused' AND detail->>'not_sent' = 'true'")"
+check_eq "nothing reached the container" 0 "$(grep -F "$(printf '\tct:201\t')" "$AIRLOCK_RIG_LOG" | grep -cF ctstopped-1)"
+check "CT 201 is started again" $AIRLOCK_RIG_CTL ct 201 start
+# The same for a VM: the agent ping (and guest-exec itself) on the command's channel.
+check "fault: VM 101's agent is stopped while its record says running" $AIRLOCK_RIG_CTL vm 101 agent-stop
+id=$(as_agent $A run --target vm:web01 -- 'uptime; echo vmdead-1')
+check "an observation on it is refused by the ping on its channel" wait_for 30 "SELECT state = 'refused' FROM airlock.executions WHERE id = $id"
+check_out "with the pre-flight's words" 'run on vm:web01 blocked: QEMU guest agent is not running \(qm guest exec unavailable\).*nothing ran' \
+	q "SELECT error FROM airlock.executions WHERE id = $id"
+check_eq "from running, recorded as not sent" 1 "$(q "SELECT count(*) FROM airlock.execution_events WHERE execution_id = $id AND from_state = 'running' AND to_state = 'refused' AND detail->>'not_sent' = 'true'")"
+check "fault: VM 101's agent answers but refuses guest-exec" $AIRLOCK_RIG_CTL vm 101 agent-lockdown
+id=$(as_agent $A run --target vm:web01 -- 'uptime; echo vmlocked-1')
+check "an observation on it is refused" wait_for 30 "SELECT state = 'refused' FROM airlock.executions WHERE id = $id"
+check_out "saying guest-exec is disabled" 'run on vm:web01 blocked: the QEMU guest agent answers but guest-exec is disabled' \
+	q "SELECT error FROM airlock.executions WHERE id = $id"
+check_eq "nothing reached the VM" 0 "$(grep -F "$(printf '\tvm:101\t')" "$AIRLOCK_RIG_LOG" | grep -cE 'vmdead-1|vmlocked-1')"
+check "VM 101's agent is started again" $AIRLOCK_RIG_CTL vm 101 agent-start
+
+kill -TERM $D3
+wait $D3 2>/dev/null
 check_out "the audit chain is intact" 'audit: intact' as_alice $A audit verify
+
+# ---- the sealer killed mid-batch: its transaction goes whole, nothing is half-sealed
+q "INSERT INTO airlock.executions (target, target_type, command, requested_by, state)
+   SELECT 'proxmox-host:hubris', 'proxmox-host', 'echo seal-' || g, 'hermes', 'cancelled' FROM generate_series(1, 50) g" >/dev/null
+counts() { q "SELECT count(*) FILTER (WHERE seq IS NULL) || ' ' || count(*) FILTER (WHERE seq IS NOT NULL) FROM airlock.execution_events"; }
+before=$(counts)
+held=$(q "SELECT max(id) FROM airlock.execution_events WHERE seq IS NULL")
+# Another session holds the newest unsealed event's row: the sealer stops inside its batch.
+psql -XAtq -c "BEGIN" -c "SELECT 1 FROM airlock.execution_events WHERE id = $held FOR UPDATE" -c "SELECT pg_sleep(60)" >/dev/null 2>&1 &
+LOCKER=$!
+wait_for 10 "SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND state = 'active'" >/dev/null
+psql -XAtq -c "SELECT airlock.seal_events(1000)" >"$WORK/sealer.out" 2>&1 &
+SEALER=$!
+check "fault: the sealer holds the chain's lock and waits inside its batch" wait_for 10 \
+	"SELECT count(*) = 1 FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+	 WHERE a.query LIKE '%seal_events(1000)%' AND a.wait_event_type = 'Lock'
+	   AND l.locktype = 'advisory' AND l.classid = 74287730 AND l.objid = 1 AND l.granted"
+q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%seal_events(1000)%' AND pid <> pg_backend_pid()" >/dev/null
+wait $SEALER
+check_out "fault: the sealer's session was killed" 'terminating connection' cat "$WORK/sealer.out"
+check_eq "killed mid-batch: nothing was sealed, nothing half-sealed" "$before 0" \
+	"$(counts) $(q "SELECT count(*) FROM airlock.execution_events WHERE (seq IS NULL) <> (hash IS NULL) OR (seq IS NULL) <> (prev_hash IS NULL)")"
+check_eq "the chain's lock went with it" 0 "$(q "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 74287730")"
+q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()" >/dev/null
+wait $LOCKER 2>/dev/null
+check_out "the next verify seals them all, and the chain is intact" 'audit: intact' as_alice $A audit verify
+check_eq "... with nothing left unsealed" 0 "$(q "SELECT count(*) FROM airlock.execution_events WHERE seq IS NULL")"
 finish

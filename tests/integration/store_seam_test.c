@@ -235,6 +235,107 @@ static void test_hooks(void **state)
 	store_close(a);
 }
 
+/* How many statements this session of s has prepared with sql's text. */
+static int prepared_count(struct store *s, const char *sql)
+{
+	struct store_res *r =
+	    store_exec(s, "SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", 1,
+	               (const char *const[]){sql});
+	int n;
+
+	if (r == NULL)
+		fail_msg("pg_prepared_statements: %s", store_errmsg(s));
+	n = atoi(store_get(r, 0, 0));
+	store_clear(r);
+	return n;
+}
+
+static const char *execp_value(struct store *s, const char *sql, const char *arg, char *out,
+                               size_t outlen)
+{
+	struct store_res *r = store_execp(s, sql, arg ? 1 : 0, (const char *const[]){arg});
+
+	if (r == NULL)
+		fail_msg("%s: %s", sql, store_errmsg(s));
+	snprintf(out, outlen, "%s", store_get(r, 0, 0));
+	store_clear(r);
+	return out;
+}
+
+/* store_execp: prepared once per session, again after a new session, again
+ * after the server lost it or its result type changed (outside a
+ * transaction block only), and errors like store_exec's. */
+static void test_prepared(void **state)
+{
+	static const char sql[] = "SELECT $1::int + 1";
+	struct store *s = open_store("seam-prepared");
+	struct store *killer = open_store("seam-killer");
+	char v[64];
+	long pid;
+
+	(void)state;
+	for (int i = 0; i < 5; i++) {
+		char arg[16], want[16];
+		snprintf(arg, sizeof(arg), "%d", i);
+		snprintf(want, sizeof(want), "%d", i + 1);
+		assert_string_equal(execp_value(s, sql, arg, v, sizeof(v)), want);
+	}
+	assert_int_equal(prepared_count(s, sql), 1);
+	/* The same text from another buffer is the same statement. */
+	char copy[sizeof(sql)];
+	memcpy(copy, sql, sizeof(sql));
+	assert_string_equal(execp_value(s, copy, "41", v, sizeof(v)), "42");
+	assert_int_equal(prepared_count(s, sql), 1);
+
+	/* A new session has none: prepared again on first use. */
+	pid = backend_pid(s);
+	assert_int_equal(store_reset(s), 0);
+	assert_true(backend_pid(s) != pid);
+	assert_int_equal(prepared_count(s, sql), 0);
+	assert_string_equal(execp_value(s, sql, "1", v, sizeof(v)), "2");
+	assert_int_equal(prepared_count(s, sql), 1);
+
+	/* A session the server ended: the call fails as a lost connection,
+	 * and after store_ensure() the statement is prepared again. */
+	terminate(killer, s);
+	assert_null(store_execp(s, sql, 1, (const char *const[]){"1"}));
+	assert_int_equal(store_ensure(s), 0);
+	assert_string_equal(execp_value(s, sql, "2", v, sizeof(v)), "3");
+
+	/* The server forgot it (DEALLOCATE ALL): prepared again, sent once. */
+	exec_ok(s, "DEALLOCATE ALL");
+	assert_int_equal(prepared_count(s, sql), 0);
+	assert_string_equal(execp_value(s, sql, "3", v, sizeof(v)), "4");
+	assert_int_equal(prepared_count(s, sql), 1);
+
+	/* Its result type changed under it (a migration replaced a function). */
+	exec_ok(killer, "DROP FUNCTION IF EXISTS public.seam_f()");
+	exec_ok(killer, "CREATE FUNCTION public.seam_f() RETURNS int LANGUAGE sql AS 'SELECT 7'");
+	assert_string_equal(execp_value(s, "SELECT * FROM public.seam_f()", NULL, v, sizeof(v)), "7");
+	exec_ok(killer, "DROP FUNCTION public.seam_f()");
+	exec_ok(killer, "CREATE FUNCTION public.seam_f() RETURNS TABLE (a text, b text) "
+	                "LANGUAGE sql AS $$SELECT 'x', 'y'$$");
+	assert_string_equal(execp_value(s, "SELECT * FROM public.seam_f()", NULL, v, sizeof(v)), "x");
+
+	/* In a transaction block nothing is sent again: the error stands. */
+	assert_string_equal(execp_value(s, sql, "0", v, sizeof(v)), "1");
+	exec_ok(s, "BEGIN");
+	exec_ok(s, "DEALLOCATE ALL");
+	assert_null(store_execp(s, sql, 1, (const char *const[]){"1"}));
+	assert_string_equal(store_sqlstate(s), "26000");
+	exec_ok(s, "ROLLBACK");
+	assert_string_equal(execp_value(s, sql, "5", v, sizeof(v)), "6");
+
+	/* Errors are store_exec's: message and SQLSTATE; preparing fails too. */
+	assert_null(store_execp(s, "SELECT 1/$1::int", 1, (const char *const[]){"0"}));
+	assert_string_equal(store_sqlstate(s), "22012");
+	assert_null(store_execp(s, "SELECT no_such_column", 0, NULL));
+	assert_string_equal(store_sqlstate(s), "42703");
+	exec_ok(killer, "DROP FUNCTION public.seam_f()");
+	store_close(killer);
+	store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -242,6 +343,7 @@ int main(void)
 	    cmocka_unit_test(test_lost_session),
 	    cmocka_unit_test(test_read_retried_write_not),
 	    cmocka_unit_test(test_hooks),
+	    cmocka_unit_test(test_prepared),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -266,7 +266,10 @@ int main(int argc, char **argv)
 	     "qm agent 101 ping || { echo 'airlock: no answer to qm agent ping; qm guest exec "
 	     "was not started' >&2; exit 1; }; exec qm guest exec 101 --timeout 30 -- /bin/sh -c "
 	     "'true'"},
-	    {"ct201", TARGET_LXC, 201, "pct exec 201 -- /bin/sh -c 'true'"},
+	    /* as the transport sends it: the status check, then the exec, one line */
+	    {"ct201", TARGET_LXC, 201,
+	     "s=$(pct status 201) || exit 255; echo \"$s\"; [ \"$s\" = 'status: running' ] || "
+	     "exit 255; pct exec 201 -- /bin/sh -c 'true'"},
 	};
 	int errors = 0;
 

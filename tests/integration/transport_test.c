@@ -936,7 +936,7 @@ static void t_agents_and_probes(void)
 	expect_refusal(TARGET_VM, 102, "No QEMU guest agent configured");
 	expect_refusal(TARGET_VM, 103, "QEMU guest agent is not running");
 	expect_refusal(TARGET_VM, 999, "does not exist");
-	expect_refusal(TARGET_LXC, 202, "container '202' not running!");
+	expect_refusal(TARGET_LXC, 202, "container '202' not running (status: stopped)");
 	expect_refusal(TARGET_LXC, 999, "does not exist");
 	/* The live check rides on the command's own channel: the ping and qm
 	 * guest exec are one remote line, one channel. */
@@ -950,6 +950,36 @@ static void t_agents_and_probes(void)
 	      "vm: the agent check and the command on one channel (%ld channels; %s)",
 	      st1.channels_opened - st0.channels_opened, ok.errmsg);
 	transport_result_free(&ok);
+	/* A container's status check rides on its command's channel too: its
+	 * answer is not part of the command's output. */
+	transport_stats(T, node.name, &st0);
+	run(TARGET_LXC, 201, "echo ct-one-channel; echo err >&2", 60000, 0, &ok);
+	transport_stats(T, node.name, &st1);
+	CHECK(ok.status == TRANSPORT_EXITED && ok.exit_code == 0 &&
+	          strcmp(ok.out, "ct-one-channel\n") == 0 && strcmp(ok.err, "err\n") == 0 &&
+	          st1.channels_opened == st0.channels_opened + 1,
+	      "ct: the status check and the command on one channel, the check's line removed "
+	      "(%ld channels; out '%s')",
+	      st1.channels_opened - st0.channels_opened, ok.out);
+	transport_result_free(&ok);
+	/* The check's line is first on stdout: a command cannot forge a refusal
+	 * (it ran: its exit and output are its own). */
+	run(TARGET_LXC, 201, "echo 'status: stopped'; exit 1", 60000, 0, &ok);
+	CHECK(ok.status == TRANSPORT_EXITED && ok.exit_code == 1 &&
+	          strcmp(ok.out, "status: stopped\n") == 0,
+	      "ct: a command printing 'status: stopped' ran and exited 1 (%s %s)",
+	      transport_status_name(ok.status), ok.errmsg);
+	transport_result_free(&ok);
+	/* Output capped at the command's cap, the status line not counted. */
+	run(TARGET_LXC, 201, "printf 0123456789abcdef", 60000, 10, &ok);
+	CHECK(ok.status == TRANSPORT_EXITED && ok.out_len == 10 && ok.out_truncated &&
+	          memcmp(ok.out, "0123456789", 10) == 0,
+	      "ct: the cap is the command's (%zu bytes, truncated %d)", ok.out_len,
+	      ok.out_truncated);
+	transport_result_free(&ok);
+	CHECK(log_count("ct:202", "/bin/sh -c 'echo should-not-run'", 32) == 0 &&
+	          log_count("ct:202", "'/bin/sh' '-c' 'echo should-not-run'", 37) == 0,
+	      "ct: nothing reached a stopped container");
 	rigctl("vm 101 agent-stop");
 	expect_refusal(TARGET_VM, 101, "QEMU guest agent is not running");
 	CHECK(log_count("vm:101", "'/bin/sh' '-c' 'echo should-not-run'", 37) == 0,
@@ -1131,11 +1161,25 @@ static void t_sshd_killed(void)
 	transport_result_free(&v.r);
 
 	struct transport_result r;
+	struct transport_stats s0, s1;
+	enum transport_error e;
+	char why[512];
 	run(TARGET_PROXMOX_HOST, 0, "echo x", 60000, 0, &r);
 	CHECK(r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_CONNECT,
 	      "node down: failed to connect, nothing ran (%s)", r.errmsg);
 	transport_result_free(&r);
+	CHECK(transport_reachable(T, &node, 15000, &e, why, sizeof(why)) == -1 &&
+	          e == TRANSPORT_ERR_CONNECT && strstr(why, "cannot connect") != NULL,
+	      "node down: not reachable, saying why (%s)", why);
 	rigctl("node start");
+	transport_stats(T, node.name, &s0);
+	CHECK(transport_reachable(T, &node, 15000, &e, why, sizeof(why)) == 0,
+	      "node back: reachable (%s)", why);
+	transport_stats(T, node.name, &s1);
+	CHECK(s1.sessions_opened == s0.sessions_opened + 1 &&
+	          s1.channels_opened == s0.channels_opened,
+	      "reachable opened the session without a channel (%ld sessions, %ld channels)",
+	      s1.sessions_opened - s0.sessions_opened, s1.channels_opened - s0.channels_opened);
 	run(TARGET_PROXMOX_HOST, 0, "echo back", 60000, 0, &r);
 	CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "back\n") == 0,
 	      "node back: the next command reconnects transparently (%s)", r.errmsg);
@@ -1143,6 +1187,29 @@ static void t_sshd_killed(void)
 	transport_stats(T, node.name, &after);
 	CHECK(after.sessions_opened == before.sessions_opened + 1, "exactly one reconnect (%ld)",
 	      after.sessions_opened - before.sessions_opened);
+
+	/* The node closes the pooled session while it is idle (sshd restarted):
+	 * reachable finds it closed without a channel and opens a new one; an
+	 * idle session that is still open costs nothing. */
+	transport_stats(T, node.name, &s0);
+	CHECK(transport_reachable(T, &node, 15000, &e, why, sizeof(why)) == 0,
+	      "an open session is reachable (%s)", why);
+	transport_stats(T, node.name, &s1);
+	CHECK(s1.sessions_opened == s0.sessions_opened && s1.channels_opened == s0.channels_opened,
+	      "an open session: no new session, no channel");
+	rigctl("node restart");
+	CHECK(transport_reachable(T, &node, 15000, &e, why, sizeof(why)) == 0,
+	      "after a restart of the node's sshd: reachable (%s)", why);
+	transport_stats(T, node.name, &s0);
+	CHECK(s0.sessions_opened == s1.sessions_opened + 1 && s0.channels_opened == s1.channels_opened,
+	      "the closed session was found and replaced, without a channel (%ld sessions)",
+	      s0.sessions_opened - s1.sessions_opened);
+	run(TARGET_PROXMOX_HOST, 0, "echo after-restart", 60000, 0, &r);
+	transport_stats(T, node.name, &s1);
+	CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "after-restart\n") == 0 &&
+	          s1.sessions_opened == s0.sessions_opened,
+	      "and the command uses it (%s)", r.errmsg);
+	transport_result_free(&r);
 }
 
 static void hostkey_case(const char *known_hosts, const char *pin, const char *want)
@@ -1153,6 +1220,15 @@ static void hostkey_case(const char *known_hosts, const char *pin, const char *w
 	const char *fp = env("AIRLOCK_RIG_HOSTKEY_SHA256");
 
 	n.host_key_sha256 = pin;
+	enum transport_error e;
+	char why[512];
+	int up = transport_reachable(t, &n, 15000, &e, why, sizeof(why));
+	if (want == NULL)
+		CHECK(up == 0, "reachable with a trusted host key (%s)", why);
+	else
+		CHECK(up == -1 && e == TRANSPORT_ERR_HOSTKEY && strstr(why, want) &&
+		          strstr(why, fp),
+		      "not reachable, the same refusal: %s", why);
 	transport_exec(t, &n, TARGET_PROXMOX_HOST, 0, "echo trusted", NULL, &r);
 	if (want == NULL) {
 		CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "trusted\n") == 0,

@@ -100,9 +100,11 @@ check "a guest the cluster does not have is marked gone" \
 check_eq "and kept, with its relationship" 1 "$(q "SELECT count(*) FROM airlock.relationships WHERE target = 'vm:ghost'")"
 check_eq "each change is recorded" "appeared|6" \
 	"$(q "SELECT change, count(*) FROM airlock.estate_changes WHERE change = 'appeared' GROUP BY change")"
-check_out "a request on a gone guest that was never probed is refused, before any row" \
-	'run on vm:ghost (refused|blocked)' \
-	env PGUSER=hermes psql -XAtq -c "SELECT airlock.run('vm:ghost', 'hostname')"
+check_eq "vm:ghost was never probed: no agent state" "" \
+	"$(q "SELECT attributes->>'qemu_guest_agent' FROM airlock.entities WHERE slug = 'vm:ghost'")"
+check_out "a request on a gone guest that was never probed is refused as gone (AL016), before any row" \
+	'AL016: run on vm:ghost refused: the guest is gone: no node airlock manages lists it \(vmid 150 was last on proxmox-host:alpha' \
+	env PGUSER=hermes psql -XAtq -v VERBOSITY=verbose -c "SELECT airlock.run('vm:ghost', 'hostname')"
 check_eq "no row was written for it" 0 "$(q "SELECT count(*) FROM airlock.executions WHERE target = 'vm:ghost'")"
 check_out "the agent sees that it is gone" '^t$' \
 	env PGUSER=hermes psql -XAtq -c "SELECT gone_at IS NOT NULL FROM airlock.entities WHERE slug = 'vm:ghost'"

@@ -8,17 +8,23 @@ as qemu-ga does over its virtio-serial socket, for the commands a probe uses:
 guest-sync-delimited (0xFF, then the id), guest-sync, guest-ping and
 guest-info (guest-exec listed and enabled).  A cheap guest has no processes:
 guest-exec is refused with the agent's GenericError.  Anything else is
-CommandNotFound.  One connection at a time per socket is not enforced (the
-real chardev queues them); each line gets its answer.  Python standard
-library only: selectors, no threads.
+CommandNotFound.
+
+Like QEMU's chardev for the agent, each socket serves one client at a time:
+it listens with a backlog of one and accepts nobody else until its client
+has closed, so the next client waits its turn in the queue, and a connect to
+a full queue fails with EAGAIN.  Python standard library only: selectors, no
+threads.
 """
 
 import json
 import os
 import selectors
 import signal
-import socket
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import pverig as P  # noqa: E402
 
 INFO = {"version": "rig-cheap", "supported_commands": [
     {"enabled": True, "name": n, "success-response": True}
@@ -54,29 +60,25 @@ def main(argv):
     d, ids = argv[0], argv[1:]
     sel = selectors.DefaultSelector()
     for vmid in ids:
-        path = os.path.join(d, "%s.sock" % vmid)
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.bind(path)
-        s.listen(16)
-        s.setblocking(False)
-        sel.register(s, selectors.EVENT_READ, None)
+        # A queue of one, as QEMU's chardev listens.
+        sel.register(P.unix_listener(os.path.join(d, "%s.sock" % vmid), 1), selectors.EVENT_READ,
+                     None)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     open(os.path.join(d, "ready"), "w").close()
     while True:
         for key, _ in sel.select():
             if key.data is None:
+                # A listener: take its next client, and nobody else until
+                # that one is gone.
                 try:
                     c, _ = key.fileobj.accept()
                 except BlockingIOError:
                     continue
                 c.setblocking(False)
-                sel.register(c, selectors.EVENT_READ, bytearray())
+                sel.unregister(key.fileobj)
+                sel.register(c, selectors.EVENT_READ, (key.fileobj, bytearray()))
                 continue
-            c, buf = key.fileobj, key.data
+            c, (listener, buf) = key.fileobj, key.data
             try:
                 chunk = c.recv(65536)
             except (BlockingIOError, InterruptedError):
@@ -86,6 +88,7 @@ def main(argv):
             if not chunk:
                 sel.unregister(c)
                 c.close()
+                sel.register(listener, selectors.EVENT_READ, None)
                 continue
             buf += chunk
             while b"\n" in buf:

@@ -8,7 +8,9 @@ rig", says which):
   * the command log (one line per command actually executed);
   * JSON printed the way Perl's JSON::PP does with pretty+canonical+utf8 (2.3);
   * a QGA client that behaves like PVE's QMPClient (6.1): a fresh connection per
-    command, guest-sync-delimited first, skip to the 0xFF sentinel;
+    command, waiting its turn at the agent's one-client socket (a full queue
+    is tried again every 100 ms until the timeout), guest-sync-delimited
+    first, skip to the 0xFF sentinel;
   * a Getopt::Long look-alike (permute mode, abbreviations, `--`) (2.1).
 
 Python standard library only.
@@ -100,6 +102,22 @@ def is_running(kind, vmid):
 
 def qga_socket(vmid):
     return pve_path("run", "qemu-server", "%s.qga" % vmid)
+
+
+def unix_listener(path, backlog, mode=None):
+    """A fresh non-blocking listening unix socket at path (a stale file there
+    is replaced), with the given queue length and, when given, file mode."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    if mode is not None:
+        os.chmod(path, mode)
+    s.listen(backlog)
+    s.setblocking(False)
+    return s
 
 
 def require_root():
@@ -238,19 +256,44 @@ class AgentError(Exception):
         self.err = err
 
 
-def qga_call(vmid, command, arguments=None, timeout=5.0):
-    """Returns the command's reply object ({"return": ...} or {"error": ...})."""
-    path = qga_socket(vmid)
-    deadline = time.monotonic() + timeout
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.settimeout(timeout)
+def qga_connect(vmid, path, timeout):
+    """Connects as QMPClient's open_connection does: the agent's socket serves
+    one client at a time and queues one more (QEMU listens with a backlog of
+    one); a connect to a full queue fails with EAGAIN and is tried again
+    every 100 ms until the timeout.  No lock is taken: the queue is the
+    turn-taking."""
+    start = time.monotonic()
+    count = 0
+    while True:
+        count += 1
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.setblocking(False)
         try:
             s.connect(path)
+            return s
+        except BlockingIOError:
+            s.close()
         except (FileNotFoundError, ConnectionRefusedError) as e:
+            s.close()
             raise AgentNotRunning(str(e))
-        except socket.timeout:
-            raise AgentTimeout("connect")
+        except OSError:
+            s.close()
+            raise
+        if time.monotonic() - start >= timeout:
+            raise AgentNotRunning("unable to connect to VM %s qga socket - timeout after %d retries"
+                                  % (vmid, count))
+        time.sleep(0.1)
+
+
+def qga_call(vmid, command, arguments=None, timeout=5.0):
+    """Returns the command's reply object ({"return": ...} or {"error": ...}).
+    The connect waits its turn (qga_connect), then the answer has its own
+    timeout, as in QMPClient."""
+    path = qga_socket(vmid)
+    s = qga_connect(vmid, path, timeout)
+    deadline = time.monotonic() + timeout
+    try:
+        s.settimeout(timeout)
         sync_id = int("%d0%d" % (os.getpid() % 100000, int(time.monotonic() * 1000) % 100000))
         req = {"execute": "guest-sync-delimited", "arguments": {"id": sync_id}}
         cmd = {"execute": command}

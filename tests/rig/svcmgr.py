@@ -33,6 +33,9 @@ import struct
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import pverig as P  # noqa: E402
+
 CAP_SYS_MODULE = 16
 VERBS = ("start", "stop", "restart", "enable", "disable", "mask", "status", "is-active", "load")
 
@@ -66,16 +69,7 @@ def cap_eff(pid):
 
 def listen(path, mode):
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.bind(path)
-    os.chmod(path, mode)
-    s.listen(16)
-    s.setblocking(False)
-    return s
+    return P.unix_listener(path, 16, mode)
 
 
 def record(state, where, what, line):

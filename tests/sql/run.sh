@@ -207,6 +207,59 @@ pgtap tests/sql/api.sql api
 pgtap tests/sql/gate.sql gate
 pgtap tests/sql/queue.sql queue
 pgtap tests/sql/onecall.sql onecall
+pgtap tests/sql/seal.sql seal
+
+# ---- the sealer: one at a time, under concurrent writers, after events chained the old way
+sealdb() { createdb "$1" && $A migrate --db "dbname=$1" >/dev/null &&
+	psql -XAtq -d "$1" -c "SELECT airlock.seed_inventory('{\"entities\": [{\"slug\": \"proxmox-host:hubris\", \"type\": \"proxmox-host\", \"address\": \"127.0.0.1\"}]}')" >/dev/null; }
+newrows() { # newrows DB N: N executions, one transaction each (each writes a record event)
+	for _ in $(seq "$2"); do
+		echo "INSERT INTO airlock.executions (target, target_type, command, requested_by, state) VALUES ('proxmox-host:hubris', 'proxmox-host', 'uptime', 'w', 'received');"
+	done | psql -XAtq -d "$1" >/dev/null
+}
+sealdb busy
+newrows busy 3
+PGDATABASE=busy holdlock "74287730, 1"
+PGDATABASE=busy waitheld
+check_eq "a sealer finds the chain's lock taken: it seals nothing and does not wait" "0|3" \
+	"$(psql -XAtq -d busy -c "SET lock_timeout = '1s'" -c "SELECT airlock.seal_events(10)")|$(psql -XAtc "SELECT count(*) FROM airlock.execution_events WHERE seq IS NULL" -d busy)"
+kill $HOLDER 2>/dev/null; wait $HOLDER 2>/dev/null
+psql -XAtq -d busy -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()" >/dev/null
+check_eq "with the lock free, it seals them" 3 "$(psql -XAtc "SELECT airlock.seal_events(10)" -d busy)"
+
+# Six writers and a sealer at once; the writers' ids interleave with the seals.
+sealdb conc_seal
+sealer_loop() { while [ ! -e "$tmp/writers.done" ]; do psql -XAtq -d conc_seal -c "SELECT airlock.seal_events(40)" >/dev/null; done; }
+sealer_loop &
+SEALER=$!
+wpids=()
+for w in 1 2 3 4 5 6; do newrows conc_seal 80 & wpids+=($!); done
+for p in "${wpids[@]}"; do wait "$p"; done
+touch "$tmp/writers.done"
+wait $SEALER
+check_eq "the sealer ran while the writers wrote (precondition)" t \
+	"$(psql -XAtc "SELECT count(*) > 0 AND count(*) < 480 FROM airlock.execution_events WHERE seq IS NOT NULL" -d conc_seal)"
+psql -XAtq -d conc_seal -c "SELECT airlock.seal_events(100000)" >/dev/null
+check_eq "six concurrent writers: every event sealed, the chain verifies, positions 1..n" "480|480||0|480" \
+	"$(psql -XAtc "SELECT (SELECT count(*) FROM airlock.execution_events), checked, first_broken, unsealed, (SELECT max(seq) FROM airlock.execution_events) FROM airlock.audit_verify()" -d conc_seal)"
+
+# Events chained before 0018 keep their hashes and take their ids as positions.
+mkdir -p "$tmp/pre0018"
+for f in migrations/*.sql; do if [[ "$(basename "$f")" < 0018 ]]; then cp "$f" "$tmp/pre0018/"; fi; done
+createdb legacy
+$A migrate --db "dbname=legacy" --dir "$tmp/pre0018" >/dev/null
+psql -XAtq -d legacy -c "SELECT airlock.seed_inventory('{\"entities\": [{\"slug\": \"proxmox-host:hubris\", \"type\": \"proxmox-host\", \"address\": \"127.0.0.1\"}]}')" >/dev/null
+newrows legacy 5
+psql -XAtq -d legacy -c "CREATE TABLE public.before0018 AS SELECT id, prev_hash, hash FROM airlock.execution_events" >/dev/null
+check_out "0018 applies to a database with chained events" 'applied 0018_seal.sql' $A migrate --db "dbname=legacy"
+check_eq "old events keep their hashes and links, and their ids are their positions" "5|5" \
+	"$(psql -XAtc "SELECT count(*), count(*) FILTER (WHERE e.seq = e.id AND e.hash = b.hash AND e.prev_hash = b.prev_hash) FROM public.before0018 b JOIN airlock.execution_events e USING (id)" -d legacy)"
+newrows legacy 4
+psql -XAtq -d legacy -c "SELECT airlock.seal_events(100)" >/dev/null
+check_eq "new events chain on from the old head" t \
+	"$(psql -XAtc "SELECT (SELECT prev_hash FROM airlock.execution_events WHERE seq = (SELECT max(id) + 1 FROM public.before0018)) = (SELECT hash FROM public.before0018 ORDER BY id DESC LIMIT 1)" -d legacy)"
+check_eq "old and new together verify" "9|" \
+	"$(psql -XAtc "SELECT checked, first_broken FROM airlock.audit_verify()" -d legacy)"
 
 # ---- run() refuses what the transport cannot carry: the same rule as the C side
 PKGS="libpq libcurl libcjson openssl libssh2 yaml-0.1"

@@ -38,13 +38,18 @@ start_daemon d1 || { echo "airlockd did not start"; cat "$WORK/d1.log"; exit 1; 
 D1=$DPID
 
 # ---- activity: runs that succeed, a destructive one with two approvals, a rejection, a cancel
-head_covered() { # the newest anchor names the newest event
-	[ -s "$ANCHORS" ] && [ "$(tail -1 "$ANCHORS" | sed -E 's/.* event=([0-9]+) .*/\1/')" = "$(q "SELECT max(id) FROM airlock.execution_events")" ]
+head_covered() { # the newest anchor names the newest event, sealed
+	[ -s "$ANCHORS" ] && [ "$(q "SELECT count(*) FROM airlock.execution_events WHERE seq IS NULL")" = 0 ] &&
+		[ "$(tail -1 "$ANCHORS" | sed -E 's/.* event=([0-9]+) .*/\1/')" = "$(q "SELECT max(seq) FROM airlock.execution_events")" ]
 }
 wait_covered() { local i; for i in $(seq 150); do head_covered && return 0; sleep 0.2; done; return 1; }
 for i in 1 2 3; do as_agent $A run --target proxmox-host:hubris -- "echo audit-$i" >/dev/null 2>&1; done
 check "the read-only runs finish" wait_for 30 "SELECT count(*) = 3 FROM airlock.executions WHERE state = 'succeeded'"
 check "airlockd anchors the chain's head" wait_covered
+check_eq "the anchor names the sealed head's position and hash" t \
+	"$(q "SELECT hash = '$(tail -1 "$ANCHORS" | sed -E 's/.* hash=([0-9a-f]+) .*/\1/')' FROM airlock.execution_events WHERE seq = (SELECT max(seq) FROM airlock.execution_events)")"
+check_eq "airlockd sealed every event: none is left out of the chain" 0 \
+	"$(q "SELECT count(*) FROM airlock.execution_events WHERE seq IS NULL")"
 big=$(as_agent $A run --target proxmox-host:hubris -- rm -rf /tmp/airlock-audit-scratch 2>/dev/null)
 rej=$(as_agent $A run --target proxmox-host:hubris -- systemctl restart pveproxy 2>/dev/null)
 can=$(as_agent $A run --target proxmox-host:hubris -- systemctl restart corosync 2>/dev/null)
@@ -76,19 +81,39 @@ check_out "verify --anchors: intact, every anchor holds" '^audit: intact, [0-9]+
 check_rc "verify --anchors exits 0" 0 as_alice $A audit verify --anchors "$ANCHORS" --pubkey "$KEY.pub"
 check_out "verify --anchors --json" '"intact":true' as_alice $A audit verify --json --anchors "$ANCHORS" --pubkey "$KEY.pub"
 
+# ---- the unsealed tail: counted and aged, not called broken; verify seals it first when it can
+q "INSERT INTO airlock.executions (target, target_type, command, requested_by, state)
+   VALUES ('proxmox-host:hubris', 'proxmox-host', 'uptime', 'hermes', 'cancelled')" >/dev/null
+psql -XAtq -c "SELECT pg_advisory_lock(74287730, 1); SELECT pg_sleep(30)" >/dev/null 2>&1 &
+HOLDER=$!
+wait_for 10 "SELECT count(*) = 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = 74287730 AND granted" >/dev/null
+check_eq "another session holds the chain's lock, and one event is unsealed (precondition)" 1 \
+	"$(q "SELECT count(*) FROM airlock.execution_events WHERE seq IS NULL")"
+check_out "verify: an unsealed tail is reported with its age, not judged" \
+	'^audit: 1 event not sealed into the chain yet \(the oldest written [0-9:.]+ ago\)' as_alice $A audit verify
+check_rc "verify: an unsealed tail alone exits 0" 0 as_alice $A audit verify
+check_out "verify --json says how many are unsealed" '"unsealed":1}' as_alice $A audit verify --json
+check_out "verify --anchors reports it too" '^audit: 1 event not sealed into the chain yet' \
+	as_alice $A audit verify --anchors "$ANCHORS" --pubkey "$KEY.pub"
+q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()" >/dev/null
+wait $HOLDER 2>/dev/null
+check_out "with the lock free, verify seals first: nothing is left unsealed" '"unsealed":0}' as_alice $A audit verify --json
+check_eq "... in the database too" 0 "$(q "SELECT count(*) FROM airlock.execution_events WHERE seq IS NULL")"
+
 # Each tamper gets its own copy of the database.
 copy_db() { createdb -T "$PGDATABASE" "$1"; }
 verify_in() { PGDATABASE=$1 PGUSER=alice $A audit verify "${@:2}"; }
-max_event() { PGDATABASE=$1 q "SELECT max(id) FROM airlock.execution_events"; }
+max_event() { PGDATABASE=$1 q "SELECT max(seq) FROM airlock.execution_events"; }
 
 # ---- truncation: a superuser deletes the newest 20 events
 copy_db t_trunc
 before=$(max_event t_trunc)
 PGDATABASE=t_trunc q "SET session_replication_role = replica;
-	DELETE FROM airlock.execution_events WHERE id > (SELECT max(id) - 20 FROM airlock.execution_events)"
+	DELETE FROM airlock.execution_events WHERE seq > (SELECT max(seq) - 20 FROM airlock.execution_events)"
 check_eq "truncation: 20 events are gone (precondition)" $((before - 20)) "$(max_event t_trunc)"
-check_out "truncation: named, with the anchored event and where the chain now ends" \
-	"truncated: the anchor signed at .* names event $before, but the chain ends at event $((before - 20))" \
+anchored=$(tail -1 "$ANCHORS" | sed -E 's/.* event=([0-9]+) .*/\1/')
+check_out "truncation: named, with the anchored position and where the chain now ends" \
+	"truncated: the anchor signed at .* names chain position $anchored, but the chain ends at position $((before - 20))" \
 	verify_in t_trunc --anchors "$ANCHORS" --pubkey "$KEY.pub"
 check_rc "truncation: exit 3" 3 verify_in t_trunc --anchors "$ANCHORS" --pubkey "$KEY.pub"
 
@@ -104,7 +129,7 @@ PGDATABASE=t_rewrite q "SET session_replication_role = replica;
 	DO \$\$
 	DECLARE ev airlock.execution_events; prev text := repeat('0', 64);
 	BEGIN
-		FOR ev IN SELECT * FROM airlock.execution_events ORDER BY id LOOP
+		FOR ev IN SELECT * FROM airlock.execution_events WHERE seq IS NOT NULL ORDER BY seq LOOP
 			ev.prev_hash := prev;
 			ev.hash := airlock._event_hash(ev);
 			UPDATE airlock.execution_events SET prev_hash = ev.prev_hash, hash = ev.hash WHERE id = ev.id;
@@ -114,9 +139,31 @@ PGDATABASE=t_rewrite q "SET session_replication_role = replica;
 check_eq "rewrite: mallory now shows as the approver (precondition)" mallory \
 	"$(PGDATABASE=t_rewrite q "SELECT approver FROM airlock.approvals WHERE execution_id = $big ORDER BY id LIMIT 1")"
 check_out "rewrite: the database's own check is fooled (why anchors exist)" '^audit: intact' verify_in t_rewrite
-check_out "rewrite: the anchors are not" 'is not the event signed at .*: the chain was rewritten at or before it' \
+check_out "rewrite: the anchors are not" 'chain position [0-9]+ \(event [0-9]+\) is not the event signed at .*: the chain was rewritten at or before it' \
 	verify_in t_rewrite --anchors "$ANCHORS" --pubkey "$KEY.pub"
 check_rc "rewrite: exit 3" 3 verify_in t_rewrite --anchors "$ANCHORS" --pubkey "$KEY.pub"
+
+# ---- reorder: a superuser swaps the positions of two events in the middle of the chain
+copy_db t_order
+mid=$(PGDATABASE=t_order q "SELECT max(seq) / 2 FROM airlock.execution_events")
+PGDATABASE=t_order q "SET session_replication_role = replica;
+	UPDATE airlock.execution_events SET seq = -seq WHERE seq IN ($mid, $mid + 1);
+	UPDATE airlock.execution_events SET seq = CASE WHEN seq = -$mid THEN $mid + 1 ELSE $mid END WHERE seq < 0" >/dev/null
+check_out "reorder: the database's check names the link" "\(chain position $mid\): prev_hash does not match" verify_in t_order
+check_out "reorder: so does the anchored check" "\(chain position $mid\): its link does not match the event before it" \
+	verify_in t_order --anchors "$ANCHORS" --pubkey "$KEY.pub"
+
+# ---- a forged seal: a superuser writes an event, with the triggers off, sealed with a made-up hash
+copy_db t_seal
+PGDATABASE=t_seal q "SET session_replication_role = replica;
+	INSERT INTO airlock.execution_events (id, execution_id, actor, to_state, detail, seq, prev_hash, hash)
+	SELECT nextval('airlock.execution_events_id_seq'), $big, 'alice', 'approved', '{}', max(seq) + 1,
+	       (SELECT hash FROM airlock.execution_events ORDER BY seq DESC LIMIT 1), repeat('e', 64)
+	FROM airlock.execution_events" >/dev/null
+check_out "forged seal: the database's check names it" "content does not match its hash" verify_in t_seal
+check_out "forged seal: so does the anchored check" "its content does not match its hash" \
+	verify_in t_seal --anchors "$ANCHORS" --pubkey "$KEY.pub"
+check_rc "forged seal: exit 3" 3 verify_in t_seal --anchors "$ANCHORS" --pubkey "$KEY.pub"
 
 # ---- the owner edits an approval's actor (it owns the table): the record disagrees
 copy_db t_actor
@@ -180,7 +227,7 @@ check_eq "the triggers are all still enabled" 0 \
 
 # ---- the daemon notices a truncation itself when it starts on a chain that lost anchored events
 q "SET session_replication_role = replica;
-   DELETE FROM airlock.execution_events WHERE id > (SELECT max(id) - 5 FROM airlock.execution_events)"
+   DELETE FROM airlock.execution_events WHERE seq > (SELECT max(seq) - 5 FROM airlock.execution_events)"
 printf 'airlock-anchor v1 event=9' >>"$ANCHORS" # a write a crash cut short
 start_daemon d1 || { echo "airlockd did not start again"; cat "$WORK/d1.log"; }
 check "airlockd logs the truncation" wait_log 15 'evt=audit.truncated anchored_event=' d1

@@ -51,6 +51,7 @@ enum call {
 	C_FINISH,
 	C_REFUSE,
 	C_RELEASE,
+	C_NOT_SENT,
 	C_UNREACHABLE,
 	C_TARGET_LOCK,
 	C_TARGET_UNLOCK,
@@ -81,6 +82,12 @@ static struct {
 	enum transport_probe_state probe_state;
 	char *confinement; /* what the last one-call claim asked for ("-": none) */
 	char *policy;
+	/* what the fake transport answers (EXITED 0 unless set) */
+	enum transport_status tstatus;
+	enum transport_error terror;
+	const char *tmsg;
+	bool not_sent_retry;   /* the last worker_not_sent asked for a retry */
+	char finish_state[24]; /* the last worker_finish's state */
 } F;
 
 struct store {
@@ -108,6 +115,7 @@ static enum call classify_sql(const char *sql)
 	    {"airlock.worker_finish(", C_FINISH},
 	    {"airlock.worker_refuse(", C_REFUSE},
 	    {"airlock.worker_release(", C_RELEASE},
+	    {"airlock.worker_not_sent(", C_NOT_SENT},
 	    {"airlock.worker_unreachable(", C_UNREACHABLE},
 	    {"pg_try_advisory_lock($1::bigint)", C_ROW_LOCK},
 	    {"pg_advisory_unlock($1::bigint)", C_ROW_UNLOCK},
@@ -189,6 +197,10 @@ struct store_res *store_exec(struct store *s, const char *sql, int nparams,
 		return NULL;
 	}
 	int k = F.calls[c] - 1;
+	if (c == C_NOT_SENT && nparams == 4)
+		F.not_sent_retry = params[3] != NULL;
+	if (c == C_FINISH && nparams >= 3)
+		snprintf(F.finish_state, sizeof(F.finish_state), "%s", params[2]);
 	if (k < F.nscript[c] && F.script[c][k].sqlstate != NULL) {
 		const struct fault *f = &F.script[c][k];
 		snprintf(F.sqlstate, sizeof(F.sqlstate), "%s", f->lose ? "" : f->sqlstate);
@@ -202,6 +214,21 @@ struct store_res *store_exec(struct store *s, const char *sql, int nparams,
 
 struct store_res *store_exec_bin(struct store *s, const char *sql, int nparams,
                                  const char *const *params, const int *lengths, const int *formats)
+{
+	(void)lengths;
+	(void)formats;
+	return store_exec(s, sql, nparams, params);
+}
+
+/* Prepared or not is the same to the worker. */
+struct store_res *store_execp(struct store *s, const char *sql, int nparams,
+                              const char *const *params)
+{
+	return store_exec(s, sql, nparams, params);
+}
+
+struct store_res *store_execp_bin(struct store *s, const char *sql, int nparams,
+                                  const char *const *params, const int *lengths, const int *formats)
 {
 	(void)lengths;
 	(void)formats;
@@ -448,10 +475,32 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 	(void)t, (void)node, (void)type, (void)vmid, (void)command, (void)lim;
 	F.sent++;
 	memset(out, 0, sizeof(*out));
-	out->status = TRANSPORT_EXITED;
+	out->status = F.tstatus;
+	out->error = F.terror;
+	snprintf(out->errmsg, sizeof(out->errmsg), "%s", F.tmsg ? F.tmsg : "");
+	if (F.tstatus != TRANSPORT_EXITED) {
+		out->exit_code = -1;
+		out->out = xstrdup("");
+		out->err = xstrdup("");
+		return -1;
+	}
 	out->out = xstrdup("ok\n");
 	out->out_len = 3;
 	out->err = xstrdup("");
+	return 0;
+}
+int transport_reachable(struct transport *t, const struct transport_node *node, int timeout_ms,
+                        enum transport_error *err, char *msg, size_t msglen)
+{
+	(void)t, (void)node, (void)timeout_ms;
+	F.probes++; /* the live check of a row with no guard step */
+	if (F.probe_state == TRANSPORT_PROBE_UNREACHABLE) {
+		*err = TRANSPORT_ERR_CONNECT;
+		snprintf(msg, msglen, "%s", "scripted: connection refused");
+		return -1;
+	}
+	*err = TRANSPORT_ERR_NONE;
+	snprintf(msg, msglen, "%s", "");
 	return 0;
 }
 void transport_result_free(struct transport_result *r)
@@ -505,6 +554,7 @@ static int setup(void **state)
 	F.answer[C_CLASSIFIED] = "queued";
 	F.answer[C_REVALIDATE] = "approved";
 	F.answer[C_FINISH] = "t";
+	F.answer[C_NOT_SENT] = "queued";
 	F.answer[C_TARGET_LOCK] = "t";
 	F.answer[C_ROW_LOCK] = "t";
 	F.policy = readfile("seeds/policy.yaml", 1 << 24, NULL, err, sizeof(err));
@@ -745,6 +795,124 @@ static void test_classify_connection_lost(void **state)
 	assert_int_equal(F.sent, 0);
 }
 
+/* An observation on container 201, which the check in front of pct exec
+ * may find stopped. */
+static void run_ct_observation(struct fixture *f)
+{
+	struct queue_item it;
+
+	item(&it, "received", "uptime", NULL);
+	free(it.target);
+	free(it.target_type);
+	it.target = xstrdup("lxc:nfs-export");
+	it.target_type = xstrdup("lxc");
+	it.vmid = 201;
+	pipeline_process(&f->env, &the_db, &f->v, &it);
+	queue_item_clear(&it);
+}
+
+/* The node could not be reached before the exec request went out: the row
+ * goes back for a retry (worker_not_sent with a delay), never failed. */
+static void test_not_sent_unreachable(void **state)
+{
+	struct fixture *f = *state;
+	static const enum transport_error errs[] = {TRANSPORT_ERR_CONNECT, TRANSPORT_ERR_HOSTKEY,
+	                                            TRANSPORT_ERR_AUTH, TRANSPORT_ERR_SSH};
+
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		memset(F.calls, 0, sizeof(F.calls));
+		F.not_sent_retry = false;
+		F.tstatus = TRANSPORT_FAILED;
+		F.terror = errs[i];
+		F.tmsg = "cannot connect to 127.0.0.1 port 22: Connection refused";
+		run_observation(f);
+		assert_int_equal(F.calls[C_START], 1);
+		assert_int_equal(F.calls[C_NOT_SENT], 1);
+		assert_true(F.not_sent_retry);
+		assert_int_equal(F.calls[C_FINISH], 0);
+	}
+	assert_int_equal(F.sent, 4); /* one per row: nothing is re-sent in the worker */
+}
+
+/* The check on the command's channel refused (the container is stopped):
+ * the row is refused at once (no retry), never failed. */
+static void test_not_sent_refused(void **state)
+{
+	struct fixture *f = *state;
+
+	F.tstatus = TRANSPORT_FAILED;
+	F.terror = TRANSPORT_ERR_PVE;
+	F.tmsg = "container '201' not running (status: stopped); pct exec was not started";
+	F.answer[C_NOT_SENT] = "refused";
+	run_ct_observation(f);
+	assert_int_equal(F.calls[C_NOT_SENT], 1);
+	assert_false(F.not_sent_retry);
+	assert_int_equal(F.calls[C_FINISH], 0);
+	assert_int_equal(F.sent, 1);
+}
+
+/* A command that MAY have been sent is never handed back for a retry:
+ * the session lost after the exec request, or qm failing after it may
+ * have started the command, end as outcome_unknown. */
+static void test_maybe_sent_never_retried(void **state)
+{
+	struct fixture *f = *state;
+	static const enum transport_error errs[] = {TRANSPORT_ERR_LOST, TRANSPORT_ERR_SSH,
+	                                            TRANSPORT_ERR_PVE, TRANSPORT_ERR_CONNECT};
+
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		memset(F.calls, 0, sizeof(F.calls));
+		F.tstatus = TRANSPORT_UNKNOWN;
+		F.terror = errs[i];
+		F.tmsg = "connection to the node was lost after the command was sent";
+		run_observation(f);
+		assert_int_equal(F.calls[C_NOT_SENT], 0);
+		assert_int_equal(F.calls[C_FINISH], 1);
+		assert_string_equal(F.finish_state, "outcome_unknown");
+	}
+}
+
+/* A failure of the target that is not the check's (a parameter error) is
+ * recorded as failed, as before: nothing ran, and it is not retried. */
+static void test_other_failure_recorded(void **state)
+{
+	struct fixture *f = *state;
+
+	F.tstatus = TRANSPORT_FAILED;
+	F.terror = TRANSPORT_ERR_PVE;
+	F.tmsg = "400 Parameter verification failed.";
+	run_ct_observation(f);
+	assert_int_equal(F.calls[C_NOT_SENT], 0);
+	assert_int_equal(F.calls[C_FINISH], 1);
+	assert_string_equal(F.finish_state, "failed");
+}
+
+/* worker_not_sent through a lost connection: a new session, the row held
+ * again, sent once more; refused by the database (no longer ours): the
+ * result is recorded as it is, so the row does not stay running. */
+static void test_not_sent_db_faults(void **state)
+{
+	struct fixture *f = *state;
+
+	F.tstatus = TRANSPORT_FAILED;
+	F.terror = TRANSPORT_ERR_CONNECT;
+	F.tmsg = "cannot connect";
+	script(C_NOT_SENT, 0, SQLSTATE_CONNECTION_FAILURE, true);
+	run_observation(f);
+	assert_int_equal(F.calls[C_NOT_SENT], 2); /* the fault happened, then it landed */
+	assert_int_equal(F.resets, 1);
+	assert_int_equal(F.calls[C_FINISH], 0);
+
+	memset(F.calls, 0, sizeof(F.calls));
+	memset(F.nscript, 0, sizeof(F.nscript));
+	script(C_NOT_SENT, 0, SQLSTATE_ILLEGAL_TRANSITION, false);
+	run_observation(f);
+	assert_int_equal(F.calls[C_NOT_SENT], 1);
+	assert_int_equal(F.calls[C_FINISH], 1);
+	assert_string_equal(F.finish_state, "failed");
+	assert_int_equal(F.sent, 2);
+}
+
 /* Lost mid-claim: an error, not an empty queue, so the daemon reconnects
  * instead of going idle; no row is handed out. */
 static void test_claim_connection_lost(void **state)
@@ -926,6 +1094,11 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_start_statement_timeout, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_classify_connection_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_claim_connection_lost, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_sent_unreachable, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_sent_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_maybe_sent_never_retried, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_other_failure_recorded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_sent_db_faults, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wake_one_call, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wake_finish_connection_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wake_connection_lost, setup, teardown),

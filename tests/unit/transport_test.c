@@ -171,6 +171,52 @@ static void test_names(void **state)
 	assert_null(transport_agent_attr(TRANSPORT_PROBE_ERROR));
 }
 
+/* One reading of guest-info for both ways it arrives: the agent's own reply
+ * (the batched probe) and the return value qm guest cmd prints. */
+static void test_agent_info(void **state)
+{
+	struct transport_probe p;
+	const char *on = "{\"version\": \"7.2\", \"supported_commands\": [{\"enabled\": true, "
+	                 "\"name\": \"guest-exec\"}, {\"enabled\": true, \"name\": "
+	                 "\"guest-exec-status\"}]}";
+	char wrapped[400];
+	(void)state;
+
+	memset(&p, 0, sizeof(p));
+	transport_agent_info(&p, on, strlen(on));
+	assert_int_equal(p.state, TRANSPORT_PROBE_OK);
+	snprintf(wrapped, sizeof(wrapped), "{\"return\": %s}", on);
+	p.state = TRANSPORT_PROBE_ERROR;
+	transport_agent_info(&p, wrapped, strlen(wrapped));
+	assert_int_equal(p.state, TRANSPORT_PROBE_OK);
+	/* the length is honoured: the text need not end there */
+	transport_agent_info(&p, wrapped, 12);
+	assert_int_equal(p.state, TRANSPORT_PROBE_ERROR);
+
+	const char *off = "{\"return\": {\"supported_commands\": [{\"enabled\": false, \"name\": "
+	                  "\"guest-exec\"}, {\"enabled\": 1, \"name\": \"guest-exec-status\"}]}}";
+	transport_agent_info(&p, off, strlen(off));
+	assert_int_equal(p.state, TRANSPORT_PROBE_EXEC_DISABLED);
+	assert_non_null(strstr(p.detail, "disabled"));
+	const char *none =
+	    "{\"supported_commands\": [{\"enabled\": true, \"name\": \"guest-ping\"}]}";
+	transport_agent_info(&p, none, strlen(none));
+	assert_int_equal(p.state, TRANSPORT_PROBE_EXEC_DISABLED);
+	assert_non_null(strstr(p.detail, "does not offer guest-exec"));
+
+	/* an error reply (qm guest cmd prints it and exits 0) */
+	const char *err = "{\"error\": {\"class\": \"GenericError\", \"desc\": \"frozen\"}}";
+	transport_agent_info(&p, err, strlen(err));
+	assert_int_equal(p.state, TRANSPORT_PROBE_ERROR);
+	assert_non_null(strstr(p.detail, "guest-info failed: frozen"));
+	/* not guest-info's answer at all */
+	transport_agent_info(&p, "{\"return\": 4711}", 16);
+	assert_int_equal(p.state, TRANSPORT_PROBE_ERROR);
+	transport_agent_info(&p, "not json", 8);
+	assert_int_equal(p.state, TRANSPORT_PROBE_ERROR);
+	assert_non_null(strstr(p.detail, "no supported_commands"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +225,7 @@ int main(void)
 	    cmocka_unit_test(test_closed_port_is_connect_failure),
 	    cmocka_unit_test(test_silent_server_times_out),
 	    cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_agent_info),
 	};
 	int fd = mkstemp(keyfile), rc;
 
