@@ -11,9 +11,9 @@
 #include <string.h>
 
 #define AGENT_SOCKETS "/var/run/qemu-server"
-#define BATCH_MAX                                                                                  \
-	800 /* VMIDs per command: the line stays far below SSH's limit, and                        \
-	     * the sockets below the usual 1024 open files */
+/* VMIDs per command: the command line stays far below SSH's limit, and the
+ * program's sockets below the usual limit of 1024 open files. */
+#define BATCH_MAX 800
 
 /* The node program.  Arguments: the socket directory, the wait in seconds,
  * the VMIDs.  Prints one line per VMID: "<vmid> reply <JSON>" (the answer

@@ -295,6 +295,16 @@ struct live {
 	char reason[1024];
 };
 
+/* The live check right before a row starts, for both paths: the usual one
+ * (execute) and the one-call claim (pipeline_wake), which checks before it
+ * claims.  As targets_check (full: on channels of its own, before a guard
+ * step): 0 usable, -1 refuse, -2 retry later. */
+static int check_live(const struct pipeline_env *env, const struct queue_item *it, bool full,
+                      char *reason, size_t reasonlen)
+{
+	return targets_check(env->targets, it, full, reason, reasonlen);
+}
+
 /* The row is running, committed: the command is sent and its result recorded. */
 static void run_started(const struct pipeline_env *env, struct store *db,
                         const struct queue_item *it, enum risk_class cls, enum transport_jail jail,
@@ -345,8 +355,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 	slot = true;
 	/* In full on channels of its own before a guard step (no checkpoint for
 	 * a target that cannot run the command); else on the command's channel. */
-	int live =
-	    pre ? pre->rc : targets_check(env->targets, it, mutating, reason, sizeof(reason));
+	int live = pre ? pre->rc : check_live(env, it, mutating, reason, sizeof(reason));
 	if (pre)
 		snprintf(reason, sizeof(reason), "%s", pre->reason);
 	if (live == -1) {
@@ -560,8 +569,7 @@ int pipeline_wake(const struct pipeline_env *env, struct store *db, struct verdi
 		jail = jail_for(EXEC_RECEIVED, c.cls, v);
 		slot = slots_take(env->node_slots, seen.node, env->stopping);
 		if (slot) {
-			pre.rc = targets_check(env->targets, &seen, false, pre.reason,
-			                       sizeof(pre.reason));
+			pre.rc = check_live(env, &seen, false, pre.reason, sizeof(pre.reason));
 			checked = true;
 			if (pre.rc == 0 && !atomic_load(env->stopping))
 				confinement = jail_name(jail);

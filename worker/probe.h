@@ -3,9 +3,13 @@
  *
  * A thread of its own, with its own database login (airlock_scheduler).
  * Every interval it reads the estate, asks each node about all its guests
- * over the node's one SSH session (transport_probe batches them), and
- * writes what it saw through airlock.record_probe(), so the pre-flight in
- * airlock.run() works on fresh facts. */
+ * over the node's one SSH session (guest agents in one batch and containers
+ * with one pct list: agentbatch.h; what those cannot tell through
+ * transport_probe), and writes what it saw through airlock.record_probe(),
+ * so the pre-flight in airlock.run() works on fresh facts.  A VM airlock is
+ * running a command or recovery on is left out of the round: its agent
+ * serves that command.  Read-only jail checks follow, within what is left
+ * of the round's time. */
 #ifndef AIRLOCK_WORKER_PROBE_H
 #define AIRLOCK_WORKER_PROBE_H
 

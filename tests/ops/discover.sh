@@ -106,6 +106,9 @@ check_out "a request on a gone guest that was never probed is refused as gone (A
 	'AL016: run on vm:ghost refused: the guest is gone: no node airlock manages lists it \(vmid 150 was last on proxmox-host:alpha' \
 	env PGUSER=hermes psql -XAtq -v VERBOSITY=verbose -c "SELECT airlock.run('vm:ghost', 'hostname')"
 check_eq "no row was written for it" 0 "$(q "SELECT count(*) FROM airlock.executions WHERE target = 'vm:ghost'")"
+check_out "a recovery on it is refused as gone too, not as an agent that is not running" \
+	'AL016: recover on vm:ghost refused: the guest is gone' \
+	env PGUSER=hermes psql -XAtq -v VERBOSITY=verbose -c "SELECT airlock.recover('vm:ghost', ARRAY['/etc/hosts'], checkpoint => 'cp-1')"
 check_out "the agent sees that it is gone" '^t$' \
 	env PGUSER=hermes psql -XAtq -c "SELECT gone_at IS NOT NULL FROM airlock.entities WHERE slug = 'vm:ghost'"
 check_rc "the agent may not record discoveries itself" 1 \

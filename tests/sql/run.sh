@@ -207,6 +207,7 @@ pgtap tests/sql/api.sql api
 pgtap tests/sql/gate.sql gate
 pgtap tests/sql/queue.sql queue
 pgtap tests/sql/onecall.sql onecall
+pgtap tests/sql/notsent.sql notsent
 pgtap tests/sql/seal.sql seal
 
 # ---- the sealer: one at a time, under concurrent writers, after events chained the old way
