@@ -79,6 +79,15 @@ SELECT is((SELECT count(*) FROM airlock.execution_events v WHERE airlock._event_
           0::bigint, 'the PL/pgSQL event hash is the SQL hash, for every event');
 SELECT cmp_ok((SELECT count(*) FROM airlock.execution_events), '>=', 200::bigint,
           'those rows wrote their chained records');
+-- The payload hash (PL/pgSQL since 0023) against 0002's SQL form, over
+-- the same varied rows and every class, with a missing policy version too.
+SELECT is((SELECT count(*) FROM airlock.executions e,
+                unnest(ARRAY['read_only', 'reversible_low', 'config_mutation', 'destructive']) c,
+                unnest(ARRAY[NULL, 0, 7, 9007199254740993]::bigint[]) v
+           WHERE airlock._payload_hash(e.target, e.command, c, v) IS DISTINCT FROM
+                 (SELECT encode(sha256(convert_to(e.target || E'\n' || c || E'\n' || v || E'\n'
+                         || e.command, 'UTF8')), 'hex'))),
+          0::bigint, 'the PL/pgSQL payload hash is the SQL one to the byte, for 3,200 inputs');
 RESET TimeZone;
 
 -- ------------------------------------------------------------ starting in one statement
