@@ -54,15 +54,10 @@ static void item_from_row(const struct store_res *res, struct queue_item *it)
 	snprintf(it->kind, sizeof(it->kind), "%s", store_get(res, 0, 20));
 }
 
-int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_item *it)
+/* A claim's answer: -1 when the statement failed, 0 when it claimed nothing,
+ * 1 with *it filled from its row.  Clears res. */
+static int claim_result(struct store_res *res, struct queue_item *it)
 {
-	struct store_res *res;
-	char hints[24];
-
-	memset(it, 0, sizeof(*it));
-	snprintf(hints, sizeof(hints), "%lld", (long long)hint);
-	res = store_execp(s, "SELECT " CLAIM_COLUMNS " FROM airlock.worker_claim($1, $2)", 2,
-	                  (const char *const[]){worker, hint > 0 ? hints : NULL});
 	if (res == NULL)
 		return -1;
 	if (store_nrows(res) == 0) {
@@ -72,6 +67,18 @@ int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_
 	item_from_row(res, it);
 	store_clear(res);
 	return 1;
+}
+
+int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_item *it)
+{
+	struct store_res *res;
+	char hints[24];
+
+	memset(it, 0, sizeof(*it));
+	snprintf(hints, sizeof(hints), "%lld", (long long)hint);
+	res = store_execp(s, "SELECT " CLAIM_COLUMNS " FROM airlock.worker_claim($1, $2)", 2,
+	                  (const char *const[]){worker, hint > 0 ? hints : NULL});
+	return claim_result(res, it);
 }
 
 /* A string member of the wake-up document: NULL when absent or JSON null,
@@ -207,15 +214,7 @@ int queue_claim_classified(struct store *s, const char *worker, const struct que
 	                                                            : "f",
 	                                        confinement});
 	free(doc);
-	if (res == NULL)
-		return -1;
-	if (store_nrows(res) == 0) {
-		store_clear(res);
-		return 0;
-	}
-	item_from_row(res, it);
-	store_clear(res);
-	return 1;
+	return claim_result(res, it);
 }
 
 void queue_item_clear(struct queue_item *it)

@@ -87,6 +87,17 @@ struct daemon {
 	int nthreads;
 };
 
+/* Wakes up to n idle workers; called with d->mu held. */
+static void signal_workers(struct daemon *d, int n)
+{
+	d->wake_gen++;
+	if (n >= d->nthreads)
+		pthread_cond_broadcast(&d->wake);
+	else
+		for (int i = 0; i < n; i++)
+			pthread_cond_signal(&d->wake);
+}
+
 /* Wakes up to n idle workers for a claim of any row (one per new row is
  * enough: a worker that claims something keeps claiming until the queue is
  * empty). */
@@ -94,12 +105,7 @@ static void wake_workers(struct daemon *d, int n)
 {
 	pthread_mutex_lock(&d->mu);
 	d->plain_wanted = d->plain_wanted + n < d->nthreads ? d->plain_wanted + n : d->nthreads;
-	d->wake_gen++;
-	if (n >= d->nthreads)
-		pthread_cond_broadcast(&d->wake);
-	else
-		for (int i = 0; i < n; i++)
-			pthread_cond_signal(&d->wake);
+	signal_workers(d, n);
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -128,12 +134,7 @@ static void wake_for_rows(struct daemon *d, const int64_t *ids, char **docs, int
 			d->hint_doc_bytes += strlen(docs[i]);
 		d->hint_count++;
 	}
-	d->wake_gen++;
-	if (n >= d->nthreads)
-		pthread_cond_broadcast(&d->wake);
-	else
-		for (int i = 0; i < n; i++)
-			pthread_cond_signal(&d->wake);
+	signal_workers(d, n);
 	pthread_mutex_unlock(&d->mu);
 }
 

@@ -149,6 +149,19 @@ static void refuse(struct store *db, const char *worker, const struct queue_item
 	}
 }
 
+/* A new session for a row this worker holds: the session's durability
+ * settings again, and the row's liveness lock taken again, so that a reaper
+ * does not settle the row while its next step is on the way. */
+static void reconnect_holding(const struct pipeline_env *env, struct store *db,
+                              const struct queue_item *it)
+{
+	if (store_reset(db) != 0)
+		return;
+	store_clear(store_exec(db, durability_session_sql(env->durability), 0, NULL));
+	if (queue_rehold(db, it->id) == 1)
+		log_msg(LOG_INFO, "exec=%lld evt=exec.rehold", (long long)it->id);
+}
+
 /* Writes the result.  A known result is never dropped while the daemon runs:
  * whatever the error (connection lost, database read-only, statement timeout,
  * a lock, disk full), the write is retried with backoff, on a new session
@@ -185,15 +198,8 @@ static void record_result(const struct pipeline_env *env, struct store *db,
 			        (long long)it->id, exec_state_name(r->state), r->exit_code, tries);
 			return;
 		}
-		if (needs_new_session(db)) {
-			if (store_reset(db) == 0) {
-				store_clear(store_exec(db, durability_session_sql(env->durability),
-				                       0, NULL));
-				if (queue_rehold(db, it->id) == 1)
-					log_msg(LOG_INFO, "exec=%lld evt=exec.rehold",
-					        (long long)it->id);
-			}
-		}
+		if (needs_new_session(db))
+			reconnect_holding(env, db, it);
 		usleep((useconds_t)delay_ms * 1000);
 		if (delay_ms < 5000)
 			delay_ms *= 2;
@@ -277,11 +283,7 @@ static void not_sent(const struct pipeline_env *env, struct store *db, const str
 		if (atomic_load(env->cancel))
 			return; /* left running: the reaper settles it */
 		usleep((useconds_t)delay_ms * 1000);
-		if (store_reset(db) == 0) {
-			store_clear(
-			    store_exec(db, durability_session_sql(env->durability), 0, NULL));
-			queue_rehold(db, it->id); /* no reaper settles it meanwhile */
-		}
+		reconnect_holding(env, db, it); /* no reaper settles it meanwhile */
 	}
 	if (strcmp(store_get(res, 0, 0), "refused") == 0)
 		log_msg(LOG_INFO, "exec=%lld evt=exec.refused reason=%s", (long long)it->id,

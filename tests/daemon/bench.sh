@@ -27,15 +27,6 @@ sleep 1
 rss() { awk '/^VmRSS/ {print $2}' /proc/$1/status; }
 hwm() { awk '/^VmHWM/ {print $2}' /proc/$1/status; }
 cpu() { awk '{print $14 + $15}' /proc/$1/stat; }
-# This cluster's CPU only (other sessions' clusters run on the machine too):
-# the postmaster with the children it has reaped, and its live children.
-pgmaster=$(head -1 "$AIRLOCK_PGTMP/data/postmaster.pid")
-pgcpu() {
-	local t p
-	t=$(awk '{print $14 + $15 + $16 + $17}' /proc/$pgmaster/stat)
-	for p in $(pgrep -P "$pgmaster"); do t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat 2>/dev/null || echo 0))); done
-	echo $t
-}
 hz=$(getconf CLK_TCK)
 echo "airlockd idle RSS: $(rss $pid) KiB"
 

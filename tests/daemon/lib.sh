@@ -124,3 +124,14 @@ wait_log() {
 node_cmds() {
 	grep -F "$(printf '\tnode\t')" "$AIRLOCK_RIG_LOG" | grep -oE "'echo $1-[0-9]+'\$" | tr -d "'"
 }
+
+# pgcpu: CPU ticks spent by this cluster only (other sessions' clusters run
+# on the machine too): the postmaster with the children it has reaped, and
+# its live children.  For the benches.
+pgcpu() {
+	local t p pgmaster
+	pgmaster=$(head -1 "$AIRLOCK_PGTMP/data/postmaster.pid")
+	t=$(awk '{print $14 + $15 + $16 + $17}' /proc/$pgmaster/stat)
+	for p in $(pgrep -P "$pgmaster"); do t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat 2>/dev/null || echo 0))); done
+	echo $t
+}

@@ -18,13 +18,6 @@ FEW=${BENCH_FEW:-1}
 
 setup_db >/dev/null || exit 1
 q "ALTER ROLE airlockd SET synchronous_commit = on" >/dev/null
-pgmaster=$(head -1 "$AIRLOCK_PGTMP/data/postmaster.pid")
-pgcpu() {
-	local t p
-	t=$(awk '{print $14 + $15 + $16 + $17}' /proc/$pgmaster/stat)
-	for p in $(pgrep -P "$pgmaster"); do t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat 2>/dev/null || echo 0))); done
-	echo $t
-}
 hz=$(getconf CLK_TCK)
 
 # phase K W TAG: K daemons of W workers each drain N rows enqueued at once.
