@@ -96,16 +96,18 @@ CREATE TRIGGER execution_events_no_update BEFORE UPDATE OR DELETE ON airlock.exe
 -- After each UPDATE statement: every row it changed is a correct seal.  Its
 -- hash is the hash of its content and prev_hash; its prev_hash is the hash
 -- of the event at seq - 1 (64 zeros at position 1, with nothing before it);
--- and no event outside the statement lies after the first position it
--- sealed, so a seal extends the chain and never fills a hole.  That the row
+-- and the statement's positions follow one another up to the chain's
+-- highest, so a seal extends the chain and never fills a hole.  That the row
 -- was unsealed and its content is unchanged, the row trigger has checked.
--- Each row is checked on its own (one index probe for its link), so a batch
--- costs time in proportion to its size, not to its size squared.
+-- Each row is checked on its own (one index probe for its link), and the
+-- batch with one more probe, so a batch costs time in proportion to its
+-- size, whatever the chain's length.
 CREATE FUNCTION airlock._check_seals() RETURNS trigger
 LANGUAGE plpgsql SET search_path = airlock, pg_temp AS $$
 DECLARE
 	bad record;
 	first_seq bigint;
+	last_seq bigint;
 	sealed bigint;
 BEGIN
 	SELECT c.id, c.seq,
@@ -129,12 +131,15 @@ BEGIN
 		RAISE EXCEPTION 'execution_events: event % cannot be sealed at chain position %: %',
 			bad.id, bad.seq, bad.why USING ERRCODE = '42501';
 	END IF;
-	-- Every event at or after the first sealed position is one of this
-	-- statement's: counted, not joined, so a batch costs one index range.
-	SELECT min(n.seq), count(*) INTO first_seq, sealed FROM new_rows n;
-	IF sealed > 0 AND (SELECT count(*) FROM airlock.execution_events x
-			   WHERE x.seq IS NOT NULL AND x.seq >= first_seq) <> sealed THEN
-		RAISE EXCEPTION 'execution_events: a seal at chain position % does not extend the chain: events after it are already sealed',
+	-- The positions this statement sealed are contiguous and the chain's
+	-- highest position is the last of them: an event sealed earlier beyond
+	-- them would be higher, one inside their range would have collided on
+	-- the unique index, and the link check above ties the first to the
+	-- chain.  One index probe, whatever the chain's length.
+	SELECT min(n.seq), max(n.seq), count(*) INTO first_seq, last_seq, sealed FROM new_rows n;
+	IF sealed > 0 AND (last_seq - first_seq + 1 <> sealed
+	    OR (SELECT max(x.seq) FROM airlock.execution_events x) <> last_seq) THEN
+		RAISE EXCEPTION 'execution_events: a seal at chain position % does not extend the chain: its positions are not contiguous, or events after them are already sealed',
 			first_seq USING ERRCODE = '42501';
 	END IF;
 	RETURN NULL;
@@ -151,9 +156,12 @@ CREATE TRIGGER execution_events_seal_check AFTER UPDATE ON airlock.execution_eve
 -- seal or when another session is sealing (it holds the chain's lock; the
 -- caller skips rather than waits).  The content part of each hash is built
 -- in one query; the chain itself (each hash covers the one before) in a
--- loop over text; the rows are written by one UPDATE.
+-- loop over text; the rows are written by one UPDATE.  Its statements are
+-- planned for each call's values: a plan kept for other values could scan
+-- the whole history.
 CREATE FUNCTION airlock.seal_events(max integer DEFAULT 1000) RETURNS integer
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp
+SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
 	head_seq bigint;
 	head_hash text;
