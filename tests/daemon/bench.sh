@@ -13,7 +13,7 @@ setup_db >/dev/null || exit 1
 q "ALTER ROLE airlockd SET synchronous_commit = on" >/dev/null
 # Started at info (its start line is how start_daemon knows it is up), then
 # quieted to warn with a SIGHUP, which applies the log level at once.
-WORKERS=${BENCH_WORKERS:-8} PER_NODE=${BENCH_WORKERS:-8} write_config b1 >/dev/null
+WORKERS=${BENCH_WORKERS:-8} PER_NODE=${BENCH_WORKERS:-8} write_config b1 "${BENCH_YAML:-}" >/dev/null
 # airlockd's own poll, reap and expire intervals (2 s, 2 s, 10 s), not the
 # test suites' 200 ms ones: the cost per execution is what an operator sees.
 sed -i '/^\(poll\|reap\|expire\)_interval_ms:/d' "$WORK/b1.yaml"
@@ -90,6 +90,15 @@ echo "$ceiling"
 ceiling_per_s=$(sed -n 's/.*one session: \([0-9.]*\) cmds\/s.*/\1/p' <<<"$ceiling")
 
 # Throughput: N read-only host commands enqueued at once, drained by one daemon.
+# pgprocs: ticks per live PostgreSQL process, with what it is (BENCH_PROFILE).
+pgprocs() {
+	local pgmaster p
+	pgmaster=$(head -1 "$AIRLOCK_PGTMP/data/postmaster.pid")
+	for p in $pgmaster $(pgrep -P "$pgmaster"); do
+		printf '%s\t%s\t%s\n' "$p" "$(awk '{print $14 + $15}' /proc/$p/stat 2>/dev/null)" "$(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null)"
+	done
+}
+[ -n "${BENCH_PROFILE:-}" ] && pgprocs >"$WORK/procs0"
 c0=$(cpu $pid); p0=$(pgcpu); t0=$(date +%s.%N)
 q "SELECT airlock.run('proxmox-host:hubris', 'echo tput-' || g) FROM generate_series(1, $N) g" >/dev/null
 # Waited for in one session (a poll per new session would cost the server
@@ -100,6 +109,7 @@ PGOPTIONS="-c statement_timeout=600s" q "DO \$\$ BEGIN
 		PERFORM pg_sleep(0.2);
 	END LOOP; END \$\$" >/dev/null
 t1=$(date +%s.%N); c1=$(cpu $pid); p1=$(pgcpu)
+[ -n "${BENCH_PROFILE:-}" ] && pgprocs >"$WORK/procs1"
 ok=$(q "SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo tput-%' AND state = 'succeeded'")
 others=$(q "SELECT string_agg(state || '=' || n, ' ') FROM (SELECT state, count(*) n FROM airlock.executions WHERE command LIKE 'echo tput-%' AND state <> 'succeeded' GROUP BY 1) x")
 python3 - <<PY
@@ -113,6 +123,9 @@ PY
 if [ -n "${BENCH_PROFILE:-}" ]; then
 	q "SELECT pg_stat_force_next_flush()" >/dev/null 2>&1
 	sleep 1
+	echo "PostgreSQL CPU per execution, by process (ms):"
+	awk -F'\t' -v n=$N -v hz=$hz 'NR == FNR { a[$1] = $2; next }
+		{ d = $2 - a[$1]; if (d > 0) printf "%8.3f  %s\n", d * 1000.0 / hz / n, $3 }' "$WORK/procs0" "$WORK/procs1" | sort -rn
 	echo "PostgreSQL self time per execution, by function (ms; calls per execution):"
 	q "SELECT funcname, round((self_time / $N)::numeric, 3), round(calls::numeric / $N, 2)
 	   FROM pg_stat_user_functions ORDER BY self_time DESC LIMIT 15" | column -t -s'|'
