@@ -31,8 +31,10 @@
 #define JAIL_CHECKS_PER_ROUND 24
 /* The checks come after every probe of the round is recorded, and get what
  * is left of ROUND_TARGET_MS, at most JAIL_ROUND_MS; at least one check a
- * round, so that targets whose rounds are always slow are still checked. */
-#define ROUND_TARGET_MS 4000
+ * round, so that targets whose rounds are always slow are still checked.
+ * The target leaves room below 5 s for the one check that may start just
+ * before it passes, on a loaded node. */
+#define ROUND_TARGET_MS 3000
 #define JAIL_ROUND_MS   1500
 
 /* When each target's jail was last checked, by slug. */
@@ -42,17 +44,34 @@ struct jail_memo {
 	size_t n, cap;
 };
 
+/* Agents of one node that a round's batch could not decide, handed to the
+ * prober's qm lane: asked with qm there, recorded by the prober's thread
+ * once qm has answered. */
+struct qm_job {
+	struct qm_job *next;
+	char *name, *address, *user, *host_key; /* the node (transport_node) */
+	int port;
+	size_t n;
+	struct transport_probe *pr;
+	char **slug;
+	bool running, done;
+	int64_t ms; /* how long qm took */
+};
+
 struct prober {
 	char *conninfo;
 	struct transport *t;
 	int interval_s;
 	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_t lane;         /* runs the qm jobs */
+	pthread_mutex_t mu;     /* stopping, jobs */
+	pthread_cond_t cv;      /* the prober's thread: stop, or a job done */
+	pthread_cond_t lane_cv; /* the lane: stop, or a job queued */
 	bool stopping;
+	struct qm_job *jobs;       /* queued, running, or done and not recorded yet */
 	struct notifier *notifier; /* side-door alerts; NULL: none */
 	bool discover;             /* ask the nodes for the cluster's guests first */
-	struct jail_memo memo;     /* the thread's own */
+	struct jail_memo memo;     /* the prober thread's own */
 };
 
 static time_t *memo_slot(struct jail_memo *m, const char *slug, bool add)
@@ -95,23 +114,42 @@ static const char *name_of(const char *slug)
 	return c ? c + 1 : slug;
 }
 
-static void write_probe(struct store *db, const char *slug, cJSON *attrs, cJSON *checks)
+/* Adds one entity's record to a round's list (takes attrs and checks). */
+static void add_record(cJSON *records, const char *slug, cJSON *attrs, cJSON *checks)
 {
-	char lq2[512];
-	char lq[512];
-	char *a = cJSON_PrintUnformatted(attrs);
-	char *c = cJSON_PrintUnformatted(checks);
-	struct store_res *res =
-	    store_exec(db, "SELECT airlock.record_probe($1, $2::jsonb, $3::jsonb)", 3,
-	               (const char *const[]){slug, a, c});
+	cJSON *r = cJSON_CreateObject();
 
-	if (res == NULL)
-		log_msg(LOG_WARN, "evt=probe.record_failed slug=%s error=%s",
-		        log_quote(slug, lq2, sizeof(lq2)),
+	cJSON_AddStringToObject(r, "slug", slug);
+	cJSON_AddItemToObject(r, "attributes", attrs);
+	cJSON_AddItemToObject(r, "checks", checks);
+	cJSON_AddItemToArray(records, r);
+}
+
+/* Writes the records with one statement (airlock.record_probes). */
+static void write_records(struct store *db, const cJSON *records)
+{
+	char lq[512];
+	int n = cJSON_GetArraySize(records);
+	char *text;
+	struct store_res *res;
+
+	if (n == 0)
+		return;
+	text = cJSON_PrintUnformatted(records);
+	res = store_exec(db, "SELECT unnest(airlock.record_probes($1::jsonb))", 1,
+	                 (const char *const[]){text});
+	if (res == NULL) {
+		log_msg(LOG_WARN, "evt=probe.record_failed entities=%d error=%s", n,
 		        log_quote(store_errmsg(db), lq, sizeof(lq)));
+	} else {
+		for (int i = 0; i < store_nrows(res); i++)
+			log_msg(LOG_WARN,
+			        "evt=probe.record_failed slug=%s error=\"unknown entity: it was "
+			        "removed while the round ran\"",
+			        log_quote(store_get(res, i, 0), lq, sizeof(lq)));
+	}
 	store_clear(res);
-	free(a);
-	free(c);
+	free(text);
 }
 
 static cJSON *check_row(const char *name, bool ok, const char *detail)
@@ -165,6 +203,234 @@ static const char *probe_jail(struct transport *t, const struct transport_node *
 	return "none";
 }
 
+/* What a probe saw, as its entity's attributes and checks (a host's
+ * side-door checks are the caller's); detail: the check's text. */
+static void probe_facts(const struct transport_probe *pr, const char *detail, const char *now,
+                        cJSON *attrs, cJSON *checks)
+{
+	bool ok = pr->state == TRANSPORT_PROBE_OK;
+
+	if (pr->state == TRANSPORT_PROBE_UNREACHABLE) {
+		/* The node could not be asked: we know nothing new about the guest. */
+		if (pr->kind == TRANSPORT_PROBE_HOST)
+			cJSON_AddFalseToObject(attrs, "reachable");
+		cJSON_AddItemToArray(checks, check_row("ssh", false, detail));
+	} else if (pr->kind == TRANSPORT_PROBE_AGENT) {
+		const char *attr = transport_agent_attr(pr->state);
+		if (attr)
+			cJSON_AddStringToObject(attrs, "qemu_guest_agent", attr);
+		cJSON_AddItemToArray(checks, check_row("guest-agent", ok, detail));
+	} else if (pr->kind == TRANSPORT_PROBE_CT) {
+		if (pr->state == TRANSPORT_PROBE_OK || pr->state == TRANSPORT_PROBE_NOT_RUNNING)
+			cJSON_AddStringToObject(attrs, "container_status",
+			                        ok ? "running" : "stopped");
+		cJSON_AddItemToArray(checks, check_row("container", ok, detail));
+	} else {
+		cJSON_AddBoolToObject(attrs, "reachable", ok);
+		cJSON_AddItemToArray(checks, check_row("ssh", ok, detail));
+	}
+	cJSON_AddStringToObject(attrs, "health", ok ? "healthy" : "unhealthy");
+	cJSON_AddStringToObject(attrs, "last_probe", now);
+}
+
+static void probe_detail(const struct transport_probe *pr, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "%s%s%s", transport_probe_state_name(pr->state),
+	         pr->detail[0] ? ": " : "", pr->detail);
+}
+
+static void utc_now(char *now, size_t len)
+{
+	time_t tt = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(now, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---- the qm lane
+ *
+ * An agent the batch could not decide (its socket busy or silent, or no
+ * socket at all) is asked with qm, which waits its turn on the agent's
+ * socket and, for an agent that stays silent, gives up after its own 3 s.
+ * Waiting for that inside the round made a round with one hung agent 3 s
+ * longer.  With a prober thread, those agents are handed to its lane
+ * instead: one thread that asks them with qm (transport_probe, bounded by
+ * PROBE_TIMEOUT_MS) while the round goes on, after which the prober's
+ * thread records what qm said as soon as it is idle (or at the start of the
+ * next round).  Until then an agent handed to the lane is left out of every
+ * round (not asked, not recorded: its last record stands), so it is never
+ * asked twice at once and never recorded twice.  A round on the caller's
+ * thread (prober_round, --probe-once) has no lane and waits for qm. */
+
+static void job_free(struct qm_job *j)
+{
+	for (size_t i = 0; i < j->n; i++)
+		free(j->slug[i]);
+	free(j->slug);
+	free(j->pr);
+	free(j->name);
+	free(j->address);
+	free(j->user);
+	free(j->host_key);
+	free(j);
+}
+
+static struct transport_node job_node(const struct qm_job *j)
+{
+	struct transport_node node = {.name = j->name,
+	                              .address = j->address,
+	                              .port = j->port,
+	                              .user = j->user,
+	                              .host_key_sha256 = j->host_key};
+	return node;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+/* Queues a job for the lane (takes pr and slug). */
+static void lane_add(struct prober *p, const struct transport_node *node,
+                     struct transport_probe *pr, char **slug, size_t n)
+{
+	struct qm_job *j = xcalloc(1, sizeof(*j)), **tail;
+
+	j->name = xstrdup(node->name);
+	j->address = xstrdup(node->address);
+	j->user = dup_or_null(node->user);
+	j->host_key = dup_or_null(node->host_key_sha256);
+	j->port = node->port;
+	j->pr = pr;
+	j->slug = slug;
+	j->n = n;
+	pthread_mutex_lock(&p->mu);
+	for (tail = &p->jobs; *tail; tail = &(*tail)->next)
+		;
+	*tail = j;
+	pthread_cond_signal(&p->lane_cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void *lane_run(void *arg)
+{
+	struct prober *p = arg;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->stopping) {
+		struct qm_job *j = p->jobs;
+		while (j != NULL && (j->running || j->done))
+			j = j->next;
+		if (j == NULL) {
+			deadline_cond_wait(&p->lane_cv, &p->mu, deadline_now_ms() + 60000);
+			continue;
+		}
+		j->running = true;
+		pthread_mutex_unlock(&p->mu);
+		struct transport_node node = job_node(j);
+		int64_t t0 = deadline_now_ms();
+		transport_probe(p->t, &node, j->pr, j->n, PROBE_TIMEOUT_MS);
+		j->ms = deadline_now_ms() - t0;
+		pthread_mutex_lock(&p->mu);
+		j->done = true;
+		pthread_cond_broadcast(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+static bool lane_has_done(struct prober *p)
+{
+	for (const struct qm_job *j = p->jobs; j; j = j->next)
+		if (j->done)
+			return true;
+	return false;
+}
+
+/* Records the jobs the lane has finished, on db (NULL: a connection of its
+ * own).  On the prober's thread. */
+static void lane_record(struct prober *p, struct store *db)
+{
+	struct qm_job *done = NULL, **at, **tail = &done;
+	struct store *own = NULL;
+	char now[32], err[1024], lq[512];
+
+	pthread_mutex_lock(&p->mu);
+	for (at = &p->jobs; *at;) {
+		struct qm_job *j = *at;
+		if (!j->done) {
+			at = &j->next;
+			continue;
+		}
+		*at = j->next;
+		j->next = NULL;
+		*tail = j;
+		tail = &j->next;
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (done == NULL)
+		return;
+	if (db == NULL) {
+		own = db = store_open(p->conninfo, "airlockd-probe", err, sizeof(err));
+		if (db == NULL)
+			log_msg(LOG_WARN,
+			        "evt=probe.connect_failed error=%s note=\"what qm said is dropped; "
+			        "the next round asks again\"",
+			        log_quote(err, lq, sizeof(lq)));
+	}
+	utc_now(now, sizeof(now));
+	while (done != NULL) {
+		struct qm_job *j = done;
+		cJSON *records = cJSON_CreateArray();
+		int running = 0, not_running = 0;
+		done = j->next;
+		for (size_t i = 0; i < j->n; i++) {
+			char detail[320];
+			cJSON *attrs = cJSON_CreateObject(), *checks = cJSON_CreateArray();
+			bool ok = j->pr[i].state == TRANSPORT_PROBE_OK;
+			time_t *memo = ok ? NULL : memo_slot(&p->memo, j->slug[i], false);
+			if (memo)
+				*memo = 0; /* failed in between: check again once it is back */
+			running += ok;
+			not_running += j->pr[i].state == TRANSPORT_PROBE_NOT_RUNNING;
+			probe_detail(&j->pr[i], detail, sizeof(detail));
+			probe_facts(&j->pr[i], detail, now, attrs, checks);
+			add_record(records, j->slug[i], attrs, checks);
+		}
+		if (db != NULL)
+			write_records(db, records);
+		log_msg(LOG_INFO,
+		        "evt=probe.qm_done node=%s agents=%zu running=%d not_running=%d ms=%lld "
+		        "recorded=%s",
+		        j->name, j->n, running, not_running, (long long)j->ms,
+		        db != NULL ? "yes" : "no");
+		cJSON_Delete(records);
+		job_free(j);
+	}
+	store_close(own);
+}
+
+/* The slugs handed to the lane and not recorded yet, for a round. */
+static char **lane_pending(struct prober *p, size_t *n)
+{
+	char **out = NULL;
+	size_t k = 0, cap = 0;
+
+	pthread_mutex_lock(&p->mu);
+	for (const struct qm_job *j = p->jobs; j; j = j->next)
+		for (size_t i = 0; i < j->n; i++) {
+			if (k == cap) {
+				cap = cap ? 2 * cap : 16;
+				out = xrealloc(out, cap * sizeof(*out));
+			}
+			out[k++] = xstrdup(j->slug[i]);
+		}
+	pthread_mutex_unlock(&p->mu);
+	*n = k;
+	return out;
+}
+
 /* What one round saw, for `airlockd --probe-once`; out NULL: not reported. */
 struct round_report {
 	FILE *out;
@@ -173,6 +439,7 @@ struct round_report {
 
 /* One entity's outcome in this round (a row of the round's query). */
 struct seen {
+	bool skip;        /* not asked or not decided this round: its last record stands */
 	bool written;     /* its probe was recorded */
 	bool ok;          /* healthy */
 	char detail[320]; /* what the probe saw */
@@ -188,10 +455,22 @@ struct round {
 	struct seen *seen;     /* one per row of res */
 	struct jail_memo *memo;
 	struct notifier *nt;
+	struct prober *lane; /* hands undecided agents to the qm lane; NULL: waits for qm */
+	char **pending;      /* slugs the lane has, from an earlier round */
+	size_t npending;
+	cJSON *records; /* the round's records, written at once */
 	struct agentbatch_stats agents;
-	int written, busy, jails;
+	int written, busy, jails, qm_later, qm_waiting;
 	int64_t probe_ms, jail_ms;
 };
+
+static bool is_pending(const struct round *rd, const char *slug)
+{
+	for (size_t i = 0; i < rd->npending; i++)
+		if (strcmp(rd->pending[i], slug) == 0)
+			return true;
+	return false;
+}
 
 /* The row's node, as the transport wants it (borrows from res). */
 static struct transport_node node_of(struct store_res *res, int row)
@@ -208,15 +487,19 @@ static struct transport_node node_of(struct store_res *res, int row)
 
 /* Asks the node about its host and guests (rows [from, to) of the round's
  * query): containers with one pct list, guest agents with one batch, what
- * those cannot tell one qm/pct command each.  A guest airlock is running a
- * command on right now (busy) is not asked: its agent is the command's. */
+ * those cannot tell one qm/pct command each (agents in the lane, when the
+ * round has one).  A guest airlock is running a command on right now (busy)
+ * is not asked: its agent is the command's; nor is one the lane is still
+ * asking. */
 static void ask_node(struct transport *t, struct round *rd, const struct transport_node *node,
                      int from, int n, struct transport_probe *pr, bool *done)
 {
 	struct transport_probe *rest = xcalloc((size_t)n, sizeof(*rest));
+	struct transport_probe *later = NULL;
+	char **later_slug = NULL;
 	int *idx = xcalloc((size_t)n, sizeof(*idx));
 	bool *silent = xcalloc((size_t)n, sizeof(*silent));
-	size_t k = 0;
+	size_t k = 0, nl = 0;
 
 	for (int i = 0; i < n; i++) {
 		const char *type = store_get(rd->res, from + i, 2);
@@ -227,6 +510,11 @@ static void ask_node(struct transport *t, struct round *rd, const struct transpo
 		    store_isnull(rd->res, from + i, 3) ? 0 : atoi(store_get(rd->res, from + i, 3));
 		done[i] = strcmp(store_get(rd->res, from + i, 8), "t") == 0;
 		rd->busy += done[i];
+		if (!done[i] && is_pending(rd, store_get(rd->res, from + i, 0))) {
+			done[i] = true;
+			rd->qm_waiting++;
+		}
+		rd->seen[from + i].skip = done[i];
 	}
 	agentbatch_probe(t, node, pr, done, silent, (size_t)n, &rd->agents);
 	agentbatch_cts(t, node, pr, done, (size_t)n, PROBE_TIMEOUT_MS);
@@ -242,10 +530,25 @@ static void ask_node(struct transport *t, struct round *rd, const struct transpo
 			         "(its socket is busy or silent)");
 			done[i] = true;
 		}
-		if (!done[i]) {
-			idx[k] = i;
-			rest[k++] = pr[i];
+		if (done[i])
+			continue;
+		if (rd->lane != NULL && pr[i].kind == TRANSPORT_PROBE_AGENT) {
+			if (later == NULL) {
+				later = xcalloc((size_t)n, sizeof(*later));
+				later_slug = xcalloc((size_t)n, sizeof(*later_slug));
+			}
+			later_slug[nl] = xstrdup(store_get(rd->res, from + i, 0));
+			later[nl++] = pr[i];
+			done[i] = true;
+			rd->seen[from + i].skip = true;
+			continue;
 		}
+		idx[k] = i;
+		rest[k++] = pr[i];
+	}
+	if (nl > 0) {
+		rd->qm_later += (int)nl;
+		lane_add(rd->lane, node, later, later_slug, nl);
 	}
 	if (k > 0)
 		transport_probe(t, node, rest, k, PROBE_TIMEOUT_MS);
@@ -258,7 +561,8 @@ static void ask_node(struct transport *t, struct round *rd, const struct transpo
 	free(silent);
 }
 
-/* Probes one node's host and guests and records what was seen. */
+/* Probes one node's host and guests and adds what was seen to the round's
+ * records. */
 static void probe_node(struct store *db, struct transport *t, struct round *rd, int from, int to,
                        const char *now)
 {
@@ -271,9 +575,8 @@ static void probe_node(struct store *db, struct transport *t, struct round *rd, 
 	for (int i = 0; i < n; i++) {
 		const char *slug = store_get(rd->res, from + i, 0);
 		struct seen *sn = &rd->seen[from + i];
-		bool busy = strcmp(store_get(rd->res, from + i, 8), "t") == 0;
-		if (busy)
-			continue; /* nothing new is known: the last record stands */
+		if (sn->skip)
+			continue; /* nothing new is known (yet): the last record stands */
 		cJSON *attrs = cJSON_CreateObject(), *checks = cJSON_CreateArray();
 		bool ok = pr[i].state == TRANSPORT_PROBE_OK;
 		if (!ok && rd->memo) {
@@ -286,38 +589,14 @@ static void probe_node(struct store *db, struct transport *t, struct round *rd, 
 		sn->type = pr[i].kind == TRANSPORT_PROBE_AGENT ? TARGET_VM
 		           : pr[i].kind == TRANSPORT_PROBE_CT  ? TARGET_LXC
 		                                               : TARGET_PROXMOX_HOST;
-		snprintf(sn->detail, sizeof(sn->detail), "%s%s%s",
-		         transport_probe_state_name(pr[i].state), pr[i].detail[0] ? ": " : "",
-		         pr[i].detail);
-		if (pr[i].state == TRANSPORT_PROBE_UNREACHABLE) {
-			/* The node could not be asked: we know nothing new about the guest. */
-			if (pr[i].kind == TRANSPORT_PROBE_HOST)
-				cJSON_AddFalseToObject(attrs, "reachable");
-			cJSON_AddItemToArray(checks, check_row("ssh", false, sn->detail));
-		} else if (pr[i].kind == TRANSPORT_PROBE_AGENT) {
-			const char *attr = transport_agent_attr(pr[i].state);
-			if (attr)
-				cJSON_AddStringToObject(attrs, "qemu_guest_agent", attr);
-			cJSON_AddItemToArray(checks, check_row("guest-agent", ok, sn->detail));
-		} else if (pr[i].kind == TRANSPORT_PROBE_CT) {
-			if (pr[i].state == TRANSPORT_PROBE_OK ||
-			    pr[i].state == TRANSPORT_PROBE_NOT_RUNNING)
-				cJSON_AddStringToObject(attrs, "container_status",
-				                        ok ? "running" : "stopped");
-			cJSON_AddItemToArray(checks, check_row("container", ok, sn->detail));
-		} else {
-			cJSON_AddBoolToObject(attrs, "reachable", ok);
-			cJSON_AddItemToArray(checks, check_row("ssh", ok, sn->detail));
-			if (ok) /* what went around the gate on this node (bypass.h) */
-				bypass_checks(db, t, &node, slug, rd->nt, checks);
-		}
-		cJSON_AddStringToObject(attrs, "health", ok ? "healthy" : "unhealthy");
-		cJSON_AddStringToObject(attrs, "last_probe", now);
-		write_probe(db, slug, attrs, checks);
+		probe_detail(&pr[i], sn->detail, sizeof(sn->detail));
+		probe_facts(&pr[i], sn->detail, now, attrs, checks);
+		if (ok && pr[i].kind == TRANSPORT_PROBE_HOST)
+			/* what went around the gate on this node (bypass.h) */
+			bypass_checks(db, t, &node, slug, rd->nt, checks);
+		add_record(rd->records, slug, attrs, checks);
 		sn->written = true;
 		rd->written++;
-		cJSON_Delete(attrs);
-		cJSON_Delete(checks);
 	}
 	free(pr);
 	free(done);
@@ -326,13 +605,14 @@ static void probe_node(struct store *db, struct transport *t, struct round *rd, 
 /* The read-only jail checks due this round, after every probe is recorded,
  * within the budget above (the round began at round_t0), so that hundreds
  * of new targets are checked over the rounds that follow instead of holding
- * up the one that found them. */
+ * up the one that found them.  Their records are written together. */
 static void check_jails(struct store *db, struct transport *t, struct round *rd, time_t tt,
                         int64_t round_t0)
 {
 	int64_t t0 = deadline_now_ms();
 	int64_t left = ROUND_TARGET_MS - (t0 - round_t0);
 	int64_t budget = left < 0 ? 0 : left > JAIL_ROUND_MS ? JAIL_ROUND_MS : left;
+	cJSON *records = cJSON_CreateArray();
 
 	for (int row = 0; row < store_nrows(rd->res); row++) {
 		struct seen *sn = &rd->seen[row];
@@ -355,10 +635,10 @@ static void check_jails(struct store *db, struct transport *t, struct round *rd,
 		cJSON_AddStringToObject(attrs, "confinement", sn->jail);
 		cJSON_AddItemToArray(checks, check_row("confinement", strcmp(sn->jail, "full") == 0,
 		                                       sn->jail_detail));
-		write_probe(db, slug, attrs, checks);
-		cJSON_Delete(attrs);
-		cJSON_Delete(checks);
+		add_record(records, slug, attrs, checks);
 	}
+	write_records(db, records);
+	cJSON_Delete(records);
 	rd->jail_ms = deadline_now_ms() - t0;
 }
 
@@ -376,25 +656,32 @@ static void report(const struct round *rd, struct round_report *rep)
 	}
 }
 
+/* One round.  lane: the prober whose qm lane asks the agents the batch
+ * could not decide, and whose memo of jail checks is used (NULL: qm is
+ * waited for, no memo). */
 static int round_with(const char *conninfo, struct transport *t, struct notifier *nt, bool discover,
-                      struct jail_memo *memo, struct round_report *rep)
+                      struct prober *lane, struct round_report *rep)
 {
-	int64_t t0 = deadline_now_ms(), t1;
+	int64_t t0 = deadline_now_ms(), t1, t2;
 	char lq[512];
 	char err[1024];
 	char now[32];
 	time_t tt = time(NULL);
-	struct tm tm;
 	struct store *db = store_open(conninfo, "airlockd-probe", err, sizeof(err));
-	struct round rd = {.memo = memo, .nt = nt};
+	struct round rd = {.memo = lane ? &lane->memo : NULL, .nt = nt, .lane = lane};
 
 	if (db == NULL) {
 		log_msg(LOG_WARN, "evt=probe.connect_failed error=%s",
 		        log_quote(err, lq, sizeof(lq)));
 		return -1;
 	}
-	gmtime_r(&tt, &tm);
-	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	utc_now(now, sizeof(now));
+	if (lane != NULL) {
+		/* What the lane found since: recorded before the round reads the
+		 * estate; what it is still asking is left out of this round. */
+		lane_record(lane, db);
+		rd.pending = lane_pending(lane, &rd.npending);
+	}
 	/* The estate first: the probes below then ask each guest's node as
 	 * discovery found it (a migrated VM is probed where it runs now), and
 	 * a guest that is gone is not probed. */
@@ -415,10 +702,14 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
 	if (rd.res == NULL) {
 		log_msg(LOG_WARN, "evt=probe.read_failed error=%s",
 		        log_quote(store_errmsg(db), lq, sizeof(lq)));
+		for (size_t i = 0; i < rd.npending; i++)
+			free(rd.pending[i]);
+		free(rd.pending);
 		store_close(db);
 		return -1;
 	}
 	rd.seen = xcalloc((size_t)store_nrows(rd.res) + 1, sizeof(*rd.seen));
+	rd.records = cJSON_CreateArray();
 	for (int from = 0, i = 1; from < store_nrows(rd.res); i++) {
 		if (i < store_nrows(rd.res) &&
 		    strcmp(store_get(rd.res, i, 1), store_get(rd.res, from, 1)) == 0)
@@ -426,16 +717,24 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
 		probe_node(db, t, &rd, from, i, now);
 		from = i;
 	}
+	t2 = deadline_now_ms();
+	write_records(db, rd.records);
 	rd.probe_ms = deadline_now_ms() - t1;
 	check_jails(db, t, &rd, tt, t0);
 	if (rep != NULL)
 		report(&rd, rep);
 	log_msg(LOG_INFO,
 	        "evt=probe.round entities=%d busy=%d agents=%d answered=%d agents_busy=%d "
-	        "agents_silent=%d jails=%d ms=%lld discover_ms=%lld probe_ms=%lld jail_ms=%lld",
+	        "agents_silent=%d jails=%d ms=%lld discover_ms=%lld probe_ms=%lld jail_ms=%lld "
+	        "record_ms=%lld qm_later=%d qm_waiting=%d",
 	        rd.written, rd.busy, rd.agents.asked, rd.agents.answered, rd.agents.busy,
 	        rd.agents.silent, rd.jails, (long long)(deadline_now_ms() - t0),
-	        (long long)(t1 - t0), (long long)rd.probe_ms, (long long)rd.jail_ms);
+	        (long long)(t1 - t0), (long long)rd.probe_ms, (long long)rd.jail_ms,
+	        (long long)(t1 + rd.probe_ms - t2), rd.qm_later, rd.qm_waiting);
+	for (size_t i = 0; i < rd.npending; i++)
+		free(rd.pending[i]);
+	free(rd.pending);
+	cJSON_Delete(rd.records);
 	free(rd.seen);
 	store_clear(rd.res);
 	store_close(db);
@@ -463,12 +762,21 @@ static void *run(void *arg)
 	pthread_mutex_lock(&p->mu);
 	while (!p->stopping) {
 		pthread_mutex_unlock(&p->mu);
-		round_with(p->conninfo, p->t, p->notifier, p->discover, &p->memo, NULL);
+		round_with(p->conninfo, p->t, p->notifier, p->discover, p, NULL);
 		pthread_mutex_lock(&p->mu);
 		int64_t until = deadline_now_ms() + (int64_t)p->interval_s * 1000;
-		while (!p->stopping)
+		while (!p->stopping) {
+			if (lane_has_done(p)) {
+				/* qm answered for agents of an earlier round: recorded now,
+				 * not at the next round. */
+				pthread_mutex_unlock(&p->mu);
+				lane_record(p, NULL);
+				pthread_mutex_lock(&p->mu);
+				continue;
+			}
 			if (deadline_cond_wait(&p->cv, &p->mu, until) != 0)
 				break;
+		}
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
@@ -492,6 +800,9 @@ struct prober *prober_new_alerting(const char *conninfo, struct transport *t, in
 	p->interval_s = interval_s;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
+	pthread_cond_init(&p->lane_cv, NULL);
+	if (pthread_create(&p->lane, NULL, lane_run, p) != 0)
+		fatal("evt=probe.thread_failed");
 	if (pthread_create(&p->thread, NULL, run, p) != 0)
 		fatal("evt=probe.thread_failed");
 	return p;
@@ -504,8 +815,18 @@ void prober_free(struct prober *p)
 	pthread_mutex_lock(&p->mu);
 	p->stopping = true;
 	pthread_cond_broadcast(&p->cv);
+	pthread_cond_broadcast(&p->lane_cv);
 	pthread_mutex_unlock(&p->mu);
 	pthread_join(p->thread, NULL);
+	/* The lane ends its job in hand (bounded by PROBE_TIMEOUT_MS) and starts
+	 * no other; what it found is not recorded. */
+	pthread_join(p->lane, NULL);
+	while (p->jobs != NULL) {
+		struct qm_job *j = p->jobs;
+		p->jobs = j->next;
+		job_free(j);
+	}
+	pthread_cond_destroy(&p->lane_cv);
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);
 	memo_free(&p->memo);

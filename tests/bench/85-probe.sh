@@ -9,7 +9,12 @@
 # and the steady rounds once every jail was tried (discovery, one batched
 # agent probe and one pct list for the node, the host's checks and one
 # record per entity).
+# Agents the batch could not decide (the rig's hung agent, the VM without
+# one) are asked with qm off the round, by the prober's qm lane: its
+# evt=probe.qm_done lines say how long qm took, and when what it said was
+# recorded.
 #   PROBE_BENCH_GUESTS  cheap VMs (default 500)
+#   PROBE_BENCH_LOG     a file to keep the daemon's log in
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 [ "${AIRLOCK_PGTMP:-}" ] || exec scripts/pgtmp --quiet -- tests/rig/rigctl run -- "$0" "$@"
@@ -42,6 +47,7 @@ for _ in $(seq 1 1800); do
 done
 kill -TERM "$DPID"
 wait "$DPID" 2>/dev/null
+[ -n "${PROBE_BENCH_LOG:-}" ] && cp "$WORK/bench.log" "$PROBE_BENCH_LOG"
 grep 'evt=probe.round ' "$WORK/bench.log" >"$WORK/rounds"
 [ "$(grep -c ' jails=0 ' "$WORK/rounds")" -ge 3 ] || { echo "85-probe: no steady rounds"; tail "$WORK/bench.log"; exit 1; }
 entities=$(q "SELECT count(*) FROM airlock.entities")
@@ -62,3 +68,7 @@ done
 echo "  where the time went (the daemon's own lines: round 1, then the last steady one):"
 sed -n '1p;$p' "$WORK/rounds" | sed -E 's/^level=info evt=probe.round /    /'
 grep -E 'evt=discover.round' "$WORK/bench.log" | sed -n '1p;$p' | sed 's/^/  /'
+echo "  qm off the round (the lane), the first time and the last:"
+grep 'evt=probe.qm_done ' "$WORK/bench.log" | sed -n '1p;$p' | sed -E 's/^level=info evt=probe.qm_done /    /'
+zima=$(q "SELECT slug || ' ' || coalesce(attributes->>'qemu_guest_agent', '-') FROM airlock.entities WHERE type = 'vm' AND vmid = 103")
+echo "  the hung agent (VM 103) recorded: $zima"

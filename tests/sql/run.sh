@@ -204,6 +204,7 @@ pgtap() { # pgtap FILE DB
 	[ "$nok" -eq 0 ] && [ "$okc" -gt 0 ] && T_PASS=$((T_PASS + okc - 1))
 }
 pgtap tests/sql/api.sql api
+pgtap tests/sql/probes.sql probes
 pgtap tests/sql/gate.sql gate
 pgtap tests/sql/queue.sql queue
 pgtap tests/sql/onecall.sql onecall
