@@ -5,11 +5,14 @@
  * Every interval it reads the estate, asks each node about all its guests
  * over the node's one SSH session (guest agents in one batch and containers
  * with one pct list: agentbatch.h; what those cannot tell through
- * transport_probe), and writes what it saw through airlock.record_probe(),
- * so the pre-flight in airlock.run() works on fresh facts.  A VM airlock is
- * running a command or recovery on is left out of the round: its agent
- * serves that command.  Read-only jail checks follow, within what is left
- * of the round's time. */
+ * transport_probe), and writes what it saw with one airlock.record_probes()
+ * call, so the pre-flight in airlock.run() works on fresh facts.  A VM
+ * airlock is running a command or recovery on is left out of the round: its
+ * agent serves that command.  Agents the batch could not decide are asked
+ * with qm by a second thread, the qm lane, while the round goes on (qm waits
+ * 3 s for a silent agent); the prober's thread records qm's answers when
+ * idle, and leaves those agents out of its rounds until then.  Read-only
+ * jail checks follow, within what is left of the round's time. */
 #ifndef AIRLOCK_WORKER_PROBE_H
 #define AIRLOCK_WORKER_PROBE_H
 
@@ -29,13 +32,16 @@ struct prober *prober_new(const char *conninfo, struct transport *t, int interva
  * discovery of the cluster's guests (discover.h). */
 struct prober *prober_new_alerting(const char *conninfo, struct transport *t, int interval_s,
                                    struct notifier *n, bool discover);
-/* One round now, on the caller's thread (tests, benches).  Returns the
- * number of entities written, -1 when the database failed. */
+/* One round now, on the caller's thread (tests, benches), waiting for qm
+ * (no lane).  Returns the number of entities written, -1 when the database
+ * failed. */
 int prober_round(const char *conninfo, struct transport *t, bool discover);
 /* One round without discovery, printing one line per entity to out (slug,
  * health, confinement, what the probe saw); *unhealthy gets how many were
  * not healthy.  For `airlockd --probe-once`. */
 int prober_round_report(const char *conninfo, struct transport *t, FILE *out, int *unhealthy);
-void prober_free(struct prober *p); /* stops the thread; NULL is a no-op */
+/* Stops the threads (the lane ends the qm job in hand, bounded by the probe
+ * timeout, and what it found is not recorded); NULL is a no-op. */
+void prober_free(struct prober *p);
 
 #endif
