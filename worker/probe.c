@@ -30,18 +30,22 @@
  * confined (or refused) at its execution as always. */
 #define JAIL_CHECKS_PER_ROUND 24
 /* The checks come after every probe of the round is recorded, and get what
- * is left of ROUND_TARGET_MS, at most JAIL_ROUND_MS; at least one check a
- * round, so that targets whose rounds are always slow are still checked.
- * The target leaves room below 5 s for the one check that may start just
- * before it passes, on a loaded node. */
-#define ROUND_TARGET_MS 3000
-#define JAIL_ROUND_MS   1500
+ * is left of ROUND_TARGET_MS, at most JAIL_ROUND_MS.  The target leaves room
+ * below 5 s for the one check that may start just before it passes, on a
+ * loaded node.  A round already past its target checks none, except that
+ * one check is made when JAIL_STARVED_ROUNDS rounds in a row checked none
+ * while checks were due, so that targets whose rounds are always slow are
+ * still checked. */
+#define ROUND_TARGET_MS     3000
+#define JAIL_ROUND_MS       1500
+#define JAIL_STARVED_ROUNDS 3
 
 /* When each target's jail was last checked, by slug. */
 struct jail_memo {
 	char **slug;
 	time_t *at;
 	size_t n, cap;
+	int starved; /* rounds in a row that checked none while checks were due */
 };
 
 /* Agents of one node that a round's batch could not decide, handed to the
@@ -613,15 +617,21 @@ static void check_jails(struct store *db, struct transport *t, struct round *rd,
 	int64_t left = ROUND_TARGET_MS - (t0 - round_t0);
 	int64_t budget = left < 0 ? 0 : left > JAIL_ROUND_MS ? JAIL_ROUND_MS : left;
 	cJSON *records = cJSON_CreateArray();
+	bool due = false; /* a check was due and not made */
 
 	for (int row = 0; row < store_nrows(rd->res); row++) {
 		struct seen *sn = &rd->seen[row];
 		const char *slug = store_get(rd->res, row, 0);
 		if (!sn->written || !sn->ok || !jail_due(rd->memo, slug, tt))
 			continue;
+		/* Without a memo (one round on demand) the first check is always
+		 * made; with one, only within the budget or when starved. */
+		bool first_anyway = rd->memo == NULL || rd->memo->starved >= JAIL_STARVED_ROUNDS;
 		if (rd->jails >= JAIL_CHECKS_PER_ROUND ||
-		    (rd->jails > 0 && deadline_now_ms() - t0 >= budget))
+		    ((rd->jails > 0 || !first_anyway) && deadline_now_ms() - t0 >= budget)) {
+			due = true;
 			break;
+		}
 		struct transport_node node = node_of(rd->res, row);
 		rd->jails++;
 		sn->jail = probe_jail(t, &node, sn->type, sn->vmid, sn->jail_detail,
@@ -637,6 +647,8 @@ static void check_jails(struct store *db, struct transport *t, struct round *rd,
 		                                       sn->jail_detail));
 		add_record(records, slug, attrs, checks);
 	}
+	if (rd->memo)
+		rd->memo->starved = rd->jails == 0 && due ? rd->memo->starved + 1 : 0;
 	write_records(db, records);
 	cJSON_Delete(records);
 	rd->jail_ms = deadline_now_ms() - t0;
