@@ -30,9 +30,10 @@
  * confined (or refused) at its execution as always. */
 #define JAIL_CHECKS_PER_ROUND 24
 /* The checks come after every probe of the round is recorded, and get what
- * is left of ROUND_TARGET_MS, at most JAIL_ROUND_MS.  The target leaves room
- * below 5 s for the one check that may start just before it passes, on a
- * loaded node.  A round already past its target checks none, except that
+ * is left of ROUND_TARGET_MS, at most JAIL_ROUND_MS; a check starts only
+ * when one as long as the longest of the round so far still fits.  The
+ * target leaves room below 5 s for a check that takes longer than those
+ * before it, on a loaded node.  A round already past its target checks none, except that
  * one check is made when JAIL_STARVED_ROUNDS rounds in a row checked none
  * while checks were due, so that targets whose rounds are always slow are
  * still checked. */
@@ -617,7 +618,8 @@ static void check_jails(struct store *db, struct transport *t, struct round *rd,
 	int64_t left = ROUND_TARGET_MS - (t0 - round_t0);
 	int64_t budget = left < 0 ? 0 : left > JAIL_ROUND_MS ? JAIL_ROUND_MS : left;
 	cJSON *records = cJSON_CreateArray();
-	bool due = false; /* a check was due and not made */
+	bool due = false;    /* a check was due and not made */
+	int64_t longest = 0; /* the longest check of this round so far */
 
 	for (int row = 0; row < store_nrows(rd->res); row++) {
 		struct seen *sn = &rd->seen[row];
@@ -627,15 +629,22 @@ static void check_jails(struct store *db, struct transport *t, struct round *rd,
 		/* Without a memo (one round on demand) the first check is always
 		 * made; with one, only within the budget or when starved. */
 		bool first_anyway = rd->memo == NULL || rd->memo->starved >= JAIL_STARVED_ROUNDS;
+		/* A check starts only if one as long as the longest so far still
+		 * fits in the budget: a check is two commands in the target, which
+		 * on a loaded node may take a second or more. */
 		if (rd->jails >= JAIL_CHECKS_PER_ROUND ||
-		    ((rd->jails > 0 || !first_anyway) && deadline_now_ms() - t0 >= budget)) {
+		    ((rd->jails > 0 || !first_anyway) &&
+		     deadline_now_ms() - t0 + longest >= budget)) {
 			due = true;
 			break;
 		}
 		struct transport_node node = node_of(rd->res, row);
 		rd->jails++;
+		int64_t c0 = deadline_now_ms();
 		sn->jail = probe_jail(t, &node, sn->type, sn->vmid, sn->jail_detail,
 		                      sizeof(sn->jail_detail));
+		if (deadline_now_ms() - c0 > longest)
+			longest = deadline_now_ms() - c0;
 		if (rd->memo)
 			*memo_slot(rd->memo, slug, true) =
 			    sn->jail ? tt : tt - JAIL_RECHECK_S + JAIL_RETRY_S;
@@ -732,6 +741,8 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
 	t2 = deadline_now_ms();
 	write_records(db, rd.records);
 	rd.probe_ms = deadline_now_ms() - t1;
+	if (lane != NULL)
+		lane_record(lane, db); /* what qm said meanwhile, before the jail checks */
 	check_jails(db, t, &rd, tt, t0);
 	if (rep != NULL)
 		report(&rd, rep);
