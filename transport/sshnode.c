@@ -37,21 +37,35 @@ enum phase {
 	PH_DONE,
 };
 
+/* A caller of sshnode_run, waiting for its operations (on its own stack). */
+struct sshnode_wait {
+	pthread_cond_t cv; /* signalled once, when left reaches 0 */
+	size_t left;       /* its operations not yet done (under the node's mu) */
+};
+
 struct sshnode {
 	char *name, *address, *user, *pinned, *private_key, *public_key, *known_hosts;
 	int port, connect_timeout_ms, keepalive_s, max_channels;
 
 	pthread_t thread;
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
 	struct sshop *queue;     /* handed over, not yet taken by the thread (under mu) */
 	bool stopping;           /* under mu */
 	int wake[2];             /* a byte here wakes the thread */
+	bool polling;            /* under mu: the thread sleeps (or is about to) in poll() */
+	bool woken;              /* under mu: a byte is on its way through wake[] */
+	int up_fd;               /* under mu: the authenticated session's socket; -1 when none */
 	struct sshnode_stats st; /* under mu */
 
 	/* owned by the thread */
 	LIBSSH2_SESSION *s;
 	int fd;
+	/* recv() said EAGAIN since the socket was last polled: libssh2's
+	 * further reads in this pass are answered EAGAIN without asking the
+	 * kernel (each channel call reads the socket until it is dry).  Only
+	 * in non-blocking mode (rx_gate): a blocking libssh2 call polls and
+	 * reads again itself, and must reach the kernel. */
+	bool rx_gate, rx_dry;
 	int64_t last_rx_ms;
 	struct sshop *active;
 	int nchannels;
@@ -85,14 +99,22 @@ static int signal_number(const char *name)
 	return -1;
 }
 
-/* libssh2's own recv, plus: remember when the peer last sent anything. */
+/* libssh2's own recv, plus: remember when the peer last sent anything, and
+ * do not ask the kernel again for bytes it just said it does not have. */
 static LIBSSH2_RECV_FUNC(recv_cb)
 {
 	struct sshnode *n = *abstract;
-	ssize_t rc = recv(socket, buffer, length, flags);
+	ssize_t rc;
 
-	if (rc < 0)
-		return -errno;
+	if (n->rx_gate && n->rx_dry)
+		return -EAGAIN;
+	rc = recv(socket, buffer, length, flags);
+	if (rc < 0) {
+		int e = errno;
+		if ((e == EAGAIN || e == EWOULDBLOCK) && n->rx_gate)
+			n->rx_dry = true;
+		return -e;
+	}
 	if (rc > 0)
 		n->last_rx_ms = deadline_now_ms();
 	return rc;
@@ -204,6 +226,11 @@ static int tcp_connect(struct sshnode *n, char *err, size_t errlen)
 
 static void session_drop(struct sshnode *n)
 {
+	n->rx_gate = false;
+	n->rx_dry = false;
+	pthread_mutex_lock(&n->mu);
+	n->up_fd = -1; /* before the close: sshnode_up polls it under mu */
+	pthread_mutex_unlock(&n->mu);
 	if (n->s) {
 		/* Blocking, briefly: a non-blocking free may stop half way (EAGAIN)
 		 * and leak the session; a dead socket fails at once. */
@@ -273,9 +300,12 @@ static int node_connect(struct sshnode *n, enum sshop_error *kind, char *err, si
 	}
 	libssh2_keepalive_config(n->s, 1, (unsigned)n->keepalive_s);
 	libssh2_session_set_blocking(n->s, 0);
+	n->rx_gate = true;
+	n->rx_dry = false;
 	n->last_rx_ms = deadline_now_ms();
 	pthread_mutex_lock(&n->mu);
 	n->st.sessions_opened++;
+	n->up_fd = n->fd;
 	pthread_mutex_unlock(&n->mu);
 	log_msg(LOG_INFO, "node=%s evt=ssh.connected addr=%s port=%d ms=%lld", n->name, n->address,
 	        n->port, (long long)(deadline_now_ms() - t0));
@@ -402,14 +432,19 @@ static void collect_status(struct sshnode *n, struct sshop *op)
 	}
 }
 
-/* Has the peer closed the session's connection (FIN or reset)?  Seen
- * without reading it: bytes may wait unread on an idle session. */
+/* Has the peer closed the connection on fd (FIN or reset)?  Seen without
+ * reading it: bytes may wait unread on an idle session. */
+static bool fd_peer_closed(int fd)
+{
+	struct pollfd pfd = {fd, POLLIN | POLLRDHUP, 0};
+
+	return fd < 0 ||
+	       (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0);
+}
+
 static bool peer_closed(struct sshnode *n)
 {
-	struct pollfd pfd = {n->fd, POLLIN | POLLRDHUP, 0};
-
-	return n->fd < 0 ||
-	       (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0);
+	return fd_peer_closed(n->fd);
 }
 
 /* Advances op as far as it goes without blocking; 1 if anything happened. */
@@ -593,10 +628,11 @@ static void take_queue(struct sshnode *n, bool *stopping)
 	pthread_mutex_unlock(&n->mu);
 }
 
+/* Hands finished operations back; a caller is woken once, when the last of
+ * its operations is done (never for another caller's). */
 static void report_done(struct sshnode *n)
 {
 	struct sshop **pp = &n->active;
-	bool any = false;
 
 	pthread_mutex_lock(&n->mu);
 	while (*pp) {
@@ -614,13 +650,12 @@ static void report_done(struct sshnode *n)
 			op->next = NULL;
 			op->end_ms = deadline_now_ms();
 			op->done = true;
-			any = true;
+			if (--op->waiter->left == 0)
+				pthread_cond_signal(&op->waiter->cv);
 		} else {
 			pp = &op->next;
 		}
 	}
-	if (any)
-		pthread_cond_broadcast(&n->cv);
 	pthread_mutex_unlock(&n->mu);
 }
 
@@ -647,11 +682,14 @@ static void connect_if_needed(struct sshnode *n)
 	}
 }
 
-/* Blocks until the socket or the wake pipe is ready, or about 100 ms. */
+/* Blocks until the socket or the wake pipe is ready, or about 100 ms (1 s
+ * when idle).  Not at all when work was handed over meanwhile.  Callers
+ * write to the pipe only while the thread is here, once. */
 static void wait_io(struct sshnode *n)
 {
 	struct pollfd pfd[2] = {{n->wake[0], POLLIN, 0}, {-1, 0, 0}};
 	int timeout = 100;
+	bool woken;
 
 	if (n->s && n->active) {
 		int dir = libssh2_session_block_directions(n->s);
@@ -662,11 +700,44 @@ static void wait_io(struct sshnode *n)
 	}
 	if (n->active == NULL)
 		timeout = 1000;
-	if (poll(pfd, 2, timeout) > 0 && (pfd[0].revents & POLLIN)) {
-		char drainbuf[64];
-		while (read(n->wake[0], drainbuf, sizeof(drainbuf)) > 0)
-			;
+	pthread_mutex_lock(&n->mu);
+	if (n->queue != NULL || n->stopping) {
+		pthread_mutex_unlock(&n->mu);
+		return;
 	}
+	n->polling = true;
+	pthread_mutex_unlock(&n->mu);
+	poll(pfd, 2, timeout);
+	pthread_mutex_lock(&n->mu);
+	n->polling = false;
+	woken = n->woken;
+	n->woken = false;
+	pthread_mutex_unlock(&n->mu);
+	/* Bytes may have come since the last EAGAIN: read the socket again,
+	 * unless poll() just saw it without any. */
+	if (pfd[1].fd < 0 || pfd[1].revents != 0)
+		n->rx_dry = false;
+	if (woken || (pfd[0].revents & POLLIN)) {
+		char drainbuf[64];
+		if (read(n->wake[0], drainbuf, sizeof(drainbuf)) < 0 && errno != EAGAIN)
+			log_msg(LOG_WARN, "node=%s evt=ssh.wake_failed err=%d", n->name, errno);
+	}
+}
+
+/* Makes the thread look at its queue: a byte through the pipe when it
+ * sleeps in poll() and none is on its way yet.  Called with n->mu held. */
+static bool wake_needed(struct sshnode *n)
+{
+	if (!n->polling || n->woken)
+		return false;
+	n->woken = true;
+	return true;
+}
+
+static void wake_thread(struct sshnode *n)
+{
+	if (write(n->wake[1], "x", 1) < 0 && errno != EAGAIN)
+		log_msg(LOG_WARN, "node=%s evt=ssh.wake_failed err=%d", n->name, errno);
 }
 
 static bool outbound_pending(struct sshnode *n)
@@ -735,7 +806,6 @@ static void *node_main(void *arg)
 			if (n->fatal)
 				session_lost(n, n->fatal_msg);
 		} while (progress && n->s);
-		report_done(n);
 		keepalive(n, deadline_now_ms());
 		report_done(n);
 		wait_io(n);
@@ -762,8 +832,8 @@ struct sshnode *sshnode_new(const struct sshnode_params *p)
 	n->keepalive_s = p->keepalive_s;
 	n->max_channels = p->max_channels;
 	n->fd = -1;
+	n->up_fd = -1;
 	pthread_mutex_init(&n->mu, NULL);
-	pthread_cond_init(&n->cv, NULL);
 	if (pipe2(n->wake, O_CLOEXEC | O_NONBLOCK) != 0)
 		fatal("pipe2: %s", strerror(errno));
 	if (pthread_create(&n->thread, NULL, node_main, n) != 0)
@@ -774,10 +844,13 @@ struct sshnode *sshnode_new(const struct sshnode_params *p)
 void sshnode_run(struct sshnode *n, struct sshop **ops, size_t count)
 {
 	int64_t now = deadline_now_ms();
-	size_t left;
-
+	struct sshnode_wait w = {.left = count};
 	struct sshop **tail;
+	bool wake;
 
+	if (count == 0)
+		return;
+	pthread_cond_init(&w.cv, NULL);
 	pthread_mutex_lock(&n->mu);
 	tail = &n->queue;
 	while (*tail)
@@ -797,25 +870,32 @@ void sshnode_run(struct sshnode *n, struct sshop **ops, size_t count)
 		op->start_ms = now;
 		buf_init(&op->out, op->out_cap);
 		buf_init(&op->err, op->err_cap);
+		op->waiter = &w;
 		op->next = NULL;
 		*tail = op;
 		tail = &op->next;
 	}
+	wake = wake_needed(n);
 	pthread_mutex_unlock(&n->mu);
-	if (write(n->wake[1], "x", 1) < 0 && errno != EAGAIN)
-		log_msg(LOG_WARN, "node=%s evt=ssh.wake_failed err=%d", n->name, errno);
+	if (wake)
+		wake_thread(n);
 	pthread_mutex_lock(&n->mu);
-	for (;;) {
-		left = 0;
-		for (size_t i = 0; i < count; i++)
-			left += !ops[i]->done;
-		if (left == 0)
-			break;
-		/* The thread bounds every operation by its deadline; the timed
-		 * wait only keeps this loop honest. */
-		deadline_cond_wait(&n->cv, &n->mu, deadline_now_ms() + 1000);
-	}
+	/* The thread bounds every operation by its deadline and signals once
+	 * all of these are done; the timed wait only keeps this loop honest. */
+	while (w.left > 0)
+		deadline_cond_wait(&w.cv, &n->mu, deadline_now_ms() + 1000);
 	pthread_mutex_unlock(&n->mu);
+	pthread_cond_destroy(&w.cv);
+}
+
+bool sshnode_up(struct sshnode *n)
+{
+	bool up;
+
+	pthread_mutex_lock(&n->mu);
+	up = n->up_fd >= 0 && !fd_peer_closed(n->up_fd);
+	pthread_mutex_unlock(&n->mu);
+	return up;
 }
 
 void sshnode_stats(struct sshnode *n, struct sshnode_stats *out)
@@ -832,13 +912,11 @@ void sshnode_free(struct sshnode *n)
 	pthread_mutex_lock(&n->mu);
 	n->stopping = true;
 	pthread_mutex_unlock(&n->mu);
-	if (write(n->wake[1], "x", 1) < 0 && errno != EAGAIN)
-		log_msg(LOG_WARN, "node=%s evt=ssh.wake_failed err=%d", n->name, errno);
+	wake_thread(n); /* whether or not it polls yet: it stops either way */
 	pthread_join(n->thread, NULL);
 	close(n->wake[0]);
 	close(n->wake[1]);
 	pthread_mutex_destroy(&n->mu);
-	pthread_cond_destroy(&n->cv);
 	free(n->name);
 	free(n->address);
 	free(n->user);

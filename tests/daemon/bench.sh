@@ -27,6 +27,9 @@ sleep 1
 rss() { awk '/^VmRSS/ {print $2}' /proc/$1/status; }
 hwm() { awk '/^VmHWM/ {print $2}' /proc/$1/status; }
 cpu() { awk '{print $14 + $15}' /proc/$1/stat; }
+# Context switches of every thread of a process, voluntary and not (a
+# thread that ended takes its count with it: airlockd's live as long as it).
+ctxsw() { cat /proc/$1/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches/ {n += $2} END {print n + 0}'; }
 hz=$(getconf CLK_TCK)
 echo "airlockd idle RSS: $(rss $pid) KiB"
 
@@ -99,7 +102,12 @@ pgprocs() {
 	done
 }
 [ -n "${BENCH_PROFILE:-}" ] && pgprocs >"$WORK/procs0"
-c0=$(cpu $pid); p0=$(pgcpu); t0=$(date +%s.%N)
+# airlockd's system calls, counted by the kernel's tracepoint (perf stat:
+# no slowdown worth the name, unlike strace), over the same phase.
+perf stat -x, -e raw_syscalls:sys_enter -p $pid -o "$WORK/perf" &
+perf_pid=$!
+sleep 0.5 # attached before the rows exist
+c0=$(cpu $pid); p0=$(pgcpu); x0=$(ctxsw $pid); t0=$(date +%s.%N)
 q "SELECT airlock.run('proxmox-host:hubris', 'echo tput-' || g) FROM generate_series(1, $N) g" >/dev/null
 # Waited for in one session (a poll per new session would cost the server
 # CPU that would be counted against the daemon); bounded at 600 s.
@@ -108,7 +116,9 @@ PGOPTIONS="-c statement_timeout=600s" q "DO \$\$ BEGIN
 	       AND state IN ('succeeded', 'failed', 'outcome_unknown', 'refused')) < $N LOOP
 		PERFORM pg_sleep(0.2);
 	END LOOP; END \$\$" >/dev/null
-t1=$(date +%s.%N); c1=$(cpu $pid); p1=$(pgcpu)
+t1=$(date +%s.%N); c1=$(cpu $pid); p1=$(pgcpu); x1=$(ctxsw $pid)
+kill -INT $perf_pid; wait $perf_pid
+sys=$(awk -F, '$3 == "raw_syscalls:sys_enter" {print $1}' "$WORK/perf")
 [ -n "${BENCH_PROFILE:-}" ] && pgprocs >"$WORK/procs1"
 ok=$(q "SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo tput-%' AND state = 'succeeded'")
 others=$(q "SELECT string_agg(state || '=' || n, ' ') FROM (SELECT state, count(*) n FROM airlock.executions WHERE command LIKE 'echo tput-%' AND state <> 'succeeded' GROUP BY 1) x")
@@ -116,6 +126,7 @@ python3 - <<PY
 n, secs = $N, $t1 - $t0
 print("throughput: %d read-only host executions (%d succeeded%s) in %.2f s = %.0f/s (workers=${BENCH_WORKERS:-8})" % (n, $ok, ("; " + "$others") if "$others" else "", secs, n / secs))
 print("CPU per execution: airlockd %.3f ms, PostgreSQL %.3f ms" % (($c1 - $c0) * 1000.0 / $hz / n, ($p1 - $p0) * 1000.0 / $hz / n))
+print("airlockd per execution: %.1f context switches (all threads), %s system calls" % (($x1 - $x0) / n, "%.1f" % (int("${sys:-0}" or 0) / n) if "${sys:-}".isdigit() else "? (perf stat counted none)"))
 ceiling = float("${ceiling_per_s:-0}" or 0)
 if ceiling > 0:
     print("end to end / the rig's ceiling: %.0f/s / %.0f/s = %.0f %%" % (n / secs, ceiling, 100.0 * n / secs / ceiling))
