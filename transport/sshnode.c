@@ -24,6 +24,9 @@
 #include "lib/xalloc.h"
 #include "transport/hostkey.h"
 
+/* What a pass may gather before it writes (tx). */
+#define SSHNODE_TX_BYTES 65536
+
 enum phase {
 	PH_QUEUED,    /* waiting for a session and a free channel slot */
 	PH_OPEN,      /* channel open requested */
@@ -60,12 +63,24 @@ struct sshnode {
 	/* owned by the thread */
 	LIBSSH2_SESSION *s;
 	int fd;
-	/* recv() said EAGAIN since the socket was last polled: libssh2's
-	 * further reads in this pass are answered EAGAIN without asking the
-	 * kernel (each channel call reads the socket until it is dry).  Only
-	 * in non-blocking mode (rx_gate): a blocking libssh2 call polls and
-	 * reads again itself, and must reach the kernel. */
-	bool rx_gate, rx_dry;
+	/* The session is in non-blocking mode, driven by this thread's
+	 * passes (not during a blocking connect or disconnect, whose libssh2
+	 * calls poll, read and write for themselves).  Then:
+	 * - rx_dry: recv() said EAGAIN (or returned less than asked for: all
+	 *   the kernel had) since the socket was last polled; libssh2's
+	 *   further reads are answered EAGAIN without asking the kernel
+	 *   (each channel call reads the socket until it is dry);
+	 * - tx: what libssh2 sends is gathered and written once per pass
+	 *   (tx_flush), so the packets of all channels in one pass travel
+	 *   together and the node answers them together. */
+	bool nb, rx_dry;
+	/* Counts arrivals: bytes read from the socket, and every wake-up that
+	 * was not only the wake pipe (the socket was ready, or time passed).
+	 * An operation that looked and found nothing to do need not look
+	 * again in the same wake-up until it changes (see node_main). */
+	unsigned long rx_gen;
+	char *tx;
+	size_t txlen;
 	int64_t last_rx_ms;
 	struct sshop *active;
 	int nchannels;
@@ -106,18 +121,71 @@ static LIBSSH2_RECV_FUNC(recv_cb)
 	struct sshnode *n = *abstract;
 	ssize_t rc;
 
-	if (n->rx_gate && n->rx_dry)
+	if (n->nb && n->rx_dry)
 		return -EAGAIN;
 	rc = recv(socket, buffer, length, flags);
 	if (rc < 0) {
 		int e = errno;
-		if ((e == EAGAIN || e == EWOULDBLOCK) && n->rx_gate)
+		if ((e == EAGAIN || e == EWOULDBLOCK) && n->nb)
 			n->rx_dry = true;
 		return -e;
 	}
-	if (rc > 0)
+	if (rc > 0) {
 		n->last_rx_ms = deadline_now_ms();
+		n->rx_gen++;
+	}
+	/* Fewer bytes than asked for: the kernel had no more (a stream
+	 * socket hands over all it holds, up to length). */
+	if (n->nb && (size_t)rc < length)
+		n->rx_dry = true;
 	return rc;
+}
+
+/* Writes what tx holds, as far as the socket takes it now.  0 (the rest,
+ * if any, stays for the next pass); -1 when the connection failed
+ * (n->fatal set). */
+static int tx_flush(struct sshnode *n)
+{
+	while (n->txlen > 0) {
+		ssize_t k = send(n->fd, n->tx, n->txlen, MSG_NOSIGNAL);
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			n->fatal = true;
+			snprintf(n->fatal_msg, sizeof(n->fatal_msg), "sending to the node: %s",
+			         strerror(errno));
+			return -1;
+		}
+		memmove(n->tx, n->tx + k, n->txlen - (size_t)k);
+		n->txlen -= (size_t)k;
+	}
+	return 0;
+}
+
+/* libssh2's send: into tx during the passes (libssh2 takes a short count
+ * or EAGAIN as a packet half sent, and sends the rest later); straight to
+ * the socket otherwise. */
+static LIBSSH2_SEND_FUNC(send_cb)
+{
+	struct sshnode *n = *abstract;
+	size_t room;
+
+	if (!n->nb) {
+		ssize_t k = send(socket, buffer, length, flags);
+		return k < 0 ? -errno : k;
+	}
+	if (n->txlen == SSHNODE_TX_BYTES && tx_flush(n) < 0)
+		return -EPIPE;
+	room = SSHNODE_TX_BYTES - n->txlen;
+	if (room == 0)
+		return -EAGAIN;
+	if (length > room)
+		length = room;
+	memcpy(n->tx + n->txlen, buffer, length);
+	n->txlen += length;
+	return (ssize_t)length;
 }
 
 /* The libssh2 error of the session as text. */
@@ -226,17 +294,22 @@ static int tcp_connect(struct sshnode *n, char *err, size_t errlen)
 
 static void session_drop(struct sshnode *n)
 {
-	n->rx_gate = false;
+	bool whole = n->s && n->fd >= 0 && tx_flush(n) == 0 && n->txlen == 0;
+
+	n->nb = false;
 	n->rx_dry = false;
+	n->txlen = 0;
 	pthread_mutex_lock(&n->mu);
 	n->up_fd = -1; /* before the close: sshnode_up polls it under mu */
 	pthread_mutex_unlock(&n->mu);
 	if (n->s) {
 		/* Blocking, briefly: a non-blocking free may stop half way (EAGAIN)
-		 * and leak the session; a dead socket fails at once. */
+		 * and leak the session; a dead socket fails at once.  No goodbye
+		 * after a packet that could not be written whole. */
 		libssh2_session_set_blocking(n->s, 1);
 		libssh2_session_set_timeout(n->s, 2000);
-		libssh2_session_disconnect(n->s, "airlock: closing");
+		if (whole)
+			libssh2_session_disconnect(n->s, "airlock: closing");
 		libssh2_session_free(n->s);
 		n->s = NULL;
 	}
@@ -265,6 +338,7 @@ static int node_connect(struct sshnode *n, enum sshop_error *kind, char *err, si
 		goto fail;
 	}
 	libssh2_session_callback_set(n->s, LIBSSH2_CALLBACK_RECV, (void *)recv_cb);
+	libssh2_session_callback_set(n->s, LIBSSH2_CALLBACK_SEND, (void *)send_cb);
 	libssh2_session_set_blocking(n->s, 1);
 	libssh2_session_set_timeout(n->s, n->connect_timeout_ms);
 	if (libssh2_session_handshake(n->s, n->fd) != 0) {
@@ -300,7 +374,7 @@ static int node_connect(struct sshnode *n, enum sshop_error *kind, char *err, si
 	}
 	libssh2_keepalive_config(n->s, 1, (unsigned)n->keepalive_s);
 	libssh2_session_set_blocking(n->s, 0);
-	n->rx_gate = true;
+	n->nb = true;
 	n->rx_dry = false;
 	n->last_rx_ms = deadline_now_ms();
 	pthread_mutex_lock(&n->mu);
@@ -698,6 +772,10 @@ static void wait_io(struct sshnode *n)
 		if (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)
 			pfd[1].events |= POLLOUT;
 	}
+	if (n->s && n->txlen > 0) {
+		pfd[1].fd = n->fd;
+		pfd[1].events |= POLLOUT;
+	}
 	if (n->active == NULL)
 		timeout = 1000;
 	pthread_mutex_lock(&n->mu);
@@ -715,8 +793,10 @@ static void wait_io(struct sshnode *n)
 	pthread_mutex_unlock(&n->mu);
 	/* Bytes may have come since the last EAGAIN: read the socket again,
 	 * unless poll() just saw it without any. */
-	if (pfd[1].fd < 0 || pfd[1].revents != 0)
+	if (pfd[1].fd < 0 || (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0)
 		n->rx_dry = false;
+	if (pfd[1].revents != 0 || (pfd[0].revents & POLLIN) == 0)
+		n->rx_gen++; /* the socket, or the timeout: every operation looks */
 	if (woken || (pfd[0].revents & POLLIN)) {
 		char drainbuf[64];
 		if (read(n->wake[0], drainbuf, sizeof(drainbuf)) < 0 && errno != EAGAIN)
@@ -762,6 +842,23 @@ static void keepalive(struct sshnode *n, int64_t now)
 		session_lost(n, "no reply to keepalives");
 }
 
+/* Whether op may sit out this pass: it waits for the node's answer, it
+ * looked once since anything arrived and found nothing, and no packet is
+ * half sent (then every call is held to one order anyway).  Operations
+ * that wait for a channel slot, or send, always go. */
+static bool skip_dry(const struct sshnode *n, const struct sshop *op)
+{
+	switch (op->phase) {
+	case PH_OPEN:
+	case PH_EXEC:
+	case PH_READ:
+	case PH_WAITCLOSE:
+		return op->dry && op->dry_gen == n->rx_gen && n->sender == NULL;
+	default:
+		return false;
+	}
+}
+
 static void *node_main(void *arg)
 {
 	struct sshnode *n = arg;
@@ -792,8 +889,14 @@ static void *node_main(void *arg)
 				 * start a packet of its own. */
 				if (n->sender && n->sender != op)
 					continue;
+				if (skip_dry(n, op))
+					continue;
 				bool before = outbound_pending(n);
-				progress |= advance(n, op, now);
+				unsigned long gen = n->rx_gen;
+				int moved = advance(n, op, now);
+				progress |= moved;
+				op->dry = moved == 0 && n->rx_gen == gen;
+				op->dry_gen = gen;
 				bool after = outbound_pending(n);
 				if (n->starter == op && op->phase != PH_OPEN &&
 				    op->phase != PH_EXEC)
@@ -807,6 +910,9 @@ static void *node_main(void *arg)
 				session_lost(n, n->fatal_msg);
 		} while (progress && n->s);
 		keepalive(n, deadline_now_ms());
+		/* What the pass gathered goes out together. */
+		if (n->s && tx_flush(n) < 0)
+			session_lost(n, n->fatal_msg);
 		report_done(n);
 		wait_io(n);
 	}
@@ -833,6 +939,7 @@ struct sshnode *sshnode_new(const struct sshnode_params *p)
 	n->max_channels = p->max_channels;
 	n->fd = -1;
 	n->up_fd = -1;
+	n->tx = xmalloc(SSHNODE_TX_BYTES);
 	pthread_mutex_init(&n->mu, NULL);
 	if (pipe2(n->wake, O_CLOEXEC | O_NONBLOCK) != 0)
 		fatal("pipe2: %s", strerror(errno));
@@ -859,6 +966,7 @@ void sshnode_run(struct sshnode *n, struct sshop **ops, size_t count)
 		struct sshop *op = ops[i];
 		op->phase = PH_QUEUED;
 		op->done = false;
+		op->dry = false;
 		op->outcome = SSHOP_EXITED;
 		op->exit_status = -1;
 		op->exit_signal = 0;
@@ -924,6 +1032,7 @@ void sshnode_free(struct sshnode *n)
 	free(n->private_key);
 	free(n->public_key);
 	free(n->known_hosts);
+	free(n->tx);
 	free(n);
 }
 
