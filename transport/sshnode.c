@@ -24,6 +24,9 @@
 #include "lib/xalloc.h"
 #include "transport/hostkey.h"
 
+/* An EOF sent right behind the exec request (eof_early). */
+enum { EOF_UNTRIED, EOF_SENT, EOF_HALF, EOF_NOT_SENT };
+
 /* What a pass may gather before it writes (tx). */
 #define SSHNODE_TX_BYTES 65536
 
@@ -521,6 +524,34 @@ static bool peer_closed(struct sshnode *n)
 	return fd_peer_closed(n->fd);
 }
 
+static bool outbound_pending(struct sshnode *n)
+{
+	return n->s && (libssh2_session_block_directions(n->s) & LIBSSH2_SESSION_BLOCK_OUTBOUND);
+}
+
+/* The exec request is out and its answer not yet in: the EOF on the
+ * command's stdin follows it at once, in the same write, rather than after
+ * the answer in a write of its own (the node reads them in order: the
+ * command is started before its stdin is closed).  Tried once, when the
+ * pass's buffer has room for it; 1 if it was sent (or half sent). */
+static int eof_early(struct sshnode *n, struct sshop *op)
+{
+	int rc;
+
+	if (op->eof_early != EOF_UNTRIED || outbound_pending(n) ||
+	    SSHNODE_TX_BYTES - n->txlen < 1024)
+		return 0;
+	rc = libssh2_channel_send_eof(op->ch);
+	if (rc == 0 || rc == LIBSSH2_ERROR_EAGAIN) {
+		op->eof_early = rc == 0 ? EOF_SENT : EOF_HALF;
+		return 1;
+	}
+	op->eof_early = EOF_NOT_SENT; /* the usual step after the answer tries again */
+	if (!channel_level(rc))
+		return op_error(n, op, rc, "sending EOF");
+	return 0;
+}
+
 /* Advances op as far as it goes without blocking; 1 if anything happened. */
 static int advance(struct sshnode *n, struct sshop *op, int64_t now)
 {
@@ -609,12 +640,21 @@ static int advance(struct sshnode *n, struct sshop *op, int64_t now)
 		op->phase = PH_EXEC;
 		return 1;
 	case PH_EXEC:
+		if (op->eof_early == EOF_HALF) {
+			/* That packet's call comes first (libssh2's rule). */
+			rc = libssh2_channel_send_eof(op->ch);
+			if (rc == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			op->eof_early = rc == 0 ? EOF_SENT : EOF_NOT_SENT;
+			if (rc < 0 && !channel_level(rc))
+				return op_error(n, op, rc, "sending EOF");
+		}
 		rc = libssh2_channel_exec((LIBSSH2_CHANNEL *)op->ch, op->cmdline);
 		if (rc == LIBSSH2_ERROR_EAGAIN)
-			return 0;
+			return eof_early(n, op);
 		if (rc < 0)
 			return op_error(n, op, rc, "the exec request");
-		op->phase = PH_EOF;
+		op->phase = op->eof_early == EOF_SENT ? PH_READ : PH_EOF;
 		return 1;
 	case PH_EOF:
 		rc = libssh2_channel_send_eof(op->ch);
@@ -820,11 +860,6 @@ static void wake_thread(struct sshnode *n)
 		log_msg(LOG_WARN, "node=%s evt=ssh.wake_failed err=%d", n->name, errno);
 }
 
-static bool outbound_pending(struct sshnode *n)
-{
-	return n->s && (libssh2_session_block_directions(n->s) & LIBSSH2_SESSION_BLOCK_OUTBOUND);
-}
-
 static void keepalive(struct sshnode *n, int64_t now)
 {
 	int next = 0;
@@ -967,6 +1002,7 @@ void sshnode_run(struct sshnode *n, struct sshop **ops, size_t count)
 		op->phase = PH_QUEUED;
 		op->done = false;
 		op->dry = false;
+		op->eof_early = EOF_UNTRIED;
 		op->outcome = SSHOP_EXITED;
 		op->exit_status = -1;
 		op->exit_signal = 0;
