@@ -107,7 +107,8 @@ pgprocs() {
 perf stat -x, -e raw_syscalls:sys_enter -p $pid -o "$WORK/perf" &
 perf_pid=$!
 sleep 0.5 # attached before the rows exist
-c0=$(cpu $pid); p0=$(pgcpu); x0=$(ctxsw $pid); t0=$(date +%s.%N)
+x0=$(ctxsw $pid)
+c0=$(cpu $pid); p0=$(pgcpu); t0=$(date +%s.%N)
 q "SELECT airlock.run('proxmox-host:hubris', 'echo tput-' || g) FROM generate_series(1, $N) g" >/dev/null
 # Waited for in one session (a poll per new session would cost the server
 # CPU that would be counted against the daemon); bounded at 600 s.
@@ -116,7 +117,8 @@ PGOPTIONS="-c statement_timeout=600s" q "DO \$\$ BEGIN
 	       AND state IN ('succeeded', 'failed', 'outcome_unknown', 'refused')) < $N LOOP
 		PERFORM pg_sleep(0.2);
 	END LOOP; END \$\$" >/dev/null
-t1=$(date +%s.%N); c1=$(cpu $pid); p1=$(pgcpu); x1=$(ctxsw $pid)
+t1=$(date +%s.%N); c1=$(cpu $pid); p1=$(pgcpu)
+x1=$(ctxsw $pid)
 kill -INT $perf_pid; wait $perf_pid
 sys=$(awk -F, '$3 == "raw_syscalls:sys_enter" {print $1}' "$WORK/perf")
 [ -n "${BENCH_PROFILE:-}" ] && pgprocs >"$WORK/procs1"
