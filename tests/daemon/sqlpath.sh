@@ -3,7 +3,7 @@
 # CPU per read-only execution for run(), the worker's two calls (the one
 # claim that classifies and starts, then the finish) and the sealer, each
 # phase on its own.  pgbench sends the worker's statements prepared, as
-# airlockd does.  Runs inside scripts/pgtmp (see 51-sqlpath.sh).
+# airlockd does.  Runs inside scripts/pgtmp (tests/bench/51-sqlpath.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/daemon/lib.sh
