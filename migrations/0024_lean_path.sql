@@ -216,4 +216,43 @@ BEGIN
 END
 $$;
 
+-- ---------------------------------------------------------------- a request's record
+
+-- As in 0005 and 0011: a record of every insert, and of every update that
+-- changes what a record holds (claims and leases alone do not).  The test
+-- moves from the trigger's WHEN into the function: a WHEN is read from the
+-- catalog and compiled again for every UPDATE statement, and this one
+-- compares 29 columns, while the function's test is compiled once per
+-- session.  Every update on the hot path changes the state, so it records
+-- either way.
+CREATE OR REPLACE FUNCTION airlock._record_execution() RETURNS trigger
+LANGUAGE plpgsql SET search_path = airlock, pg_temp AS $$
+BEGIN
+	IF TG_OP = 'UPDATE' AND (
+		OLD.state, OLD.target, OLD.target_type, OLD.requested_by, OLD.command, OLD.declared_risk,
+		OLD.change_id, OLD.action, OLD.class, OLD.reasons, OLD.policy_version, OLD.payload_hash,
+		OLD.approvals_required, OLD.rewind_status, OLD.rewind_possible, OLD.rewind_points,
+		OLD.exit_code, OLD.signal, OLD.stdout, OLD.stderr, OLD.stdout_truncated,
+		OLD.stderr_truncated, OLD.duration_ms, OLD.error, OLD.kind, OLD.confinement,
+		OLD.gate_version, OLD.approval_valid_until, OLD.approved_probe)
+	   IS NOT DISTINCT FROM (
+		NEW.state, NEW.target, NEW.target_type, NEW.requested_by, NEW.command, NEW.declared_risk,
+		NEW.change_id, NEW.action, NEW.class, NEW.reasons, NEW.policy_version, NEW.payload_hash,
+		NEW.approvals_required, NEW.rewind_status, NEW.rewind_possible, NEW.rewind_points,
+		NEW.exit_code, NEW.signal, NEW.stdout, NEW.stderr, NEW.stdout_truncated,
+		NEW.stderr_truncated, NEW.duration_ms, NEW.error, NEW.kind, NEW.confinement,
+		NEW.gate_version, NEW.approval_valid_until, NEW.approved_probe) THEN
+		RETURN NULL;
+	END IF;
+	-- _event's insert, without its notification (a record is no transition).
+	INSERT INTO airlock.execution_events (execution_id, actor, from_state, to_state, detail)
+	VALUES (NEW.id, session_user, 'record', 'record',
+		jsonb_build_object('record', 'execution', 'execution', airlock._execution_record(NEW)));
+	RETURN NULL;
+END
+$$;
+DROP TRIGGER executions_record_update ON airlock.executions;
+CREATE TRIGGER executions_record_update AFTER UPDATE ON airlock.executions
+	FOR EACH ROW EXECUTE FUNCTION airlock._record_execution();
+
 SELECT airlock._secure_new_objects();

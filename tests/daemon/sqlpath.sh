@@ -24,13 +24,18 @@ phase() {
 	local name=$1 user=$2 script=$3 p0 p1
 	printf '%s\n' "$script" >"$WORK/$name.pgb"
 	p0=$(pgcpu)
-	"$PGBENCH" -n -M prepared -c 1 -t "$N" -U "$user" -f "$WORK/$name.pgb" "$PGDATABASE" \
-		>"$WORK/$name.out" 2>&1 || { cat "$WORK/$name.out"; exit 1; }
+	rm -f "$WORK/log".*
+	"$PGBENCH" -n -M prepared -c 1 -t "$N" -U "$user" -f "$WORK/$name.pgb" -l --log-prefix="$WORK/log" \
+		"$PGDATABASE" >"$WORK/$name.out" 2>&1 || { cat "$WORK/$name.out"; exit 1; }
+	# Per-run latency percentiles: the low ones are the cost of the work
+	# itself, the least disturbed by whatever else the machine runs.
+	sort -n -k3,3 "$WORK/log".* | awk -v n="$N" '{ l[NR] = $3 } END {
+		printf "latency p10 %.3f ms, p50 %.3f ms\n", l[int(NR * 0.1) + 1] / 1000, l[int(NR * 0.5) + 1] / 1000 }' >>"$WORK/$name.out"
 	# The session's CPU counts once its backend has exited and been reaped.
 	wait_for 10 "SELECT count(*) = 0 FROM pg_stat_activity WHERE usename = '$user' AND pid <> pg_backend_pid()" >/dev/null
 	sleep 0.3
 	p1=$(pgcpu)
-	python3 -c "print('%-30s %.3f ms CPU, %s' % ('$name', ($p1 - $p0) * 1000.0 / $hz / $N, '$(grep -o 'latency average = .*' "$WORK/$name.out")'))"
+	python3 -c "print('%-30s %.3f ms CPU, %s' % ('$name', ($p1 - $p0) * 1000.0 / $hz / $N, '$(grep -o 'latency p10.*' "$WORK/$name.out")'))"
 }
 
 echo "PostgreSQL CPU per execution, by phase ($N executions, one session each):"
