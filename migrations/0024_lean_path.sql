@@ -255,4 +255,15 @@ DROP TRIGGER executions_record_update ON airlock.executions;
 CREATE TRIGGER executions_record_update AFTER UPDATE ON airlock.executions
 	FOR EACH ROW EXECUTE FUNCTION airlock._record_execution();
 
+-- ---------------------------------------------------------------- the sealer's scan
+
+-- A seal leaves the unsealed version of each event it seals behind as a dead
+-- row, with its entry in the partial index of unsealed events, until vacuum
+-- removes both.  A bitmap scan of that index visits every such row at every
+-- call, since a bitmap scan never marks an index entry dead: the sealer's
+-- cost grew with the events sealed since the last vacuum (an empty call
+-- took 0.26 ms after 1,600 events and 1.27 ms after 9,600).  A plain index
+-- scan marks what it found dead, and the next call steps over it.
+ALTER FUNCTION airlock.seal_events(integer) SET enable_bitmapscan = off;
+
 SELECT airlock._secure_new_objects();
