@@ -50,6 +50,7 @@ struct transport *transport_new(const struct transport_config *cfg, char *err, s
 	pthread_once(&libssh2_once, libssh2_start);
 	t = xcalloc(1, sizeof(*t));
 	t->cfg = *cfg;
+	t->pid = (int)getpid();
 	t->private_key = xstrdup(cfg->private_key);
 	t->public_key = cfg->public_key ? xstrdup(cfg->public_key) : NULL;
 	t->known_hosts = cfg->known_hosts && cfg->known_hosts[0] ? xstrdup(cfg->known_hosts) : NULL;
@@ -182,6 +183,7 @@ int transport_reachable(struct transport *t, const struct transport_node *node, 
                         enum transport_error *err, char *msg, size_t msglen)
 {
 	struct sshop op;
+	struct sshnode *n;
 	int rc = 0;
 
 	*err = TRANSPORT_ERR_NONE;
@@ -191,8 +193,14 @@ int transport_reachable(struct transport *t, const struct transport_node *node, 
 		snprintf(msg, msglen, "no node");
 		return -1;
 	}
+	n = transport_pool_get(t, node);
+	/* The usual case, a pooled session that is up, is seen without
+	 * waking the node's thread; anything else is for the thread to settle
+	 * (connect, or find the closed session and open a new one). */
+	if (sshnode_up(n))
+		return 0;
 	transport_op_setup(&op, NULL, deadline_now_ms() + (timeout_ms > 0 ? timeout_ms : 15000), 0);
-	transport_run1(transport_pool_get(t, node), &op);
+	transport_run1(n, &op);
 	if (op.outcome != SSHOP_EXITED) {
 		*err = op.error == SSHOP_ERR_HOSTKEY || op.error == SSHOP_ERR_AUTH
 		           ? transport_map_error(op.error)

@@ -24,6 +24,12 @@
 #include "lib/xalloc.h"
 #include "transport/hostkey.h"
 
+/* An EOF sent right behind the exec request (eof_early). */
+enum { EOF_UNTRIED, EOF_SENT, EOF_HALF, EOF_NOT_SENT };
+
+/* What a pass may gather before it writes (tx). */
+#define SSHNODE_TX_BYTES 65536
+
 enum phase {
 	PH_QUEUED,    /* waiting for a session and a free channel slot */
 	PH_OPEN,      /* channel open requested */
@@ -37,21 +43,47 @@ enum phase {
 	PH_DONE,
 };
 
+/* A caller of sshnode_run, waiting for its operations (on its own stack). */
+struct sshnode_wait {
+	pthread_cond_t cv; /* signalled once, when left reaches 0 */
+	size_t left;       /* its operations not yet done (under the node's mu) */
+};
+
 struct sshnode {
 	char *name, *address, *user, *pinned, *private_key, *public_key, *known_hosts;
 	int port, connect_timeout_ms, keepalive_s, max_channels;
 
 	pthread_t thread;
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
 	struct sshop *queue;     /* handed over, not yet taken by the thread (under mu) */
 	bool stopping;           /* under mu */
 	int wake[2];             /* a byte here wakes the thread */
+	bool polling;            /* under mu: the thread sleeps (or is about to) in poll() */
+	bool woken;              /* under mu: a byte is on its way through wake[] */
+	int up_fd;               /* under mu: the authenticated session's socket; -1 when none */
 	struct sshnode_stats st; /* under mu */
 
 	/* owned by the thread */
 	LIBSSH2_SESSION *s;
 	int fd;
+	/* The session is in non-blocking mode, driven by this thread's
+	 * passes (not during a blocking connect or disconnect, whose libssh2
+	 * calls poll, read and write for themselves).  Then:
+	 * - rx_dry: recv() said EAGAIN (or returned less than asked for: all
+	 *   the kernel had) since the socket was last polled; libssh2's
+	 *   further reads are answered EAGAIN without asking the kernel
+	 *   (each channel call reads the socket until it is dry);
+	 * - tx: what libssh2 sends is gathered and written once per pass
+	 *   (tx_flush), so the packets of all channels in one pass travel
+	 *   together and the node answers them together. */
+	bool nb, rx_dry;
+	/* Counts arrivals: bytes read from the socket, and every wake-up that
+	 * was not only the wake pipe (the socket was ready, or time passed).
+	 * An operation that looked and found nothing to do need not look
+	 * again in the same wake-up until it changes (see node_main). */
+	unsigned long rx_gen;
+	char *tx;
+	size_t txlen;
 	int64_t last_rx_ms;
 	struct sshop *active;
 	int nchannels;
@@ -85,17 +117,78 @@ static int signal_number(const char *name)
 	return -1;
 }
 
-/* libssh2's own recv, plus: remember when the peer last sent anything. */
+/* libssh2's own recv, plus: remember when the peer last sent anything, and
+ * do not ask the kernel again for bytes it just said it does not have. */
 static LIBSSH2_RECV_FUNC(recv_cb)
 {
 	struct sshnode *n = *abstract;
-	ssize_t rc = recv(socket, buffer, length, flags);
+	ssize_t rc;
 
-	if (rc < 0)
-		return -errno;
-	if (rc > 0)
+	if (n->nb && n->rx_dry)
+		return -EAGAIN;
+	rc = recv(socket, buffer, length, flags);
+	if (rc < 0) {
+		int e = errno;
+		if ((e == EAGAIN || e == EWOULDBLOCK) && n->nb)
+			n->rx_dry = true;
+		return -e;
+	}
+	if (rc > 0) {
 		n->last_rx_ms = deadline_now_ms();
+		n->rx_gen++;
+	}
+	/* Fewer bytes than asked for: the kernel had no more (a stream
+	 * socket hands over all it holds, up to length). */
+	if (n->nb && (size_t)rc < length)
+		n->rx_dry = true;
 	return rc;
+}
+
+/* Writes what tx holds, as far as the socket takes it now.  0 (the rest,
+ * if any, stays for the next pass); -1 when the connection failed
+ * (n->fatal set). */
+static int tx_flush(struct sshnode *n)
+{
+	while (n->txlen > 0) {
+		ssize_t k = send(n->fd, n->tx, n->txlen, MSG_NOSIGNAL);
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			n->fatal = true;
+			snprintf(n->fatal_msg, sizeof(n->fatal_msg), "sending to the node: %s",
+			         strerror(errno));
+			return -1;
+		}
+		memmove(n->tx, n->tx + k, n->txlen - (size_t)k);
+		n->txlen -= (size_t)k;
+	}
+	return 0;
+}
+
+/* libssh2's send: into tx during the passes (libssh2 takes a short count
+ * or EAGAIN as a packet half sent, and sends the rest later); straight to
+ * the socket otherwise. */
+static LIBSSH2_SEND_FUNC(send_cb)
+{
+	struct sshnode *n = *abstract;
+	size_t room;
+
+	if (!n->nb) {
+		ssize_t k = send(socket, buffer, length, flags);
+		return k < 0 ? -errno : k;
+	}
+	if (n->txlen == SSHNODE_TX_BYTES && tx_flush(n) < 0)
+		return -EPIPE;
+	room = SSHNODE_TX_BYTES - n->txlen;
+	if (room == 0)
+		return -EAGAIN;
+	if (length > room)
+		length = room;
+	memcpy(n->tx + n->txlen, buffer, length);
+	n->txlen += length;
+	return (ssize_t)length;
 }
 
 /* The libssh2 error of the session as text. */
@@ -204,12 +297,22 @@ static int tcp_connect(struct sshnode *n, char *err, size_t errlen)
 
 static void session_drop(struct sshnode *n)
 {
+	bool whole = n->s && n->fd >= 0 && tx_flush(n) == 0 && n->txlen == 0;
+
+	n->nb = false;
+	n->rx_dry = false;
+	n->txlen = 0;
+	pthread_mutex_lock(&n->mu);
+	n->up_fd = -1; /* before the close: sshnode_up polls it under mu */
+	pthread_mutex_unlock(&n->mu);
 	if (n->s) {
 		/* Blocking, briefly: a non-blocking free may stop half way (EAGAIN)
-		 * and leak the session; a dead socket fails at once. */
+		 * and leak the session; a dead socket fails at once.  No goodbye
+		 * after a packet that could not be written whole. */
 		libssh2_session_set_blocking(n->s, 1);
 		libssh2_session_set_timeout(n->s, 2000);
-		libssh2_session_disconnect(n->s, "airlock: closing");
+		if (whole)
+			libssh2_session_disconnect(n->s, "airlock: closing");
 		libssh2_session_free(n->s);
 		n->s = NULL;
 	}
@@ -238,6 +341,7 @@ static int node_connect(struct sshnode *n, enum sshop_error *kind, char *err, si
 		goto fail;
 	}
 	libssh2_session_callback_set(n->s, LIBSSH2_CALLBACK_RECV, (void *)recv_cb);
+	libssh2_session_callback_set(n->s, LIBSSH2_CALLBACK_SEND, (void *)send_cb);
 	libssh2_session_set_blocking(n->s, 1);
 	libssh2_session_set_timeout(n->s, n->connect_timeout_ms);
 	if (libssh2_session_handshake(n->s, n->fd) != 0) {
@@ -273,9 +377,12 @@ static int node_connect(struct sshnode *n, enum sshop_error *kind, char *err, si
 	}
 	libssh2_keepalive_config(n->s, 1, (unsigned)n->keepalive_s);
 	libssh2_session_set_blocking(n->s, 0);
+	n->nb = true;
+	n->rx_dry = false;
 	n->last_rx_ms = deadline_now_ms();
 	pthread_mutex_lock(&n->mu);
 	n->st.sessions_opened++;
+	n->up_fd = n->fd;
 	pthread_mutex_unlock(&n->mu);
 	log_msg(LOG_INFO, "node=%s evt=ssh.connected addr=%s port=%d ms=%lld", n->name, n->address,
 	        n->port, (long long)(deadline_now_ms() - t0));
@@ -402,14 +509,47 @@ static void collect_status(struct sshnode *n, struct sshop *op)
 	}
 }
 
-/* Has the peer closed the session's connection (FIN or reset)?  Seen
- * without reading it: bytes may wait unread on an idle session. */
+/* Has the peer closed the connection on fd (FIN or reset)?  Seen without
+ * reading it: bytes may wait unread on an idle session. */
+static bool fd_peer_closed(int fd)
+{
+	struct pollfd pfd = {fd, POLLIN | POLLRDHUP, 0};
+
+	return fd < 0 ||
+	       (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0);
+}
+
 static bool peer_closed(struct sshnode *n)
 {
-	struct pollfd pfd = {n->fd, POLLIN | POLLRDHUP, 0};
+	return fd_peer_closed(n->fd);
+}
 
-	return n->fd < 0 ||
-	       (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0);
+static bool outbound_pending(struct sshnode *n)
+{
+	return n->s && (libssh2_session_block_directions(n->s) & LIBSSH2_SESSION_BLOCK_OUTBOUND);
+}
+
+/* The exec request is out and its answer not yet in: the EOF on the
+ * command's stdin follows it at once, in the same write, rather than after
+ * the answer in a write of its own (the node reads them in order: the
+ * command is started before its stdin is closed).  Tried once, when the
+ * pass's buffer has room for it; 1 if it was sent (or half sent). */
+static int eof_early(struct sshnode *n, struct sshop *op)
+{
+	int rc;
+
+	if (op->eof_early != EOF_UNTRIED || outbound_pending(n) ||
+	    SSHNODE_TX_BYTES - n->txlen < 1024)
+		return 0;
+	rc = libssh2_channel_send_eof(op->ch);
+	if (rc == 0 || rc == LIBSSH2_ERROR_EAGAIN) {
+		op->eof_early = rc == 0 ? EOF_SENT : EOF_HALF;
+		return 1;
+	}
+	op->eof_early = EOF_NOT_SENT; /* the usual step after the answer tries again */
+	if (!channel_level(rc))
+		return op_error(n, op, rc, "sending EOF");
+	return 0;
 }
 
 /* Advances op as far as it goes without blocking; 1 if anything happened. */
@@ -500,12 +640,21 @@ static int advance(struct sshnode *n, struct sshop *op, int64_t now)
 		op->phase = PH_EXEC;
 		return 1;
 	case PH_EXEC:
+		if (op->eof_early == EOF_HALF) {
+			/* That packet's call comes first (libssh2's rule). */
+			rc = libssh2_channel_send_eof(op->ch);
+			if (rc == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			op->eof_early = rc == 0 ? EOF_SENT : EOF_NOT_SENT;
+			if (rc < 0 && !channel_level(rc))
+				return op_error(n, op, rc, "sending EOF");
+		}
 		rc = libssh2_channel_exec((LIBSSH2_CHANNEL *)op->ch, op->cmdline);
 		if (rc == LIBSSH2_ERROR_EAGAIN)
-			return 0;
+			return eof_early(n, op);
 		if (rc < 0)
 			return op_error(n, op, rc, "the exec request");
-		op->phase = PH_EOF;
+		op->phase = op->eof_early == EOF_SENT ? PH_READ : PH_EOF;
 		return 1;
 	case PH_EOF:
 		rc = libssh2_channel_send_eof(op->ch);
@@ -593,10 +742,11 @@ static void take_queue(struct sshnode *n, bool *stopping)
 	pthread_mutex_unlock(&n->mu);
 }
 
+/* Hands finished operations back; a caller is woken once, when the last of
+ * its operations is done (never for another caller's). */
 static void report_done(struct sshnode *n)
 {
 	struct sshop **pp = &n->active;
-	bool any = false;
 
 	pthread_mutex_lock(&n->mu);
 	while (*pp) {
@@ -614,13 +764,12 @@ static void report_done(struct sshnode *n)
 			op->next = NULL;
 			op->end_ms = deadline_now_ms();
 			op->done = true;
-			any = true;
+			if (--op->waiter->left == 0)
+				pthread_cond_signal(&op->waiter->cv);
 		} else {
 			pp = &op->next;
 		}
 	}
-	if (any)
-		pthread_cond_broadcast(&n->cv);
 	pthread_mutex_unlock(&n->mu);
 }
 
@@ -647,11 +796,14 @@ static void connect_if_needed(struct sshnode *n)
 	}
 }
 
-/* Blocks until the socket or the wake pipe is ready, or about 100 ms. */
+/* Blocks until the socket or the wake pipe is ready, or about 100 ms (1 s
+ * when idle).  Not at all when work was handed over meanwhile.  Callers
+ * write to the pipe only while the thread is here, once. */
 static void wait_io(struct sshnode *n)
 {
 	struct pollfd pfd[2] = {{n->wake[0], POLLIN, 0}, {-1, 0, 0}};
 	int timeout = 100;
+	bool woken;
 
 	if (n->s && n->active) {
 		int dir = libssh2_session_block_directions(n->s);
@@ -660,18 +812,52 @@ static void wait_io(struct sshnode *n)
 		if (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)
 			pfd[1].events |= POLLOUT;
 	}
+	if (n->s && n->txlen > 0) {
+		pfd[1].fd = n->fd;
+		pfd[1].events |= POLLOUT;
+	}
 	if (n->active == NULL)
 		timeout = 1000;
-	if (poll(pfd, 2, timeout) > 0 && (pfd[0].revents & POLLIN)) {
+	pthread_mutex_lock(&n->mu);
+	if (n->queue != NULL || n->stopping) {
+		pthread_mutex_unlock(&n->mu);
+		return;
+	}
+	n->polling = true;
+	pthread_mutex_unlock(&n->mu);
+	poll(pfd, 2, timeout);
+	pthread_mutex_lock(&n->mu);
+	n->polling = false;
+	woken = n->woken;
+	n->woken = false;
+	pthread_mutex_unlock(&n->mu);
+	/* Bytes may have come since the last EAGAIN: read the socket again,
+	 * unless poll() just saw it without any. */
+	if (pfd[1].fd < 0 || (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0)
+		n->rx_dry = false;
+	if (pfd[1].revents != 0 || (pfd[0].revents & POLLIN) == 0)
+		n->rx_gen++; /* the socket, or the timeout: every operation looks */
+	if (woken || (pfd[0].revents & POLLIN)) {
 		char drainbuf[64];
-		while (read(n->wake[0], drainbuf, sizeof(drainbuf)) > 0)
-			;
+		if (read(n->wake[0], drainbuf, sizeof(drainbuf)) < 0 && errno != EAGAIN)
+			log_msg(LOG_WARN, "node=%s evt=ssh.wake_failed err=%d", n->name, errno);
 	}
 }
 
-static bool outbound_pending(struct sshnode *n)
+/* Makes the thread look at its queue: a byte through the pipe when it
+ * sleeps in poll() and none is on its way yet.  Called with n->mu held. */
+static bool wake_needed(struct sshnode *n)
 {
-	return n->s && (libssh2_session_block_directions(n->s) & LIBSSH2_SESSION_BLOCK_OUTBOUND);
+	if (!n->polling || n->woken)
+		return false;
+	n->woken = true;
+	return true;
+}
+
+static void wake_thread(struct sshnode *n)
+{
+	if (write(n->wake[1], "x", 1) < 0 && errno != EAGAIN)
+		log_msg(LOG_WARN, "node=%s evt=ssh.wake_failed err=%d", n->name, errno);
 }
 
 static void keepalive(struct sshnode *n, int64_t now)
@@ -689,6 +875,23 @@ static void keepalive(struct sshnode *n, int64_t now)
 	 * channels are open is gone. */
 	if (n->active && now - n->last_rx_ms > 3000LL * n->keepalive_s + 1000)
 		session_lost(n, "no reply to keepalives");
+}
+
+/* Whether op may sit out this pass: it waits for the node's answer, it
+ * looked once since anything arrived and found nothing, and no packet is
+ * half sent (then every call is held to one order anyway).  Operations
+ * that wait for a channel slot, or send, always go. */
+static bool skip_dry(const struct sshnode *n, const struct sshop *op)
+{
+	switch (op->phase) {
+	case PH_OPEN:
+	case PH_EXEC:
+	case PH_READ:
+	case PH_WAITCLOSE:
+		return op->dry && op->dry_gen == n->rx_gen && n->sender == NULL;
+	default:
+		return false;
+	}
 }
 
 static void *node_main(void *arg)
@@ -721,8 +924,14 @@ static void *node_main(void *arg)
 				 * start a packet of its own. */
 				if (n->sender && n->sender != op)
 					continue;
+				if (skip_dry(n, op))
+					continue;
 				bool before = outbound_pending(n);
-				progress |= advance(n, op, now);
+				unsigned long gen = n->rx_gen;
+				int moved = advance(n, op, now);
+				progress |= moved;
+				op->dry = moved == 0 && n->rx_gen == gen;
+				op->dry_gen = gen;
 				bool after = outbound_pending(n);
 				if (n->starter == op && op->phase != PH_OPEN &&
 				    op->phase != PH_EXEC)
@@ -735,8 +944,10 @@ static void *node_main(void *arg)
 			if (n->fatal)
 				session_lost(n, n->fatal_msg);
 		} while (progress && n->s);
-		report_done(n);
 		keepalive(n, deadline_now_ms());
+		/* What the pass gathered goes out together. */
+		if (n->s && tx_flush(n) < 0)
+			session_lost(n, n->fatal_msg);
 		report_done(n);
 		wait_io(n);
 	}
@@ -762,8 +973,9 @@ struct sshnode *sshnode_new(const struct sshnode_params *p)
 	n->keepalive_s = p->keepalive_s;
 	n->max_channels = p->max_channels;
 	n->fd = -1;
+	n->up_fd = -1;
+	n->tx = xmalloc(SSHNODE_TX_BYTES);
 	pthread_mutex_init(&n->mu, NULL);
-	pthread_cond_init(&n->cv, NULL);
 	if (pipe2(n->wake, O_CLOEXEC | O_NONBLOCK) != 0)
 		fatal("pipe2: %s", strerror(errno));
 	if (pthread_create(&n->thread, NULL, node_main, n) != 0)
@@ -774,10 +986,13 @@ struct sshnode *sshnode_new(const struct sshnode_params *p)
 void sshnode_run(struct sshnode *n, struct sshop **ops, size_t count)
 {
 	int64_t now = deadline_now_ms();
-	size_t left;
-
+	struct sshnode_wait w = {.left = count};
 	struct sshop **tail;
+	bool wake;
 
+	if (count == 0)
+		return;
+	pthread_cond_init(&w.cv, NULL);
 	pthread_mutex_lock(&n->mu);
 	tail = &n->queue;
 	while (*tail)
@@ -786,6 +1001,8 @@ void sshnode_run(struct sshnode *n, struct sshop **ops, size_t count)
 		struct sshop *op = ops[i];
 		op->phase = PH_QUEUED;
 		op->done = false;
+		op->dry = false;
+		op->eof_early = EOF_UNTRIED;
 		op->outcome = SSHOP_EXITED;
 		op->exit_status = -1;
 		op->exit_signal = 0;
@@ -797,25 +1014,32 @@ void sshnode_run(struct sshnode *n, struct sshop **ops, size_t count)
 		op->start_ms = now;
 		buf_init(&op->out, op->out_cap);
 		buf_init(&op->err, op->err_cap);
+		op->waiter = &w;
 		op->next = NULL;
 		*tail = op;
 		tail = &op->next;
 	}
+	wake = wake_needed(n);
 	pthread_mutex_unlock(&n->mu);
-	if (write(n->wake[1], "x", 1) < 0 && errno != EAGAIN)
-		log_msg(LOG_WARN, "node=%s evt=ssh.wake_failed err=%d", n->name, errno);
+	if (wake)
+		wake_thread(n);
 	pthread_mutex_lock(&n->mu);
-	for (;;) {
-		left = 0;
-		for (size_t i = 0; i < count; i++)
-			left += !ops[i]->done;
-		if (left == 0)
-			break;
-		/* The thread bounds every operation by its deadline; the timed
-		 * wait only keeps this loop honest. */
-		deadline_cond_wait(&n->cv, &n->mu, deadline_now_ms() + 1000);
-	}
+	/* The thread bounds every operation by its deadline and signals once
+	 * all of these are done; the timed wait only keeps this loop honest. */
+	while (w.left > 0)
+		deadline_cond_wait(&w.cv, &n->mu, deadline_now_ms() + 1000);
 	pthread_mutex_unlock(&n->mu);
+	pthread_cond_destroy(&w.cv);
+}
+
+bool sshnode_up(struct sshnode *n)
+{
+	bool up;
+
+	pthread_mutex_lock(&n->mu);
+	up = n->up_fd >= 0 && !fd_peer_closed(n->up_fd);
+	pthread_mutex_unlock(&n->mu);
+	return up;
 }
 
 void sshnode_stats(struct sshnode *n, struct sshnode_stats *out)
@@ -832,13 +1056,11 @@ void sshnode_free(struct sshnode *n)
 	pthread_mutex_lock(&n->mu);
 	n->stopping = true;
 	pthread_mutex_unlock(&n->mu);
-	if (write(n->wake[1], "x", 1) < 0 && errno != EAGAIN)
-		log_msg(LOG_WARN, "node=%s evt=ssh.wake_failed err=%d", n->name, errno);
+	wake_thread(n); /* whether or not it polls yet: it stops either way */
 	pthread_join(n->thread, NULL);
 	close(n->wake[0]);
 	close(n->wake[1]);
 	pthread_mutex_destroy(&n->mu);
-	pthread_cond_destroy(&n->cv);
 	free(n->name);
 	free(n->address);
 	free(n->user);
@@ -846,6 +1068,7 @@ void sshnode_free(struct sshnode *n)
 	free(n->private_key);
 	free(n->public_key);
 	free(n->known_hosts);
+	free(n->tx);
 	free(n);
 }
 

@@ -83,8 +83,12 @@ struct sshop {
 	/* private to sshnode.c */
 	int phase;
 	bool done;
-	bool internal; /* a kill operation the node thread made and frees */
+	struct sshnode_wait *waiter; /* the caller of sshnode_run, woken when all are done */
+	bool internal;               /* a kill operation the node thread made and frees */
 	int open_retries;
+	int eof_early;         /* EOF sent right behind the exec request? */
+	bool dry;              /* its last look found nothing to do ... */
+	unsigned long dry_gen; /* ... with the node's arrivals at this count */
 	void *ch;
 	struct sshop *next;
 };
@@ -96,12 +100,17 @@ struct sshnode_stats {
 };
 
 struct sshnode;
+struct sshnode_wait;
 
 /* Copies p; starts the node's thread.  Connecting waits for the first operation. */
 struct sshnode *sshnode_new(const struct sshnode_params *p);
 /* Runs the count operations concurrently; returns when every one is done.
  * Thread-safe: any number of threads may call it on one node. */
 void sshnode_run(struct sshnode *n, struct sshop **ops, size_t count);
+/* Whether the node's session is up now and its peer has not closed the
+ * connection: answered in the calling thread, without waking the node's.
+ * false says only that the thread must look (connect, or find out). */
+bool sshnode_up(struct sshnode *n);
 void sshnode_stats(struct sshnode *n, struct sshnode_stats *out);
 /* Ends the session and the thread.  No caller may be inside sshnode_run. */
 void sshnode_free(struct sshnode *n); /* NULL is a no-op */

@@ -265,7 +265,7 @@ static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, 
                       int64_t deadline, size_t cap, const atomic_bool *cancel,
                       struct transport_result *r)
 {
-	char *tag = xasprintf("%d.%ld.%lld", (int)getpid(), atomic_fetch_add(&t->seq, 1),
+	char *tag = xasprintf("%d.%ld.%lld", t->pid, atomic_fetch_add(&t->seq, 1),
 	                      (long long)deadline_wall_ms());
 	char *cmdline = ct ? xasprintf("s=$(pct status %d) || exit 255; echo \"$s\"; "
 	                               "[ \"$s\" = 'status: running' ] || exit 255; "

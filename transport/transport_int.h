@@ -42,6 +42,7 @@ struct pool_entry {
 struct transport {
 	struct transport_config cfg; /* strings below are owned copies */
 	atomic_long seq;             /* numbers the AIRLOCK_EXEC_ID tags */
+	int pid;                     /* getpid() at transport_new, for the same tags */
 	char *private_key, *public_key, *known_hosts;
 	struct transport_node_key *node_keys; /* cfg.nnode_keys, pointing into key_text */
 	char **key_text;                      /* owned: node, key, node, key, ... */

@@ -234,7 +234,8 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
 	log_msg(LOG_WARN, "exec=%lld evt=exec.unconfinable target=%s reason=%s", (long long)it->id,
 	        it->target, log_quote(r->error, q, sizeof(q)));
 	/* Retried through a lost connection, with backoff, while the daemon
-	 * runs; any other refusal (the row is no longer ours) ends it. */
+	 * runs, on a new session that holds the row again (no reaper settles
+	 * it meanwhile); any other refusal (the row is no longer ours) ends it. */
 	for (int delay_ms = 200;; delay_ms = delay_ms < 5000 ? delay_ms * 2 : delay_ms) {
 		res = store_exec(db, "SELECT airlock.worker_unconfinable($1, $2, $3)", 3,
 		                 (const char *const[]){id, env->worker_id, r->error});
@@ -244,7 +245,7 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
 		if (!connection_lost(db) || atomic_load(env->cancel))
 			return;
 		usleep((useconds_t)delay_ms * 1000);
-		store_reset(db);
+		reconnect_holding(env, db, it);
 	}
 	store_clear(res);
 	(void)c; /* the operators are told by the database's outbox */

@@ -27,6 +27,9 @@ sleep 1
 rss() { awk '/^VmRSS/ {print $2}' /proc/$1/status; }
 hwm() { awk '/^VmHWM/ {print $2}' /proc/$1/status; }
 cpu() { awk '{print $14 + $15}' /proc/$1/stat; }
+# Context switches of every thread of a process, voluntary and not (a
+# thread that ended takes its count with it: airlockd's live as long as it).
+ctxsw() { cat /proc/$1/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches/ {n += $2} END {print n + 0}'; }
 hz=$(getconf CLK_TCK)
 echo "airlockd idle RSS: $(rss $pid) KiB"
 
@@ -95,20 +98,30 @@ pgprocs() {
 	local pgmaster p
 	pgmaster=$(head -1 "$AIRLOCK_PGTMP/data/postmaster.pid")
 	for p in $pgmaster $(pgrep -P "$pgmaster"); do
-		printf '%s\t%s\t%s\n' "$p" "$(awk '{print $14 + $15}' /proc/$p/stat 2>/dev/null)" "$(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null)"
+		printf '%s\t%s\t%s\n' "$p" "$(awk '{print $14 + $15 "\t" $14 "\t" $15}' /proc/$p/stat 2>/dev/null)" "$(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null)"
 	done
 }
 [ -n "${BENCH_PROFILE:-}" ] && pgprocs >"$WORK/procs0"
+# airlockd's system calls, counted by the kernel's tracepoint (perf stat:
+# no slowdown worth the name, unlike strace), over the same phase.
+perf stat -x, -e raw_syscalls:sys_enter -p $pid -o "$WORK/perf" &
+perf_pid=$!
+sleep 0.5 # attached before the rows exist
+x0=$(ctxsw $pid)
 c0=$(cpu $pid); p0=$(pgcpu); t0=$(date +%s.%N)
-q "SELECT airlock.run('proxmox-host:hubris', 'echo tput-' || g) FROM generate_series(1, $N) g" >/dev/null
+IFS='|' read -r lo hi < <(q "SELECT min(r), max(r) FROM (SELECT airlock.run('proxmox-host:hubris', 'echo tput-' || g) AS r FROM generate_series(1, $N) g) x")
 # Waited for in one session (a poll per new session would cost the server
 # CPU that would be counted against the daemon); bounded at 600 s.
 PGOPTIONS="-c statement_timeout=600s" q "DO \$\$ BEGIN
-	WHILE (SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo tput-%'
+	-- By id range: the wait itself should cost the server next to nothing.
+	WHILE (SELECT count(*) FROM airlock.executions WHERE id BETWEEN $lo AND $hi
 	       AND state IN ('succeeded', 'failed', 'outcome_unknown', 'refused')) < $N LOOP
 		PERFORM pg_sleep(0.2);
 	END LOOP; END \$\$" >/dev/null
 t1=$(date +%s.%N); c1=$(cpu $pid); p1=$(pgcpu)
+x1=$(ctxsw $pid)
+kill -INT $perf_pid; wait $perf_pid
+sys=$(awk -F, '$3 == "raw_syscalls:sys_enter" {print $1}' "$WORK/perf")
 [ -n "${BENCH_PROFILE:-}" ] && pgprocs >"$WORK/procs1"
 ok=$(q "SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo tput-%' AND state = 'succeeded'")
 others=$(q "SELECT string_agg(state || '=' || n, ' ') FROM (SELECT state, count(*) n FROM airlock.executions WHERE command LIKE 'echo tput-%' AND state <> 'succeeded' GROUP BY 1) x")
@@ -116,6 +129,7 @@ python3 - <<PY
 n, secs = $N, $t1 - $t0
 print("throughput: %d read-only host executions (%d succeeded%s) in %.2f s = %.0f/s (workers=${BENCH_WORKERS:-8})" % (n, $ok, ("; " + "$others") if "$others" else "", secs, n / secs))
 print("CPU per execution: airlockd %.3f ms, PostgreSQL %.3f ms" % (($c1 - $c0) * 1000.0 / $hz / n, ($p1 - $p0) * 1000.0 / $hz / n))
+print("airlockd per execution: %.1f context switches (all threads), %s system calls" % (($x1 - $x0) / n, "%.1f" % (int("${sys:-0}" or 0) / n) if "${sys:-}".isdigit() else "? (perf stat counted none)"))
 ceiling = float("${ceiling_per_s:-0}" or 0)
 if ceiling > 0:
     print("end to end / the rig's ceiling: %.0f/s / %.0f/s = %.0f %%" % (n / secs, ceiling, 100.0 * n / secs / ceiling))
@@ -123,9 +137,11 @@ PY
 if [ -n "${BENCH_PROFILE:-}" ]; then
 	q "SELECT pg_stat_force_next_flush()" >/dev/null 2>&1
 	sleep 1
-	echo "PostgreSQL CPU per execution, by process (ms):"
-	awk -F'\t' -v n=$N -v hz=$hz 'NR == FNR { a[$1] = $2; next }
-		{ d = $2 - a[$1]; if (d > 0) printf "%8.3f  %s\n", d * 1000.0 / hz / n, $3 }' "$WORK/procs0" "$WORK/procs1" | sort -rn
+	echo "PostgreSQL CPU per execution, by process (ms: all, user, system):"
+	awk -F'\t' -v n=$N -v hz=$hz 'NR == FNR { a[$1] = $2; u[$1] = $3; s[$1] = $4; next }
+		{ d = $2 - a[$1]; k = 1000.0 / hz / n
+		  if (d > 0) printf "%8.3f %8.3f %8.3f  %s\n", d * k, ($3 - u[$1]) * k, ($4 - s[$1]) * k, $5 }' \
+		"$WORK/procs0" "$WORK/procs1" | sort -rn
 	echo "PostgreSQL self time per execution, by function (ms; calls per execution):"
 	q "SELECT funcname, round((self_time / $N)::numeric, 3), round(calls::numeric / $N, 2)
 	   FROM pg_stat_user_functions ORDER BY self_time DESC LIMIT 15" | column -t -s'|'

@@ -218,8 +218,10 @@ check_out "owner: cannot drop its function" 'may not drop airlock._append_only' 
 	as_owner "DROP FUNCTION airlock._append_only() CASCADE"
 check_out "owner: cannot disable the record triggers" 'may not run ALTER TABLE on airlock.approvals' \
 	as_owner "ALTER TABLE airlock.approvals DISABLE TRIGGER approvals_record"
-check_out "owner: cannot replace the chaining function" 'permission denied|may not' \
-	as_owner "CREATE OR REPLACE FUNCTION airlock._chain_event() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END'"
+check_out "owner: cannot replace the function that refuses a sealed insert" 'permission denied|may not' \
+	as_owner "CREATE OR REPLACE FUNCTION airlock._event_insert_sealed() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END'"
+check_out "owner: cannot drop the trigger that refuses a sealed insert" 'may not drop execution_events_unsealed_only' \
+	as_owner "DROP TRIGGER execution_events_unsealed_only ON airlock.execution_events"
 check_out "owner: cannot update events" 'append-only' as_owner "UPDATE airlock.execution_events SET actor = 'x'"
 check_out "owner: cannot delete events" 'append-only' as_owner "DELETE FROM airlock.execution_events"
 check_eq "the triggers are all still enabled" 0 \

@@ -53,6 +53,7 @@ enum call {
 	C_RELEASE,
 	C_NOT_SENT,
 	C_UNREACHABLE,
+	C_UNCONFINABLE,
 	C_TARGET_LOCK,
 	C_TARGET_UNLOCK,
 	C_ROW_LOCK,
@@ -117,6 +118,7 @@ static enum call classify_sql(const char *sql)
 	    {"airlock.worker_release(", C_RELEASE},
 	    {"airlock.worker_not_sent(", C_NOT_SENT},
 	    {"airlock.worker_unreachable(", C_UNREACHABLE},
+	    {"airlock.worker_unconfinable(", C_UNCONFINABLE},
 	    {"pg_try_advisory_lock($1::bigint)", C_ROW_LOCK},
 	    {"pg_advisory_unlock($1::bigint)", C_ROW_UNLOCK},
 	    {"pg_try_advisory_lock(", C_TARGET_LOCK},
@@ -913,6 +915,36 @@ static void test_not_sent_db_faults(void **state)
 	assert_int_equal(F.sent, 2);
 }
 
+/* The jail could not be built on the target: nothing ran, the row goes
+ * back to a human (worker_unconfinable), never recorded as failed.  When
+ * the connection is lost as that is written, the step is sent again on a
+ * new session that first takes the row's liveness lock again, as the
+ * result's and the not-sent paths do: else a reaper could settle the row
+ * as outcome_unknown in between, although nothing ran. */
+static void test_unconfinable_connection_lost(void **state)
+{
+	struct fixture *f = *state;
+
+	F.tstatus = TRANSPORT_FAILED;
+	F.terror = TRANSPORT_ERR_JAIL;
+	F.tmsg = "the read-only jail could not be built: unshare: Operation not permitted";
+	run_observation(f);
+	assert_int_equal(F.sent, 1);
+	assert_int_equal(F.calls[C_UNCONFINABLE], 1);
+	assert_int_equal(F.calls[C_FINISH], 0);
+	assert_int_equal(F.calls[C_NOT_SENT], 0);
+	assert_int_equal(F.resets, 0);
+
+	memset(F.calls, 0, sizeof(F.calls));
+	script(C_UNCONFINABLE, 0, SQLSTATE_CONNECTION_FAILURE, true);
+	run_observation(f);
+	assert_int_equal(F.calls[C_UNCONFINABLE], 2); /* the fault happened, then it landed */
+	assert_int_equal(F.resets, 1);
+	assert_int_equal(F.calls[C_ROW_LOCK], 1); /* the rehold after the reset */
+	assert_int_equal(F.calls[C_FINISH], 0);
+	assert_int_equal(F.sent, 2); /* one per row: nothing is re-sent in the worker */
+}
+
 /* Lost mid-claim: an error, not an empty queue, so the daemon reconnects
  * instead of going idle; no row is handed out. */
 static void test_claim_connection_lost(void **state)
@@ -1099,6 +1131,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_maybe_sent_never_retried, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_other_failure_recorded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_sent_db_faults, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unconfinable_connection_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wake_one_call, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wake_finish_connection_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wake_connection_lost, setup, teardown),
