@@ -4,7 +4,8 @@
 -- every one of those writes used to call a PL/pgSQL trigger even when there
 -- was nothing to refuse.  A trigger's WHEN condition is evaluated by the
 -- executor itself, so the guards below call their function only for a write
--- they refuse; what they let through and what they refuse is unchanged.
+-- they refuse.  What they let through is unchanged; an insert that carries
+-- a seal is now refused rather than cleared (below).
 
 -- ---------------------------------------------------------------- inserting an event
 
