@@ -245,9 +245,7 @@ BEGIN
 		NEW.gate_version, NEW.approval_valid_until, NEW.approved_probe) THEN
 		RETURN NULL;
 	END IF;
-	-- _event's insert, without its notification (a record is no transition).
-	INSERT INTO airlock.execution_events (execution_id, actor, from_state, to_state, detail)
-	VALUES (NEW.id, session_user, 'record', 'record',
+	PERFORM airlock._event(NEW.id, 'record', 'record',
 		jsonb_build_object('record', 'execution', 'execution', airlock._execution_record(NEW)));
 	RETURN NULL;
 END
