@@ -759,9 +759,11 @@ int cli_history(int argc, char **argv)
 	    s,
 	    "SELECT event_id, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS'), "
 	    " actor, coalesce(from_state, '-'), to_state, detail::text, "
-	    " (SELECT coalesce(jsonb_agg(to_jsonb(h) ORDER BY h.event_id), '[]')::text "
+	    " (SELECT coalesce(jsonb_agg(to_jsonb(h) ORDER BY h.event_id, "
+	    "   h.from_state IS NOT DISTINCT FROM 'record'), '[]')::text "
 	    "  FROM airlock.history h WHERE h.execution_id = $1::bigint) "
-	    "FROM airlock.history WHERE execution_id = $1::bigint ORDER BY event_id",
+	    "FROM airlock.history WHERE execution_id = $1::bigint "
+	    "ORDER BY event_id, from_state IS NOT DISTINCT FROM 'record'",
 	    1, (const char *const[]){id});
 	if (res == NULL) {
 		int rc = cli_fail(s, "history");

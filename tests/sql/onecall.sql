@@ -105,14 +105,15 @@ SELECT is((SELECT payload_hash = airlock._payload_hash(target, command, class, p
            FROM airlock.executions WHERE id = :ro), true, 'with the payload hash of what was classified');
 SELECT is((SELECT string_agg(coalesce(from_state, '-') || '>' || to_state, ' ' ORDER BY id)
            FROM airlock.execution_events WHERE id > :before),
-  'record>record received>queued queued>running', 'one record and the two transitions an auditor reads');
+  'received>queued queued>running', 'the two transitions an auditor reads, and no record of its own');
 SELECT is((SELECT detail ->> 'class' || '/' || (detail -> 'reasons' -> 0 ->> 'rule') || '/' || (detail ->> 'worker')
            FROM airlock.execution_events WHERE id > :before AND to_state = 'queued'),
   'read_only/r1/w1', 'received -> queued carries the class and the reasons');
 SELECT is((SELECT detail ->> 'confinement' FROM airlock.execution_events WHERE id > :before AND to_state = 'running'),
   'root', 'queued -> running carries the confinement');
-SELECT is((SELECT detail -> 'execution' ->> 'state' FROM airlock.execution_events
-           WHERE id > :before AND to_state = 'record'), 'running', 'the record is of the running row');
+SELECT is((SELECT string_agg(to_state || ':' || coalesce(detail -> 'execution' ->> 'state', '-'), ' ' ORDER BY id)
+           FROM airlock.execution_events WHERE id > :before AND detail ->> 'record' = 'execution'),
+  'running:running', 'the start carries the record, of the running row');
 SELECT is((SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = :ro AND classid = 0
            AND pid = pg_backend_pid()), 1::bigint, 'the calling session holds the row''s liveness lock');
 SET SESSION AUTHORIZATION o_worker;

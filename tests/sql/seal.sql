@@ -29,10 +29,11 @@ $$;
 SET SESSION AUTHORIZATION s_agent;
 SELECT airlock.run('proxmox-host:hubris', 'uptime') AS r1 \gset
 SELECT airlock.run('proxmox-host:hubris', 'df -h') AS r2 \gset
+SELECT count(airlock.run('proxmox-host:hubris', 'echo ' || g)) FROM generate_series(1, 4) g \g /dev/null
 RESET SESSION AUTHORIZATION;
 SELECT is((SELECT count(*) FROM airlock.execution_events WHERE seq IS NULL AND prev_hash IS NULL AND hash IS NULL),
   (SELECT count(*) FROM airlock.execution_events), 'every new event is written unsealed: no position, no link, no hash');
-SELECT cmp_ok((SELECT count(*) FROM airlock.execution_events), '>=', 4::bigint, 'the two runs wrote their events');
+SELECT cmp_ok((SELECT count(*) FROM airlock.execution_events), '>=', 6::bigint, 'the six runs wrote their events');
 SELECT is((SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 74287730), 0::bigint,
   'writing an event takes no chain lock');
 SELECT throws_ok(format($$ INSERT INTO airlock.execution_events (execution_id, actor, to_state, seq, prev_hash, hash)
