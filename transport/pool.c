@@ -120,20 +120,37 @@ static const char *key_for(const struct transport *t, const char *name, const ch
 	return t->cfg.private_key;
 }
 
+/* What a session is pooled under: every fact it was opened with. */
+static char *pool_key(const struct transport_node *node, const char **user, int *port)
+{
+	*user = node->user && node->user[0] ? node->user : "root";
+	*port = node->port > 0 ? node->port : 22;
+	return xasprintf("%s\n%s\n%d\n%s\n%s", node->name, node->address, *port, *user,
+	                 node->host_key_sha256 ? node->host_key_sha256 : "");
+}
+
+/* The pooled entry under `key`, or NULL; with t->mu held. */
+static struct pool_entry *pool_find(struct transport *t, const char *key)
+{
+	struct pool_entry *e;
+
+	for (e = t->pool; e; e = e->next)
+		if (strcmp(e->key, key) == 0)
+			break;
+	return e;
+}
+
 /* The node's session, created on first use.  New connection facts for a
  * name (address, port, user, pin) make a new session. */
 struct sshnode *transport_pool_get(struct transport *t, const struct transport_node *node)
 {
-	const char *user = node->user && node->user[0] ? node->user : "root";
-	int port = node->port > 0 ? node->port : 22;
-	char *key = xasprintf("%s\n%s\n%d\n%s\n%s", node->name, node->address, port, user,
-	                      node->host_key_sha256 ? node->host_key_sha256 : "");
+	const char *user;
+	int port;
+	char *key = pool_key(node, &user, &port);
 	struct pool_entry *e;
 
 	pthread_mutex_lock(&t->mu);
-	for (e = t->pool; e; e = e->next)
-		if (strcmp(e->key, key) == 0)
-			break;
+	e = pool_find(t, key);
 	if (e == NULL) {
 		const char *public_key;
 		const char *private_key = key_for(t, node->name, &public_key);
@@ -177,6 +194,25 @@ void transport_stats(struct transport *t, const char *node_name, struct transpor
 	out->sessions_opened = st.sessions_opened;
 	out->channels_opened = st.channels_opened;
 	out->peak_channels = st.peak_channels;
+}
+
+bool transport_pooled_up(struct transport *t, const struct transport_node *node)
+{
+	const char *user;
+	int port;
+	char *key;
+	struct pool_entry *e;
+
+	if (node == NULL || node->name == NULL || node->address == NULL)
+		return false;
+	key = pool_key(node, &user, &port);
+	pthread_mutex_lock(&t->mu);
+	e = pool_find(t, key);
+	/* An entry is never freed before the transport is: its session may be
+	 * asked outside the lock. */
+	pthread_mutex_unlock(&t->mu);
+	free(key);
+	return e != NULL && sshnode_up(e->node);
 }
 
 int transport_reachable(struct transport *t, const struct transport_node *node, int timeout_ms,

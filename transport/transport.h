@@ -136,6 +136,12 @@ void transport_result_free(struct transport_result *r);
 int transport_reachable(struct transport *t, const struct transport_node *node, int timeout_ms,
                         enum transport_error *err, char *msg, size_t msglen);
 
+/* Whether the pool already holds a session for exactly this node (name,
+ * address, port, user and pin) and that session is up.  Never connects and
+ * never adds to the pool: the check for connection facts that nothing has
+ * vouched for yet. */
+bool transport_pooled_up(struct transport *t, const struct transport_node *node);
+
 enum transport_probe_kind {
 	TRANSPORT_PROBE_HOST,  /* can we log in and run a command on the node? */
 	TRANSPORT_PROBE_AGENT, /* qm agent <vmid> ping, then qm guest cmd <vmid> info */

@@ -567,8 +567,14 @@ int pipeline_wake(const struct pipeline_env *env, struct store *db, struct verdi
 	}
 	guard_status(env->guard, &seen, rewind, sizeof(rewind), &possible);
 	/* An observation needs no approval and no guard: when its target
-	 * answers now, it starts in the claim's own transaction, confined. */
-	if (c.cls == RISK_READ_ONLY && !atomic_load(env->stopping)) {
+	 * answers now, it starts in the claim's own transaction, confined.
+	 * The document is only checked against the row by the claim itself,
+	 * so before it only a session the pool already holds for exactly the
+	 * node it names may answer: a forged document opens no connection and
+	 * takes no slot.  A node with no such session takes the usual start,
+	 * checked with the row's own facts once it is claimed. */
+	if (c.cls == RISK_READ_ONLY && !atomic_load(env->stopping) &&
+	    targets_pooled_up(env->targets, &seen)) {
 		jail = jail_for(EXEC_RECEIVED, c.cls, v);
 		slot = slots_take(env->node_slots, seen.node, env->stopping);
 		if (slot) {

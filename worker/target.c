@@ -163,6 +163,14 @@ int targets_check(struct targets *t, const struct queue_item *it, bool full, cha
 	return not_usable(it, tt, p.state, p.detail, reason, reasonlen);
 }
 
+bool targets_pooled_up(struct targets *t, const struct queue_item *it)
+{
+	struct transport_node node;
+
+	node_of(it, &node);
+	return transport_pooled_up(t->t, &node);
+}
+
 /* A command that never started, in the check's terms: did the check in
  * front of it on its channel refuse (container not running, guest agent
  * not answering, guest-exec disabled), or the node not take it at all?

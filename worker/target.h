@@ -33,6 +33,11 @@ struct transport *targets_transport(struct targets *t);
 int targets_check(struct targets *t, const struct queue_item *it, bool full, char *reason,
                   size_t reasonlen);
 
+/* Whether the transport already holds a live session to its node with
+ * exactly the facts `it` names (address, port, user, host key): no
+ * connection is opened and nothing is added to the pool. */
+bool targets_pooled_up(struct targets *t, const struct queue_item *it);
+
 /* A command that was never sent although the row was marked running. */
 enum target_not_sent {
 	TARGET_SENT,             /* sent (or the run failed in some other way) */

@@ -81,6 +81,8 @@ static struct {
 	int sent;   /* commands the transport was asked to run */
 	int probes; /* live checks the transport was asked for */
 	enum transport_probe_state probe_state;
+	bool not_pooled;   /* no pooled session is up for the node a wake-up names */
+	int pooled_asked;  /* how often the pool was asked */
 	char *confinement; /* what the last one-call claim asked for ("-": none) */
 	char *policy;
 	/* what the fake transport answers (EXITED 0 unless set) */
@@ -490,6 +492,12 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 	out->out_len = 3;
 	out->err = xstrdup("");
 	return 0;
+}
+bool transport_pooled_up(struct transport *t, const struct transport_node *node)
+{
+	(void)t, (void)node;
+	F.pooled_asked++;
+	return !F.not_pooled;
 }
 int transport_reachable(struct transport *t, const struct transport_node *node, int timeout_ms,
                         enum transport_error *err, char *msg, size_t msglen)
@@ -1084,6 +1092,25 @@ static void test_wake_target_down(void **state)
 	assert_int_equal(F.sent, 0);
 }
 
+/* The node the wake-up names has no live pooled session (a daemon just
+ * started, or a document that names a node nobody connected to): nothing
+ * is checked or started before the claim, which leaves the row queued; the
+ * usual start then checks the claimed row's own facts and sends it. */
+static void test_wake_unpooled_node_not_checked_first(void **state)
+{
+	struct fixture *f = *state;
+
+	F.not_pooled = true;
+	F.answer[C_CLAIM_CLASSIFIED] = "queued";
+	assert_int_equal(wake(f, "uptime"), 1);
+	assert_int_equal(F.pooled_asked, 1);
+	assert_string_equal(F.confinement, "-");
+	assert_int_equal(F.probes, 1); /* the usual start's, after the claim */
+	assert_int_equal(F.calls[C_START], 1);
+	assert_int_equal(F.sent, 1);
+	assert_int_equal(F.calls[C_FINISH], 1);
+}
+
 /* A change is never started by the call, nor its target checked first. */
 static void test_wake_change_not_started(void **state)
 {
@@ -1139,6 +1166,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_wake_not_as_seen, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wake_queued_then_started, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wake_target_down, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_unpooled_node_not_checked_first, setup,
+	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_wake_change_not_started, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wake_no_document, setup, teardown),
 	};
