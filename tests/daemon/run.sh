@@ -52,6 +52,35 @@ check_eq "it was classified read_only" read_only "$(q "SELECT class FROM airlock
 check_out "its output is recorded" 'ro-marker-1' as_agent $A show $id
 check_eq "it ran exactly once on the rig" 1 "$(ran_count 'ro-marker-1')"
 
+# ---- a forged wake-up opens no connection: its document is only compared
+# with the row by the claim, so before it only a session the daemon already
+# holds for exactly that node may answer.  The document names a port where
+# a plain TCP listener counts connections; the row it names does not exist.
+python3 - "$WORK/forged" <<'PY' &
+import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+open(sys.argv[1] + ".port", "w").write(str(s.getsockname()[1]))
+while True:
+    c, _ = s.accept()
+    open(sys.argv[1] + ".conns", "a").write("connection\n")
+    c.close()
+PY
+FL=$!
+for _ in $(seq 50); do [ -s "$WORK/forged.port" ] && break; sleep 0.1; done
+fport=$(cat "$WORK/forged.port" 2>/dev/null)
+chan=$(q "SELECT channel FROM airlock.worker_channels WHERE worker = 'd1' LIMIT 1")
+doc="{\"id\": 999999999, \"target\": \"proxmox-host:hubris\", \"target_type\": \"proxmox-host\", \"declared_risk\": null, \"command\": \"uptime\", \"node\": \"proxmox-host:hubris\", \"address\": \"127.0.0.1\", \"port\": ${fport:-1}, \"ssh_user\": \"root\", \"host_key_fingerprint\": null, \"vmid\": 0, \"zerto_vm_identifier\": null}"
+check_out "a forged wake-up goes out on the daemon's own channel" 'Asynchronous notification' \
+	psql -X -c "LISTEN $chan" -c "SELECT pg_notify('$chan', '999999999 ' || \$\$$doc\$\$)" -c "SELECT 1"
+id=$(as_agent $A run --target proxmox-host:hubris -- 'echo after-forged')
+check "the daemon goes on working after it" wait_for 30 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
+sleep 1
+check_eq "no connection reached the address the forged document named" 0 \
+	"$(cat "$WORK/forged.conns" 2>/dev/null | wc -l)"
+kill $FL 2>/dev/null; wait $FL 2>/dev/null
+
 # ---- a host package install waits for a human
 id=$(as_agent $A run --target proxmox-host:hubris --change-id chg-412 --action "install NFS" -- apt-get install -y nfs-kernel-server)
 check "apt-get install on the host is held" wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
