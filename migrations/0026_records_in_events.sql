@@ -23,29 +23,22 @@
 
 -- A transition's detail never carries the key "record" by accident: _event
 -- drops it from every event but a record, so no caller-supplied detail
--- (a worker's note, a refusal's detail) can pass for one.
-CREATE OR REPLACE FUNCTION airlock._event(exec_id bigint, from_state text, to_state text, detail jsonb)
+-- (a worker's note, a refusal's detail) can pass for one.  Given `rec`,
+-- the row as its caller's write left it, the event carries that row's
+-- record beside its own detail.  The signature gains that argument, so the
+-- old function is replaced, not overloaded: a call with four arguments
+-- reads as before.
+DROP FUNCTION airlock._event(bigint, text, text, jsonb);
+CREATE FUNCTION airlock._event(exec_id bigint, from_state text, to_state text, detail jsonb,
+	rec airlock.executions DEFAULT NULL)
 RETURNS void LANGUAGE plpgsql SET search_path = airlock, pg_temp AS $$
 BEGIN
 	INSERT INTO airlock.execution_events (execution_id, actor, from_state, to_state, detail)
 	VALUES (exec_id, session_user, from_state, to_state,
 		CASE WHEN from_state = 'record' THEN coalesce(detail, '{}')
-		     ELSE coalesce(detail, '{}') - 'record' END);
-	IF from_state IS DISTINCT FROM to_state THEN
-		PERFORM pg_notify('airlock_state', '');
-	END IF;
-END
-$$;
-
--- A transition that carries the record of `e`, the row as its caller's
--- UPDATE left it.
-CREATE FUNCTION airlock._event_recorded(exec_id bigint, from_state text, to_state text, detail jsonb,
-	e airlock.executions)
-RETURNS void LANGUAGE plpgsql SET search_path = airlock, pg_temp AS $$
-BEGIN
-	INSERT INTO airlock.execution_events (execution_id, actor, from_state, to_state, detail)
-	VALUES (exec_id, session_user, from_state, to_state, (coalesce(detail, '{}') - 'record')
-		|| jsonb_build_object('record', 'execution', 'execution', airlock._execution_record(e)));
+		     WHEN rec.id IS NULL THEN coalesce(detail, '{}') - 'record'
+		     ELSE (coalesce(detail, '{}') - 'record') || jsonb_build_object('record', 'execution',
+			'execution', airlock._execution_record(rec)) END);
 	IF from_state IS DISTINCT FROM to_state THEN
 		PERFORM pg_notify('airlock_state', '');
 	END IF;
@@ -150,7 +143,7 @@ BEGIN
 		session_user)
 	RETURNING * INTO rec;
 	PERFORM set_config('airlock.recorded', '', true);
-	PERFORM airlock._event_recorded(new_id, NULL, 'received', jsonb_build_object('target', ent.slug,
+	PERFORM airlock._event(new_id, NULL, 'received', jsonb_build_object('target', ent.slug,
 		'declared_risk', declared_risk, 'change_id', change_id, 'action', action), rec);
 	PERFORM pg_notify('airlock_work', '');
 	RETURN new_id;
@@ -291,7 +284,7 @@ BEGIN
 			'worker', worker));
 		RETURN false;
 	END IF;
-	PERFORM airlock._event_recorded(exec_id, 'running', final_state, jsonb_build_object('exit_code', exit_code,
+	PERFORM airlock._event(exec_id, 'running', final_state, jsonb_build_object('exit_code', exit_code,
 		'signal', signal, 'duration_ms', duration_ms, 'stdout_bytes', octet_length(stdout),
 		'stderr_bytes', octet_length(stderr), 'stdout_truncated', stdout_truncated,
 		'stderr_truncated', stderr_truncated, 'error', error, 'worker', worker), e);
