@@ -181,6 +181,14 @@ SELECT is((SELECT count(*) FROM pg_temp.verdicts WHERE category IN ('cyrillic', 
 
 -- ============================================================ flood limits (defaults)
 SELECT is((SELECT requests_per_minute FROM airlock.gate_limits), 60, 'the default is 60 requests per agent per minute');
+-- Without a row of its own the gate still has limits: the defaults.
+CREATE TEMP TABLE saved_limits AS SELECT * FROM airlock.gate_limits;
+DELETE FROM airlock.gate_limits;
+SELECT is(airlock._limits(), ROW(true, 60, 100, 65536, 256, 256, NULL)::airlock.gate_limits,
+  'with no row in gate_limits, the limits are the defaults');
+INSERT INTO airlock.gate_limits SELECT * FROM saved_limits;
+SELECT is(airlock._limits(), (SELECT l FROM airlock.gate_limits l), 'with its row back, the limits are the row');
+SELECT is(airlock._limits_apply(), false, 'a superuser is not held to the flood limits');
 SET SESSION AUTHORIZATION iris;
 SELECT throws_like($$ SELECT airlock.run('proxmox-host:hubris', 'echo ' || g) FROM generate_series(1, 500) g $$,
   '%iris already made 60 requests in the last minute; the gate policy allows 60 per minute (requests_per_minute)%',
