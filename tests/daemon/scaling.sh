@@ -55,6 +55,9 @@ phase() {
 				w_any := w_any + least(a, 1);
 				w_adv := w_adv + least(v, 1);
 				w_chain := w_chain + least(c, 1);
+				-- Committed: an open transaction would hold back the
+				-- horizon and keep every dead row version for the phase.
+				COMMIT;
 				PERFORM pg_sleep(0.02);
 			END LOOP;
 		END LOOP;
