@@ -50,6 +50,10 @@ for i in $(seq 0 "$WAKE_N"); do
 		[ "$fin" = t ] && break
 		sleep 0.005
 	done
+	# Idle before the next sample, as the peer's harness is (20 ms): a
+	# finished command's jail is still being torn down on the rig when its
+	# row turns final, and the next wake-up would share the CPUs with it.
+	sleep 0.02
 done
 echo '\q' >&"${PQ[1]}"
 wait "${PQ_PID:-}" 2>/dev/null # unset once the coprocess has ended

@@ -41,6 +41,7 @@ phase() {
 	# locks of every kind), an advisory lock of any kind, the chain's.
 	out=$(PGOPTIONS="-c statement_timeout=600s" psql -XAtq -c "DO \$\$
 	DECLARE samples int := 0; w_any int := 0; w_adv int := 0; w_chain int := 0; a int; v int; c int;
+	kinds jsonb := '{}'; r record;
 	BEGIN
 		LOOP
 			EXIT WHEN (SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo $tag-%'
@@ -51,30 +52,42 @@ phase() {
 				INTO a, v FROM pg_stat_activity WHERE usename = 'airlockd';
 				SELECT count(*) INTO c FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
 				AND classid = 74287730 AND objid = 1 AND objsubid = 2;
+				-- Which lock a waiting session waits for, counted per sample.
+				FOR r IN SELECT DISTINCT wait_event FROM pg_stat_activity
+				         WHERE usename = 'airlockd' AND wait_event_type = 'Lock' LOOP
+					kinds := jsonb_set(kinds, ARRAY[r.wait_event],
+					                   to_jsonb(coalesce((kinds ->> r.wait_event)::int, 0) + 1));
+				END LOOP;
 				samples := samples + 1;
 				w_any := w_any + least(a, 1);
 				w_adv := w_adv + least(v, 1);
 				w_chain := w_chain + least(c, 1);
 				-- Committed: an open transaction would hold back the
-				-- horizon and keep every dead row version for the phase.
+				-- horizon and keep every dead row version for the phase,
+				-- and would read pg_stat_activity as it was at its first
+				-- sample (a session's view of it is kept per transaction).
 				COMMIT;
 				PERFORM pg_sleep(0.02);
 			END LOOP;
 		END LOOP;
 		RAISE NOTICE 'waits % % % %', samples, w_any, w_adv, w_chain;
+		RAISE NOTICE 'kinds %', coalesce((SELECT string_agg(k || '=' || n, ' ' ORDER BY n::int DESC, k)
+		                                  FROM jsonb_each_text(kinds) AS x(k, n)), 'none');
 	END \$\$" 2>&1)
 	t1=$(date +%s.%N)
 	p1=$(pgcpu)
 	for p in "${pids[@]}"; do kill -TERM "$p"; done
 	for p in "${pids[@]}"; do wait "$p"; done
 	read -r samples w_any w_adv w_chain < <(sed -n 's/.*waits \([0-9]*\) \([0-9]*\) \([0-9]*\) \([0-9]*\).*/\1 \2 \3 \4/p' <<<"$out")
+	kinds=$(sed -n 's/.*NOTICE: *kinds \(.*\)$/\1/p' <<<"$out")
 	python3 - <<PY
 n, secs, s = $N, $t1 - $t0, max(${samples:-0}, 1)
 print("%d daemon(s) x %d workers: %d read-only host executions in %.2f s = %.0f/s; PostgreSQL %.3f ms CPU each; "
       "a daemon session waited for a lock in %d of %d samples (%.0f %%), for an advisory lock in %d (%.0f %%), "
-      "for the chain's in %d (%.0f %%)"
+      "for the chain's in %d (%.0f %%); samples by lock waited for: %s"
       % ($k, $w, n, secs, n / secs, ($p1 - $p0) * 1000.0 / $hz / n, ${w_any:-0}, ${samples:-0},
-         100.0 * ${w_any:-0} / s, ${w_adv:-0}, 100.0 * ${w_adv:-0} / s, ${w_chain:-0}, 100.0 * ${w_chain:-0} / s))
+         100.0 * ${w_any:-0} / s, ${w_adv:-0}, 100.0 * ${w_adv:-0} / s, ${w_chain:-0}, 100.0 * ${w_chain:-0} / s,
+         "${kinds:-?}"))
 PY
 }
 
