@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "lib/log.h"
 #include "lib/paths.h"
+#include "lib/redact.h"
 #include "store/conninfo.h"
 #include "lib/xalloc.h"
 #include "store/schema.h"
@@ -98,10 +99,11 @@ static struct config *check_config(struct doctor_report *r, const char *path)
 		doctor_add(r, "config", path, DOCTOR_FAIL, fix, "%s", err);
 		return NULL;
 	}
+	char *zerto = cfg->zerto_url ? redact_url(cfg->zerto_url) : xstrdup("not configured");
 	doctor_add(r, "config", path, DOCTOR_OK, NULL,
 	           "valid: worker_id %s, %d workers, zerto %s, %d webhook(s)", cfg->worker_id,
-	           cfg->workers, cfg->zerto_url ? cfg->zerto_url : "not configured",
-	           cfg->nwebhooks);
+	           cfg->workers, zerto, cfg->nwebhooks);
+	free(zerto);
 	return cfg;
 }
 
@@ -503,6 +505,7 @@ static void usage(FILE *f)
 	        "both agent and operator, policy and inventory seeded); every node (SSH with\n"
 	        "the pinned host key, qm and pct present); each guest (guest agent, container\n"
 	        "state); the ZVM (login, TLS, each VM's VPGs); each webhook (reachable).\n"
+	        "URLs are shown as the daemon logs them, *** after the host.\n"
 	        "Run it as root (it reads airlockd's key) with an administrator's database\n"
 	        "login (--db, else $AIRLOCK_DB, else PG*).  On the nodes it runs only fixed,\n"
 	        "read-only commands.  --timeout-ms bounds each network check (default 10000).\n"

@@ -8,6 +8,7 @@
 #include "worker/discover.h"
 #include "worker/guard.h"
 #include "lib/buf.h"
+#include "lib/redact.h"
 #include "zerto/api.h"
 #include "zerto/client.h"
 #include "zerto/flr.h"
@@ -487,6 +488,7 @@ void doctor_zerto(struct doctor_ctx *c)
 	struct zerto_err ze = {0};
 	cJSON *site = NULL;
 	struct store_res *e = NULL;
+	char *shown = NULL; /* the ZVM's URL as logs show it (lib/redact.h) */
 	char err[512];
 
 	if (cfg == NULL) {
@@ -500,17 +502,18 @@ void doctor_zerto(struct doctor_ctx *c)
 		           "not configured: no change gets a rewind point");
 		return;
 	}
+	shown = redact_url(cfg->zerto_url);
 	struct zerto_config zc;
 	guard_zerto_config(cfg, &zc); /* as airlockd builds it, within doctor's own bound */
 	if (c->timeout_ms < zc.request_timeout_ms)
 		zc.request_timeout_ms = c->timeout_ms;
 	z = zerto_client_new(&zc, err, sizeof(err));
 	if (z == NULL) {
-		doctor_add(c->r, "zerto", cfg->zerto_url, DOCTOR_FAIL,
+		doctor_add(c->r, "zerto", shown, DOCTOR_FAIL,
 		           "check the zerto section (secret_file readable by root, secret_env set "
 		           "in the environment)",
 		           "%s", err);
-		return;
+		goto out;
 	}
 	if (zerto_client_get(z, "/v1/localsite", &site, &ze) < 0) {
 		const char *fix =
@@ -522,10 +525,10 @@ void doctor_zerto(struct doctor_ctx *c)
 		          "against the Keycloak client of the ZVM"
 		        : "check url, DNS and the network path to the ZVM (port 443)";
 		doctor_add(c->r, "zerto", tls_problem(&ze) ? "tls" : "login", DOCTOR_FAIL, fix,
-		           "%s: %s", cfg->zerto_url, ze.msg);
+		           "%s: %s", shown, ze.msg);
 		goto out;
 	}
-	doctor_add(c->r, "zerto", "login", DOCTOR_OK, NULL, "logged in to %s", cfg->zerto_url);
+	doctor_add(c->r, "zerto", "login", DOCTOR_OK, NULL, "logged in to %s", shown);
 	if (cfg->zerto_verify_tls)
 		doctor_add(c->r, "zerto", "tls", DOCTOR_OK, NULL, "certificate verified against %s",
 		           cfg->zerto_ca_file ? cfg->zerto_ca_file : "the system's CA store");
@@ -551,6 +554,7 @@ out:
 	store_clear(e);
 	cJSON_Delete(site);
 	zerto_client_free(z);
+	free(shown);
 }
 
 /* ---------------------------------------------------------------- webhooks */
@@ -568,9 +572,16 @@ void doctor_webhooks(struct doctor_ctx *c)
 		char cerr[CURL_ERROR_SIZE] = "";
 		long timeout = w->timeout_ms < c->timeout_ms ? w->timeout_ms : c->timeout_ms;
 		CURLcode rc;
+		/* Named as the delivery records and the logs name it: a webhook's
+		 * URL carries its secret after the host (lib/redact.h), and a
+		 * report gets pasted into tickets. */
+		char *url = redact_url(w->url);
+		char subject[512];
 
+		snprintf(subject, sizeof(subject), "%s %s", w->name ? w->name : "webhook", url);
+		free(url);
 		if (h == NULL) {
-			doctor_add(c->r, "webhook", w->url, DOCTOR_FAIL, NULL,
+			doctor_add(c->r, "webhook", subject, DOCTOR_FAIL, NULL,
 			           "curl_easy_init failed");
 			continue;
 		}
@@ -584,12 +595,12 @@ void doctor_webhooks(struct doctor_ctx *c)
 		curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 		rc = curl_easy_perform(h);
 		if (rc == CURLE_OK)
-			doctor_add(c->r, "webhook", w->url, DOCTOR_OK, NULL, "reachable%s%s",
+			doctor_add(c->r, "webhook", subject, DOCTOR_OK, NULL, "reachable%s%s",
 			           strncmp(w->url, "https:", 6) == 0 ? " (TLS verified)" : "",
 			           w->operator_name ? ", skipped for its operator's own requests"
 			                            : "");
 		else
-			doctor_add(c->r, "webhook", w->url, DOCTOR_FAIL,
+			doctor_add(c->r, "webhook", subject, DOCTOR_FAIL,
 			           "check the URL and the network path from this host (approval "
 			           "notifications go nowhere until it answers)",
 			           "%s", cerr[0] ? cerr : curl_easy_strerror(rc));

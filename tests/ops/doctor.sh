@@ -56,7 +56,7 @@ print(" ".join(seen))' "$WORK/doc.json")"
 for c in "database schema" "database roles" "database grants" "database worker login" \
 	"database scheduler login" "database logins" "database policy" "database inventory" \
 	"node proxmox-host:hubris" "guest vm:web01" "guest lxc:nfs-export" "zerto login" "zerto tls" \
-	"zerto vm:web01" "webhook http://127.0.0.1:$HP/ops"; do
+	"zerto vm:web01" "webhook webhook-1 http://127.0.0.1:$HP/***"; do
 	set -- $c
 	check_eq "healthy: $c is ok" ok "$(status_of "$1" "${*:2}")"
 done
@@ -187,8 +187,21 @@ closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)
 check "fault: nothing listens on port $closed" sh -c "! curl -fsS -m 5 http://127.0.0.1:$closed/ >/dev/null 2>&1"
 wh=$(write_config doc_wh "webhooks:" "  - url: http://127.0.0.1:$closed/ops")
 doc_json "$wh"
-check_eq "an unreachable webhook fails" fail "$(status_of webhook "http://127.0.0.1:$closed/ops")"
+check_eq "an unreachable webhook fails" fail "$(status_of webhook "webhook-1 http://127.0.0.1:$closed/***")"
 check_eq "  and doctor POSTed nothing to the live one meanwhile" 0 "$(ls "$WORK/hooks" | wc -l)"
+# A webhook's URL carries its secret after the host (a chat service's token
+# in the path, a key in the query, a password before the host): the report
+# names the webhook and shows the URL as the daemon's logs do.
+wh=$(write_config doc_secret "webhooks:" "  - name: team-chat" \
+	"    url: http://opsbot:pw-53cr3t@127.0.0.1:$HP/hooks/T0-t0k3n-53cr3t?key=k3y-53cr3t")
+doc_json "$wh"
+check_eq "a webhook with secrets in its URL is named, its URL redacted" ok \
+	"$(status_of webhook "team-chat http://***@127.0.0.1:$HP/***?***")"
+check "  no part of its secrets is in the report (JSON) or on stderr" \
+	sh -c "! grep -q 53cr3t '$WORK/doc.json' '$WORK/doc.err'"
+out=$($A doctor --config "$wh" --timeout-ms 5000 2>&1)
+check "  nor in the report for people" sh -c "! printf '%s' \"\$1\" | grep -q 53cr3t" _ "$out"
+check_out "  which names it too" 'team-chat http://\*\*\*@127\.0\.0\.1' printf '%s\n' "$out"
 
 # ---- healthy again after every fault was undone
 doc_json "$DOC_CFG"
