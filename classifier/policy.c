@@ -589,7 +589,8 @@ struct policy *policy_parse(const char *yaml, size_t len, const char *origin, ch
 	struct pctx c = {.origin = origin ? origin : "policy", .err = err, .errlen = errlen};
 	static const char *const top_keys[] = {"version",  "description", "defaults",      "rules",
 	                                       "paths",    "code_words",  "value_options", "floors",
-	                                       "grammars", "environment", "secrets"};
+	                                       "grammars", "environment", "secrets",
+	                                       "secret_stores"};
 	size_t nrules = 0;
 
 	if (errlen > 0)
@@ -661,6 +662,18 @@ struct policy *policy_parse(const char *yaml, size_t len, const char *origin, ch
 			perr(&c, yt_get(root, "secrets"),
 			     "secrets: `%s` must be an absolute path pattern or a file name",
 			     p->secrets.v[i]);
+	}
+	if (!c.failed && yt_get(root, "secret_stores") != NULL)
+		get_strlist(&c, yt_get(root, "secret_stores"), "secret_stores", &p->secret_stores);
+	for (size_t i = 0; !c.failed && i < p->secret_stores.n; i++) {
+		const char *s = p->secret_stores.v[i];
+
+		if (s[0] != '/' || strstr(s, "/../") != NULL || strstr(s, "/./") != NULL ||
+		    strcspn(s, " \t\n\r'\"\\") != strlen(s))
+			perr(&c, yt_get(root, "secret_stores"),
+			     "secret_stores: `%s` must be an absolute path or glob without "
+			     "spaces, quotes, backslashes or . and .. parts",
+			     s);
 	}
 	if (!c.failed && p->secrets.n > 0) {
 		p->secret_lits = palloc(&c, p->secrets.n * sizeof(char *));
@@ -739,6 +752,16 @@ enum risk_class policy_rule_class(const struct policy *p, size_t i)
 const char *policy_rule_description(const struct policy *p, size_t i)
 {
 	return i < p->nrules ? p->rules[i].description : "";
+}
+
+size_t policy_secret_store_count(const struct policy *p)
+{
+	return p->secret_stores.n;
+}
+
+const char *policy_secret_store(const struct policy *p, size_t i)
+{
+	return i < p->secret_stores.n ? p->secret_stores.v[i] : NULL;
 }
 
 long policy_rule_find(const struct policy *p, const char *id)

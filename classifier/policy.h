@@ -33,6 +33,14 @@ enum risk_class policy_rule_class(const struct policy *p, size_t i);
 /* One line, never NULL (the rule's description, or "" when it has none). */
 const char *policy_rule_description(const struct policy *p, size_t i);
 
+/* The policy's `secret_stores:` list: absolute paths or globs (fnmatch, as
+ * glob(3) expands them on the target) of files and folders that hold
+ * credentials.  The jail covers every match with an empty file or folder, in
+ * both tiers; reading them is secret material to the classifier.  Borrowed
+ * from p; NULL past the end. */
+size_t policy_secret_store_count(const struct policy *p);
+const char *policy_secret_store(const struct policy *p, size_t i);
+
 /* The rule with this id, or -1. */
 long policy_rule_find(const struct policy *p, const char *id);
 /* A command rule carries at most this many `preview:` commands (see

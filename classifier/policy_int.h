@@ -97,6 +97,9 @@ struct policy {
 	struct strlist secrets;
 	/* per secrets entry: its longest run of literal characters, which any path
 	 * it matches must contain (a fast filter before fnmatch) */
+	/* secret_stores: files and folders that hold credentials (absolute paths
+	 * or globs); the jail covers each with an empty one, in both tiers */
+	struct strlist secret_stores;
 	const char **secret_lits;
 	unsigned short *secret_tri; /* per entry: hash of its literal's first 3 bytes, or 0xffff */
 };

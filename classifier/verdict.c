@@ -29,6 +29,11 @@ struct arena *verdict_begin(struct verdict *v)
 	v->nreasons = 0;
 	v->nomitted = 0;
 	v->needs_root = false;
+	v->net_view = false;
+	v->writes = NULL;
+	v->nwrites = 0;
+	v->writes_unknown = false;
+	v->action_rule = NULL;
 	return v->mem->a;
 }
 

@@ -33,7 +33,24 @@ struct verdict {
 	size_t nomitted; /* reasons dropped past VERDICT_MAX_REASONS (lowest classes first) */
 	const char *classifier_version;
 	struct verdict_mem *mem; /* private */
-	bool needs_root; /* some program in it needs uid 0 to observe (policy `tier: root`) */
+
+	/* How the jail must run the command when nobody approved it
+	 * (docs/transport.md).  verdict_begin() resets each to its most
+	 * confined value; only the classifier's proof loosens them. */
+	bool needs_root; /* the command is one proven invocation of a `tier: root` program
+	                    (optionally piped into proven text filters): the jail's root tier */
+	bool net_view;   /* every program in it is marked `net: view` in its grammar and none
+	                    can send data: the jail keeps the target's network namespace
+	                    (otherwise the command gets a network namespace of its own) */
+	/* reversible_low: the absolute paths the command writes ("dir/" means
+	 * everything below dir), each normalised; the jail makes only these
+	 * writable.  Borrowed like reasons. */
+	const char *const *writes;
+	size_t nwrites;
+	bool writes_unknown;     /* some write's path is known only at run time */
+	const char *action_rule; /* non-NULL: the change is an action the kernel cannot
+	                            confine to paths (a service restart, qm start); it may
+	                            run only as this rule (its id) names it */
 };
 
 #define VERDICT_INIT                                                                               \
