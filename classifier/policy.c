@@ -587,10 +587,9 @@ struct policy *policy_parse(const char *yaml, size_t len, const char *origin, ch
 	struct yt_node *root = NULL;
 	struct policy *p = NULL;
 	struct pctx c = {.origin = origin ? origin : "policy", .err = err, .errlen = errlen};
-	static const char *const top_keys[] = {"version",  "description", "defaults",      "rules",
-	                                       "paths",    "code_words",  "value_options", "floors",
-	                                       "grammars", "environment", "secrets",
-	                                       "secret_stores"};
+	static const char *const top_keys[] = {
+	    "version",       "description", "defaults", "rules",       "paths",   "code_words",
+	    "value_options", "floors",      "grammars", "environment", "secrets", "secret_stores"};
 	size_t nrules = 0;
 
 	if (errlen > 0)
