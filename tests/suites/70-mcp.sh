@@ -17,10 +17,9 @@ for tool in node npm python3 psql pkg-config valgrind; do
 	command -v "$tool" >/dev/null || { echo "70-mcp: $tool is missing (scripts/install-deps)"; exit 1; }
 done
 [ -x build/bin/airlock-mcp ] && [ -x build/bin/airlock ] || { echo "70-mcp: build first (make)"; exit 1; }
-# The SDK is a devDependency installed from the lockfile, never fetched at run time.
-if [ ! -f tests/mcp/node_modules/@modelcontextprotocol/sdk/package.json ]; then
-	(cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error) || { echo "70-mcp: npm ci failed"; exit 1; }
-fi
+# The SDK is a devDependency installed from the lockfile (again whenever it
+# changed), never fetched at run time.
+scripts/npm-deps install tests/mcp || { echo "not ok - 70-mcp: the SDK's npm install (above)"; exit 1; }
 
 tmp=$(mktemp -d /tmp/airlock-mcp-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT

@@ -9,8 +9,7 @@ for tool in node npm curl openssl python3 psql chromium; do
 done
 [ -x build/bin/airlock-web ] && [ -x build/bin/airlockd ] && [ -x build/bin/airlock ] ||
 	{ echo "85-web: build first (make)"; exit 1; }
-# The browser driver is a devDependency installed from the lockfile, never fetched at run time.
-if [ ! -f tests/web/node_modules/playwright-core/package.json ]; then
-	(cd tests/web && npm ci --no-audit --no-fund --loglevel=error) || { echo "85-web: npm ci failed"; exit 1; }
-fi
+# The browser driver is a devDependency installed from the lockfile (again
+# whenever it changed), never fetched at run time.
+scripts/npm-deps install tests/web || { echo "not ok - 85-web: playwright-core's npm install (above)"; exit 1; }
 exec scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/web/run.sh
