@@ -689,30 +689,55 @@ static void t_jail(void)
  * (uids 0..65535 mapped to 100000..), whose root has capabilities only over
  * its own namespaces, may not mknod, and finds the mounts it inherited
  * locked.  Run here, on the machine, in a fresh user and mount namespace:
- * the jail's line is handed to /bin/sh exactly as a login shell would get it. */
+ * the jail's line is handed to /bin/sh exactly as a login shell would get it.
+ * A step the child cannot take is written to *out ("userns_run: ...") and
+ * the child exits 90..93; the parent never writes to a child that is gone
+ * (SIGPIPE is ignored in this program, and a failed write is a failed
+ * step).  Returns the child's exit status, 128+N for a signal, -1 when the
+ * child could not even be started. */
+enum { USERNS_NO_UNSHARE = 90, USERNS_NO_SYNC, USERNS_NO_ROOT, USERNS_NO_EXEC };
+
+static void userns_child_fail(int fd, int code, const char *what)
+{
+	char msg[256];
+	int n = snprintf(msg, sizeof(msg), "userns_run: %s: %s\n", what, strerror(errno));
+	if (n > 0 && write(fd, msg, (size_t)n) < 0) {
+		/* nobody to tell: the exit status says which step failed */
+	}
+	_exit(code);
+}
+
 static int userns_run(const char *line, struct buf *out)
 {
-	int sync1[2], sync2[2], outp[2], st = -1;
+	int sync1[2], sync2[2], outp[2], st = 0;
 	char c = 0, path[64];
 	pid_t pid;
 
-	if (pipe(sync1) < 0 || pipe(sync2) < 0 || pipe(outp) < 0)
+	if (pipe(sync1) < 0 || pipe(sync2) < 0 || pipe(outp) < 0) {
+		buf_printf(out, "userns_run: pipe: %s\n", strerror(errno));
 		return -1;
+	}
 	pid = fork();
+	if (pid < 0) {
+		buf_printf(out, "userns_run: fork: %s\n", strerror(errno));
+		return -1;
+	}
 	if (pid == 0) {
 		close(sync1[0]);
 		close(sync2[1]);
 		close(outp[0]);
 		if (unshare(CLONE_NEWUSER) < 0)
-			_exit(90);
+			userns_child_fail(outp[1], USERNS_NO_UNSHARE,
+			                  "unshare(CLONE_NEWUSER) (a chroot, or user namespaces off?)");
 		if (write(sync1[1], "u", 1) != 1 || read(sync2[0], &c, 1) != 1)
-			_exit(91);
+			userns_child_fail(outp[1], USERNS_NO_SYNC, "waiting for the uid/gid maps");
 		if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0 || unshare(CLONE_NEWNS) < 0)
-			_exit(92);
+			userns_child_fail(outp[1], USERNS_NO_ROOT,
+			                  "becoming root of the new namespace, unshare(CLONE_NEWNS)");
 		dup2(outp[1], 1);
 		dup2(outp[1], 2);
 		execl("/bin/sh", "sh", "-c", line, (char *)NULL);
-		_exit(93);
+		userns_child_fail(2, USERNS_NO_EXEC, "exec /bin/sh");
 	}
 	close(sync1[1]);
 	close(sync2[0]);
@@ -722,14 +747,19 @@ static int userns_run(const char *line, struct buf *out)
 		for (int i = 0; i < 2; i++) {
 			snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, maps[i]);
 			FILE *f = fopen(path, "w");
-			if (f) {
-				fputs("0 100000 65536\n", f);
-				fclose(f);
-			}
+			int ok = f != NULL && fputs("0 100000 65536\n", f) >= 0;
+			if (f != NULL && fclose(f) != 0)
+				ok = 0;
+			if (!ok)
+				buf_printf(out, "userns_run: writing %s: %s\n", path, strerror(errno));
+		}
+		if (write(sync2[1], "m", 1) != 1) {
+			buf_printf(out, "userns_run: telling the child to go on: %s\n", strerror(errno));
+			kill(pid, SIGKILL);
 		}
 	}
-	if (write(sync2[1], "m", 1) != 1)
-		kill(pid, SIGKILL);
+	/* Else the child is gone before its namespace existed: its reason is in
+	 * the output pipe. */
 	char chunk[4096];
 	ssize_t n;
 	while ((n = read(outp[0], chunk, sizeof(chunk))) > 0)
@@ -737,8 +767,15 @@ static int userns_run(const char *line, struct buf *out)
 	close(outp[0]);
 	close(sync1[0]);
 	close(sync2[1]);
-	waitpid(pid, &st, 0);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	if (waitpid(pid, &st, 0) < 0) {
+		buf_printf(out, "userns_run: waitpid: %s\n", strerror(errno));
+		return -1;
+	}
+	if (WIFSIGNALED(st)) {
+		buf_printf(out, "userns_run: the child was killed by signal %d\n", WTERMSIG(st));
+		return 128 + WTERMSIG(st);
+	}
+	return WEXITSTATUS(st);
 }
 
 static void t_jail_userns(void)
@@ -1298,6 +1335,11 @@ int main(int argc, char **argv)
 	    {"rekeyed", t_rekeyed}, /* only when named */
 	};
 
+	/* Every line reaches the log as it is printed, also when a check kills
+	 * the program; and a write to a child that is gone fails as a write,
+	 * instead of killing the test silently with SIGPIPE. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
 	log_set_level(LOG_WARN);
 	node.name = env("AIRLOCK_RIG_NODE");
 	node.address = env("AIRLOCK_RIG_SSH_HOST");

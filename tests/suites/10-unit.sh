@@ -8,8 +8,13 @@ n=0
 for t in build/unit/*_test; do
 	[ -x "$t" ] || continue
 	n=$((n + 1))
-	if ! "$t"; then
-		echo "unit: $t FAILED"
+	"$t"
+	st=$?
+	if [ "$st" -ne 0 ]; then
+		# How it ended, also when it died before cmocka printed a word.
+		how="exit $st"
+		[ "$st" -gt 128 ] && how="killed by SIG$(kill -l $((st - 128)) 2>/dev/null || echo $((st - 128)))"
+		echo "not ok - unit: $t failed ($how)"
 		rc=1
 	fi
 done

@@ -75,7 +75,18 @@ grep -q "	shim:apt-get	apt-get install -y nfs-kernel-server$" "$AIRLOCK_RIG_LOG"
 	{ echo "not ok - rig: apt-get missing from the command log"; fails=$((fails + 1)); }
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-build/integration/transport_test || fails=$((fails + 1))
+# prog CMD...: a test program's failure is a `not ok` line with how it ended,
+# also when it died before printing its own (a signal, a sanitizer's abort).
+prog() {
+	"$@"
+	local rc=$? how
+	[ "$rc" -eq 0 ] && return 0
+	how="exit $rc"
+	[ "$rc" -gt 128 ] && how="killed by SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128)))"
+	echo "not ok - $* failed ($how)"
+	fails=$((fails + 1))
+}
+prog build/integration/transport_test
 
 # A real host key change: sshd gets a new key, known_hosts keeps the old one.
 old_fp=$AIRLOCK_RIG_HOSTKEY_SHA256
@@ -86,5 +97,5 @@ set +a
 [ "$old_fp" != "$AIRLOCK_RIG_HOSTKEY_SHA256" ] && echo "ok - rig: node rekey changed the host key" ||
 	{ echo "not ok - rig: node rekey kept the key"; fails=$((fails + 1)); }
 expect "OpenSSH refuses the changed key too" 255 '' 'HOST IDENTIFICATION HAS CHANGED' -- true
-build/integration/transport_test rekeyed || fails=$((fails + 1))
+prog build/integration/transport_test rekeyed
 [ "$fails" -eq 0 ]

@@ -242,6 +242,7 @@ static char *run_program(const char *dir, const char *wait_s, const char *const 
 		dup2(pfd[1], 1);
 		close(pfd[0]);
 		execvp("perl", (char *const *)argv);
+		fprintf(stderr, "agentbatch_test: exec perl: %s\n", strerror(errno));
 		_exit(127);
 	}
 	close(pfd[1]);
@@ -249,7 +250,10 @@ static char *run_program(const char *dir, const char *wait_s, const char *const 
 		len += (size_t)r;
 	close(pfd[0]);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("the probe program (perl) %s %d; its output: %.500s",
+		         WIFEXITED(st) ? "exited with status" : "was killed by signal",
+		         WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), out);
 	return out;
 }
 
