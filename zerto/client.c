@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,28 @@ struct http_answer {
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+/* The time-scale warning is said once per process and scale: airlockd makes
+ * a client for the guard, one for recovery requests and one for the FLR
+ * watch, all from the same setting.  A client at scale 1 (production) says
+ * nothing, and a later one at another scale says it again. */
+static pthread_mutex_t scale_warn_mu = PTHREAD_MUTEX_INITIALIZER;
+static double scale_warned = 1.0;
+
+static void warn_time_scale(double scale)
+{
+	bool say;
+
+	pthread_mutex_lock(&scale_warn_mu);
+	say = scale != 1.0 && scale != scale_warned;
+	scale_warned = scale;
+	pthread_mutex_unlock(&scale_warn_mu);
+	if (say)
+		log_msg(LOG_WARN,
+		        "evt=zerto.time_scale scale=%g msg=\"ZVM time runs %g times "
+		        "real time: test simulators only\"",
+		        scale, scale);
+}
 
 static void curl_init_once(void)
 {
@@ -203,11 +226,7 @@ struct zerto_client *zerto_client_new(const struct zerto_config *cfg, char *err,
 		        "verification of the ZVM is OFF (verify_tls: false); anyone on "
 		        "the path can impersonate it\"",
 		        c->base_url);
-	if (c->time_scale != 1.0)
-		log_msg(LOG_WARN,
-		        "evt=zerto.time_scale scale=%g msg=\"ZVM time runs %g times "
-		        "real time: test simulators only\"",
-		        c->time_scale, c->time_scale);
+	warn_time_scale(c->time_scale);
 	return c;
 }
 
