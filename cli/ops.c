@@ -672,9 +672,44 @@ int cli_cancel(int argc, char **argv)
 	              "SELECT airlock.cancel($1::bigint)", false);
 }
 
+/* After a record of the same state as the one before it (the row changed
+ * again without a transition: the gate's rules applied, a preview noted),
+ * what changed, so the two lines do not read as one written twice. */
+static void print_record_changes(const cJSON *e, const cJSON *prev)
+{
+	const cJSON *k;
+	int n = 0;
+
+	cJSON_ArrayForEach(k, e)
+	{
+		const cJSON *was = cJSON_GetObjectItemCaseSensitive(prev, k->string);
+		if (was != NULL && cJSON_Compare(k, was, true))
+			continue;
+		if (n++ == 6) {
+			printf(", ...");
+			break;
+		}
+		printf("%s", n == 1 ? " (changed: " : ", ");
+		put_line(k->string);
+		printf(" ");
+		put_json(k);
+	}
+	cJSON_ArrayForEach(k, prev)
+	{
+		if (n >= 7 || cJSON_GetObjectItemCaseSensitive(e, k->string) != NULL)
+			continue;
+		printf("%s", n++ == 0 ? " (changed: " : ", ");
+		put_line(k->string);
+		printf(" removed");
+	}
+	if (n > 0)
+		printf(")");
+}
+
 /* A record event (from and to both "record") for people: what the row said,
- * in a few words; the full record is in --json. */
-static bool print_record(const char *at, const char *actor, const char *detail)
+ * in a few words; the full record is in --json.  *prev is the execution
+ * record before it (or NULL), replaced by this one's when it has one. */
+static bool print_record(const char *at, const char *actor, const char *detail, cJSON **prev)
 {
 	cJSON *d = cJSON_Parse(detail);
 	const cJSON *a = cJSON_GetObjectItemCaseSensitive(d, "approval");
@@ -708,8 +743,14 @@ static bool print_record(const char *at, const char *actor, const char *detail)
 		if (cJSON_IsNumber(o))
 			printf(" stdout %.0f bytes (sha256 %.12s)", o->valuedouble,
 			       jstr(e, "stdout_sha256") ? jstr(e, "stdout_sha256") : "?");
-		printf(" command sha256 %.12s\n",
+		printf(" command sha256 %.12s",
 		       jstr(e, "command_sha256") ? jstr(e, "command_sha256") : "?");
+		if (*prev != NULL && jstr(e, "state") && jstr(*prev, "state") &&
+		    strcmp(jstr(e, "state"), jstr(*prev, "state")) == 0)
+			print_record_changes(e, *prev);
+		printf("\n");
+		cJSON_Delete(*prev);
+		*prev = cJSON_Duplicate(e, true);
 	} else {
 		done = false;
 	}
@@ -717,8 +758,8 @@ static bool print_record(const char *at, const char *actor, const char *detail)
 	return done;
 }
 
-/* One line of `airlock history`. */
-static void print_event(const struct store_res *res, int r)
+/* One line of `airlock history`; *prev as for print_record. */
+static void print_event(const struct store_res *res, int r, cJSON **prev)
 {
 	char *actor = visible_str(store_get(res, r, 2), 0);
 	char *from = visible_str(store_get(res, r, 3), 0);
@@ -727,7 +768,7 @@ static void print_event(const struct store_res *res, int r)
 
 	if (strcmp(store_get(res, r, 3), "record") != 0 ||
 	    strcmp(store_get(res, r, 4), "record") != 0 ||
-	    !print_record(store_get(res, r, 1), actor, store_get(res, r, 5)))
+	    !print_record(store_get(res, r, 1), actor, store_get(res, r, 5), prev))
 		printf("%s  %-16s %-16s -> %-16s %s\n", store_get(res, r, 1), actor, from, to,
 		       detail);
 	free(actor);
@@ -780,8 +821,10 @@ int cli_history(int argc, char **argv)
 	if (o.json) {
 		printf("%s\n", store_get(res, 0, 6));
 	} else {
+		cJSON *prev = NULL;
 		for (int r = 0; r < store_nrows(res); r++)
-			print_event(res, r);
+			print_event(res, r, &prev);
+		cJSON_Delete(prev);
 	}
 	store_clear(res);
 	store_close(s);
