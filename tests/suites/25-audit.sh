@@ -67,6 +67,12 @@ check_out "history shows each approval record: decision, by whom, for which payl
 	'record: approve by bob for payload [0-9a-f]{12}: agreed' as_alice $A history "$big"
 check_out "history shows the outcome record" 'record: succeeded class destructive payload [0-9a-f]{12} exit 0' \
 	as_alice $A history "$big"
+check_eq "the row was recorded twice as pending_approval (classified, then the gate's rules)" 2 \
+	"$(q "SELECT count(*) FROM airlock.execution_events WHERE execution_id = $big AND detail->>'record' = 'execution' AND detail->'execution'->>'state' = 'pending_approval'")"
+check_out "  history's second record line says what changed" \
+	'record: pending_approval class destructive .*\(changed: .*approvals_required 2' as_alice $A history "$big"
+check_eq "  no history line reads as another (timestamps aside)" "" \
+	"$(as_alice $A history "$big" | cut -c25- | sort | uniq -d)"
 check "... and again after more events" wait_covered
 kill -TERM "$D1"
 wait "$D1" 2>/dev/null
