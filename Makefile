@@ -11,6 +11,9 @@
 #                 (PREFIX=/usr/local, DESTDIR for staging; see "Installation")
 #   make package  the Debian package (dpkg-buildpackage -us -uc -b), into build/
 #   make package-test  build, install and run it in a fresh Debian 12 root
+#                 (scripts/bookworm-root makes it under build/ with debootstrap)
+#   make fresh-root-test  the README's `make demo` and `make test` in a fresh
+#                 Debian 12 root, timed and measured (scripts/fresh-root-test)
 #   make clean
 #
 # Every module directory's .c files except main.c go into one static archive;
@@ -73,7 +76,7 @@ FUZZSRC   := $(wildcard tests/fuzz/*_fuzz.c)
 FUZZBINS  := $(FUZZSRC:tests/fuzz/%.c=$(B)/fuzz/%)
 
 .PHONY: all test demo console bench chaos clean unit fuzz format check-format deps install package \
-        package-test FORCE
+        package-test fresh-root-test FORCE
 .DEFAULT_GOAL := all
 
 all: $(BINS)
@@ -196,7 +199,11 @@ chaos: deps
 		scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/faults/run.sh
 
 # Installation: DESTDIR stages (debian/rules uses it).  An existing
-# $(SYSCONFDIR)/airlock/airlockd.yaml is never overwritten.
+# $(SYSCONFDIR)/airlock/airlockd.yaml is never overwritten.  A real install
+# (no DESTDIR) as root also does what the package's postinst does: the
+# system user airlock (useradd --system, when it does not exist yet), and
+# $(SYSCONFDIR)/airlock root:airlock 0750 with airlockd.yaml root:airlock
+# 0640.  Staged, or not as root, it says what it left undone.
 MAN1 := man/airlock.1 man/airlock-mcp.1 man/airlock-web.1
 MAN8 := man/airlockd.8
 install: all
@@ -222,6 +229,18 @@ install: all
 	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		dist/airlock-web.service >$(DESTDIR)$(UNITDIR)/airlock-web.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/airlock-web.service
+	@if [ -n "$(DESTDIR)" ] || [ "$$(id -u)" != 0 ]; then \
+		echo "make install: $(if $(DESTDIR),staged in DESTDIR,not root): the system user airlock" \
+			"and $(SYSCONFDIR)/airlock root:airlock 0750 are left undone (the package's postinst," \
+			"or make install as root, does them)"; \
+	else \
+		getent passwd airlock >/dev/null || \
+			useradd --system --user-group --home-dir /nonexistent --no-create-home \
+				--shell /usr/sbin/nologin airlock || exit 1; \
+		chown root:airlock $(SYSCONFDIR)/airlock $(SYSCONFDIR)/airlock/airlockd.yaml && \
+			chmod 0750 $(SYSCONFDIR)/airlock && chmod 0640 $(SYSCONFDIR)/airlock/airlockd.yaml || exit 1; \
+		echo "make install: the system user airlock; $(SYSCONFDIR)/airlock root:airlock 0750"; \
+	fi
 
 # The Debian package, built the Debian way (dpkg-buildpackage -us -uc -b) in
 # a copy of the tree under $(B)/pkg/, so that its by-products land in
@@ -234,9 +253,15 @@ package:
 	@ls $(B)/pkg/airlock_*.deb
 
 # The package from nothing, in a copy of a fresh Debian 12 root (root, the
-# network for apt, minutes): tests/ops/package-test.sh.
-package-test:
+# network for apt, minutes): tests/ops/package-test.sh.  The root is built
+# once under $(B)/bookworm-root (scripts/bookworm-root) and reused.
+package-test: deps
 	tests/rig/rigctl run -- tests/ops/package-test.sh
+
+# The README's two commands in a fresh Debian 12 root (root, the network for
+# apt and npm, about an hour): scripts/fresh-root-test.
+fresh-root-test: deps
+	scripts/fresh-root-test
 
 clean:
 	rm -rf $(B)

@@ -1,8 +1,9 @@
 #!/bin/bash
 # tests/ops/package-test.sh -- `make package-test`: the Debian package from
-# nothing.  In a copy of a fresh Debian 12 root (debootstrap --variant=minbase
-# bookworm; AIRLOCK_FRESH_ROOT, default /work/fresh/root, is copied, never
-# changed): install the build dependencies with apt, build the package with
+# nothing.  In a copy of a fresh Debian 12 root (scripts/bookworm-root builds
+# build/bookworm-root with debootstrap the first time and reuses it after;
+# AIRLOCK_FRESH_ROOT names another; it is copied, never changed): install
+# the build dependencies with apt, build the package with
 # dpkg-buildpackage, `apt-get install ./airlock_*.deb` (dependencies resolved
 # by apt), then with the distribution's PostgreSQL 15: airlock init (the
 # installed migrations without --dir, the seeds, airlockd's logins with SCRAM
@@ -15,9 +16,16 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-fresh=${AIRLOCK_FRESH_ROOT:-/work/fresh/root}
 [ "$(id -u)" = 0 ] || { echo "package-test: needs root (chroot, mounts)"; exit 1; }
-[ -x "$fresh/usr/bin/apt-get" ] || { echo "package-test: no Debian root at $fresh"; exit 1; }
+if [ -n "${AIRLOCK_FRESH_ROOT:-}" ]; then
+	fresh=$AIRLOCK_FRESH_ROOT
+	[ -x "$fresh/usr/bin/apt-get" ] ||
+		{ echo "package-test: AIRLOCK_FRESH_ROOT=$fresh is not a Debian root (no usr/bin/apt-get)"; exit 1; }
+else
+	fresh=$(scripts/bookworm-root build/bookworm-root) ||
+		{ echo "not ok - package-test: no fresh Debian 12 root (scripts/bookworm-root, above)"; exit 1; }
+fi
+pass "a fresh Debian 12 root: $fresh ($(cat "$fresh/etc/airlock-bookworm-root" 2>/dev/null || echo "given"))"
 R=$(mktemp -d /tmp/airlock-pkgroot.XXXXXX)
 mounted=()
 cleanup() {
@@ -147,5 +155,22 @@ check_out "  and its output came back from the VM" 'package-test-marker' echo "$
 check_eq "  it reached the rig once" 1 "$(grep -F 'package-test-marker' "$AIRLOCK_RIG_LOG" | grep -cF "$(printf '\tnode\t')")"
 check "airlockd logged no error" sh -c "! grep -q 'level=error' '$R/var/log/airlockd.log'"
 kill "$APID" 2>/dev/null
+for _ in $(seq 1 100); do in_root kill -0 "$APID" 2>/dev/null || break; sleep 0.1; done
 APID=""
+
+# `make install` as root, without the package's postinst: it makes the user
+# and the directory's owner and mode itself (the user is removed first, so
+# that it is make install that makes it; into /usr/local, beside the package).
+check "userdel airlock (so that make install must make it)" in_root userdel airlock
+check "make install PREFIX=/usr/local SYSCONFDIR=/usr/local/etc, as root, no DESTDIR" \
+	in_root sh -c 'cd /src/airlock && make -s install PREFIX=/usr/local SYSCONFDIR=/usr/local/etc \
+		>/src/make-install.log 2>&1' || tail -20 "$R/src/make-install.log"
+check "make install created the system user airlock" in_root id airlock
+check_eq "  with no login shell" /usr/sbin/nologin "$(in_root getent passwd airlock | cut -d: -f7)"
+check_eq "  /usr/local/etc/airlock is root:airlock 0750" "root:airlock 750" \
+	"$(in_root stat -c '%U:%G %a' /usr/local/etc/airlock)"
+check_eq "  its airlockd.yaml root:airlock 0640" "root:airlock 640" \
+	"$(in_root stat -c '%U:%G %a' /usr/local/etc/airlock/airlockd.yaml)"
+check "  the user airlock can read it" in_root runuser -u airlock -- cat /usr/local/etc/airlock/airlockd.yaml
+check_rc "  another user cannot" 1 in_root runuser -u nobody -- cat /usr/local/etc/airlock/airlockd.yaml
 finish
