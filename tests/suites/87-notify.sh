@@ -76,7 +76,6 @@ pieces = ["@room", "@channel", "@here", "@everyone", "<!channel>", "<!here>", "<
           "\u200b", "&amp;", "<b>", "\"", "'", "$(id)", "#", "> quote", "* item", "\t", "é", "𝓐"]
 for i in range(6):
     text = " ".join(random.choice(pieces) for _ in range(random.randint(4, 12)))
-    text = text.encode().decode("unicode_escape").encode("latin-1").decode("utf-8", "replace")
     with open("%s/gen%d.cmd" % (sys.argv[1], i), "w", encoding="utf-8", newline="") as f:
         f.write("apt-get install -y pkg-gen-%d # %s" % (i, text))
 PY
