@@ -27,6 +27,16 @@ trap cleanup EXIT
 q() { psql -XAtq -c "$1"; }
 
 check "make install into a staging DESTDIR" make -s install DESTDIR="$W/stage"
+check_out "  staged, it says what it left to the package (the user, /etc/airlock's owner)" \
+	'staged in DESTDIR: the system user airlock and /etc/airlock root:airlock 0750 are left undone' \
+	make -s install DESTDIR="$W/stage"
+check_eq "docs/development.md's suite table lists every suite in tests/suites/, in order" \
+	"$(ls tests/suites | sed 's/\.sh$//' | tr '\n' ' ')" \
+	"$(grep -o '^| `[0-9][0-9]-[a-z-]*`\(, `[0-9][0-9]-[a-z-]*`\)\?' docs/development.md |
+		grep -o '[0-9][0-9]-[a-z-]*' | tr '\n' ' ')"
+check_eq "docs/development.md's build line names every binary make builds" \
+	"$(make -s -p -n all 2>/dev/null | sed -n 's/^BINS := //p' | tr ' ' '\n' | sed 's|.*/||' | sort | tr '\n' ' ')" \
+	"$(sed -n 's/^make  *# build\/bin\/\(.*\)$/\1/p' docs/development.md | tr -d ',' | tr ' ' '\n' | sed '/^$/d' | sort | tr '\n' ' ')"
 stage=$W/stage/usr/local
 for f in bin/airlock bin/airlock-mcp sbin/airlockd share/airlock/migrations/0001_schema.sql \
 	share/airlock/seeds/policy.yaml share/airlock/airlockd.example.yaml share/man/man1/airlock.1 \
