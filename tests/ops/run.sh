@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/ops/run.sh -- suite 80-ops: operating airlock.  Runs inside
 # scripts/pgtmp, `tests/rig/rigctl run` and `tests/zvmsim/zvmsimctl run`.
-#   tests/ops/run.sh [PART...]   parts: events notify schema doctor user init docs (default: all)
+#   tests/ops/run.sh [PART...]   parts: events notify schema doctor user init npm docs (default: all)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -16,7 +16,7 @@ setup_db || { echo "80-ops: database set-up failed"; exit 1; }
 shipped_last=$(ls migrations | grep -E '^[0-9]{4}_[a-z0-9_]+\.sql$' | sort | tail -1)
 shipped_ver=${shipped_last%.sql}
 
-parts=${*:-events notify schema doctor user init docs}
+parts=${*:-events notify schema doctor user init npm docs}
 for part in $parts; do
 	echo "# --- $part"
 	if [ "$part" = docs ]; then
