@@ -259,7 +259,7 @@ package-test: deps
 	tests/rig/rigctl run -- tests/ops/package-test.sh
 
 # The README's two commands in a fresh Debian 12 root (root, the network for
-# apt and npm, about an hour): scripts/fresh-root-test.
+# apt and npm, about half an hour): scripts/fresh-root-test.
 fresh-root-test: deps
 	scripts/fresh-root-test
 
