@@ -18,16 +18,32 @@
 
 /* Recorded with each verdict; bump when the same policy could classify a
  * command differently. */
-#define CLASSIFIER_VERSION "airlock-classifier/2"
+#define CLASSIFIER_VERSION "airlock-classifier/3"
 
 /* Commands longer than this are not parsed: they get config_mutation. */
 #define CLASSIFIER_MAX_COMMAND ((size_t)4 << 20)
 
 struct classifier; /* opaque, immutable after classifier_new(); may be shared by threads */
 
+/* What a classifier knows beside its policy: the operator's gate.yaml. */
+struct classifier_options {
+	/* network.allow: host globs (fnmatch, case-insensitive) that a proven
+	 * harmless network read (HTTP GET/HEAD, ping, a DNS lookup, an SQL
+	 * query) may reach and stay below config_mutation; none: every program
+	 * that sends traffic is at least config_mutation */
+	const char *const *network_allow;
+	size_t nnetwork_allow;
+};
+
 /* p is borrowed and must outlive the classifier.  NULL on failure with the
  * reason in err. */
 struct classifier *classifier_new(const struct policy *p, char *err, size_t errlen);
+/* The same with options (copied; o may be NULL).  A network.allow entry
+ * that is not a host glob is refused with the reason in err. */
+struct classifier *classifier_new_opts(const struct policy *p, const struct classifier_options *o,
+                                       char *err, size_t errlen);
+/* NULL when glob may be a network.allow entry, else why not (static text). */
+const char *classifier_network_glob_problem(const char *glob);
 /* Classifies command[0..len) for a target of type t; declared is the agent's
  * declared risk (RISK_READ_ONLY when none: it can only raise the class).
  * Fills *out (initialise it with VERDICT_INIT once, reuse it, verdict_free()

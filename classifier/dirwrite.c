@@ -50,9 +50,8 @@ void dirwrite_extract_into(struct judge *j, struct judge_seg *s, const struct sh
                            bool absolute, enum target_type t)
 {
 	if (absolute) {
-		judge_reason(j, s, "write-unknown-path",
-		             "tar -P extracts members to the absolute paths they name",
-		             j->p->write_unknown, t);
+		judge_write_unknown(j, s, "tar -P extracts members to the absolute paths they name",
+		                    t);
 		return;
 	}
 	if (dir != NULL) {
@@ -236,9 +235,8 @@ void dirwrite_git(struct judge *j, struct judge_seg *s, const struct sh_word *w,
 		}
 		if ((a->len > 11 && memcmp(a->text, "--work-tree", 11) == 0) ||
 		    (a->len > 9 && memcmp(a->text, "--git-dir", 9) == 0)) {
-			judge_reason(j, s, "write-unknown-path",
-			             "git with a work tree or repository named elsewhere",
-			             j->p->write_unknown, t);
+			judge_write_unknown(
+			    j, s, "git with a work tree or repository named elsewhere", t);
 			return;
 		}
 		i++;

@@ -192,6 +192,45 @@ static bool parse_bool(struct gctx *c, const struct yt_node *k, const struct yt_
 static void parse_node(struct gctx *c, const struct yt_node *m, struct grammar *g,
                        const struct grammar *parent, int depth);
 
+/* filter_refuse: options of this grammar (its `options:`) with which the
+ * program reads more than stdin (grep -f FILE, -r); net_options: options
+ * with which it reads the target's network view (iptables -L).  Marked on
+ * the options. */
+static void parse_marked(struct gctx *c, const struct yt_node *v, struct grammar *g,
+                         const char *key)
+{
+	size_t n = parse_tokens(c, v, key, false, g->dash_long, NULL);
+	bool filter = strcmp(key, "filter_refuse") == 0;
+	struct gram_opt *tmp;
+
+	if (c->failed || n == 0)
+		return;
+	if (filter && g->filter_ops < 0) {
+		gerr(c, v, "filter_refuse: only a grammar with `filter:` refuses filter options");
+		return;
+	}
+	tmp = galloc(c, v, n * sizeof(*tmp));
+	if (c->failed)
+		return;
+	parse_tokens(c, v, key, false, g->dash_long, tmp);
+	for (size_t i = 0; i < n && !c->failed; i++) {
+		bool found = false;
+
+		for (size_t k = 0; k < g->nopts; k++) {
+			if (strcmp(g->opts[k].name, tmp[i].name) == 0) {
+				if (filter)
+					g->opts[k].not_filter = true;
+				else
+					g->opts[k].net_view = true;
+				found = true;
+			}
+		}
+		if (!found)
+			gerr(c, v, "%s: `%s` is not one of this grammar's options", key,
+			     tmp[i].name);
+	}
+}
+
 /* subcommands: {name: node, "name|alias": node, name: any|none|N} */
 static void parse_subs(struct gctx *c, const struct yt_node *m, struct grammar *g, int depth)
 {
@@ -251,6 +290,7 @@ static void parse_subs(struct gctx *c, const struct yt_node *m, struct grammar *
 						return;
 					}
 		s->max_ops = 0;
+		s->filter_ops = -1;
 		s->abbrev = g->abbrev;
 		s->dash_long = g->dash_long;
 		s->separators = g->separators;
@@ -267,7 +307,8 @@ static void parse_subs(struct gctx *c, const struct yt_node *m, struct grammar *
 static void parse_node(struct gctx *c, const struct yt_node *m, struct grammar *g,
                        const struct grammar *parent, int depth)
 {
-	const struct yt_node *opts = NULL, *refuse = NULL, *subs = NULL;
+	const struct yt_node *opts = NULL, *refuse = NULL, *subs = NULL, *nofilter = NULL;
+	const struct yt_node *netopts = NULL;
 	size_t n1 = 0, n2 = 0;
 
 	if (m->kind != YT_MAP) {
@@ -276,6 +317,7 @@ static void parse_node(struct gctx *c, const struct yt_node *m, struct grammar *
 		return;
 	}
 	g->max_ops = 0;
+	g->filter_ops = -1;
 	if (parent != NULL) {
 		g->abbrev = parent->abbrev;
 		g->dash_long = parent->dash_long;
@@ -338,6 +380,28 @@ static void parse_node(struct gctx *c, const struct yt_node *m, struct grammar *
 			g->signals = parse_bool(c, k, v);
 		} else if (strcmp(key, "free") == 0) {
 			g->free_words = parse_bool(c, k, v);
+		} else if (strcmp(key, "net") == 0) {
+			if (v->kind == YT_SCALAR && strcmp(v->scalar, "view") == 0)
+				g->net = GRAM_NET_VIEW;
+			else if (v->kind == YT_SCALAR && strcmp(v->scalar, "send") == 0)
+				g->net = GRAM_NET_SEND;
+			else if (v->kind == YT_SCALAR && strcmp(v->scalar, "none") == 0)
+				g->net = GRAM_NET_NONE;
+			else
+				gerr(c, v, "net: expected view, send or none");
+		} else if (strcmp(key, "filter") == 0) {
+			int n = 0;
+
+			parse_operands(c, v, &n);
+			if (!c->failed && n < 0)
+				gerr(
+				    c, v,
+				    "filter: expected how many operands a filter takes (a number)");
+			g->filter_ops = n;
+		} else if (strcmp(key, "filter_refuse") == 0) {
+			nofilter = v;
+		} else if (strcmp(key, "net_options") == 0) {
+			netopts = v;
 		} else {
 			gerr(c, k, "unknown key `%s` in a grammar", key);
 		}
@@ -363,6 +427,10 @@ static void parse_node(struct gctx *c, const struct yt_node *m, struct grammar *
 			if (strcmp(g->opts[i].name, g->opts[k].name) == 0)
 				gerr(c, i < n1 ? opts : refuse, "option `%s` listed twice",
 				     g->opts[i].name);
+	if (nofilter != NULL && !c->failed)
+		parse_marked(c, nofilter, g, "filter_refuse");
+	if (netopts != NULL && !c->failed)
+		parse_marked(c, netopts, g, "net_options");
 	if (subs != NULL && !c->failed)
 		parse_subs(c, subs, g, depth);
 }
@@ -374,6 +442,7 @@ int grammar_parse(struct arena *a, const struct yt_node *n, const char *prog, st
 
 	memset(g, 0, sizeof(*g));
 	g->name = prog;
+	g->filter_ops = -1;
 	parse_node(&c, n, g, NULL, 0);
 	return c.failed ? -1 : 0;
 }
@@ -394,7 +463,24 @@ struct walker {
 	size_t depth;
 	struct arena *a;
 	struct gram_proof *out;
+	size_t cap; /* room in out->items (items_wanted) */
 };
+
+/* Records one option or operand for out->items (items_wanted). */
+static void add_item(struct walker *k, const struct gram_opt *o, const struct sh_word *word,
+                     const char *value, size_t vlen, const struct sh_word *vword)
+{
+	struct gram_proof *out = k->out;
+
+	if (!out->items_wanted || out->items == NULL || out->nitems >= k->cap)
+		return;
+	out->items[out->nitems++] = (struct gram_item){.opt = o,
+	                                               .word = word,
+	                                               .value = value,
+	                                               .vlen = vlen,
+	                                               .vword = vword,
+	                                               .level = k->chain[k->depth]};
+}
 
 static const char *path_name(struct walker *k)
 {
@@ -546,6 +632,10 @@ static bool take_option(struct walker *k, const struct sh_word *w, size_t n, siz
 			       o->name, path_name(k));
 			return false;
 		}
+		if (o->not_filter)
+			k->out->filter_refused = true;
+		if (o->net_view)
+			k->out->net_option = true;
 		if (eq != NULL && o->arity == GRAM_FLAG) {
 			refuse(k,
 			       "option `%s` of %s takes no value (`%.*s`); cannot prove read-only",
@@ -553,6 +643,7 @@ static bool take_option(struct walker *k, const struct sh_word *w, size_t n, siz
 			return false;
 		}
 		if (o->arity == GRAM_COMMAND) {
+			add_item(k, o, x, NULL, 0, NULL);
 			while (++(*i) < n && !word_is(&w[*i], ";") && !word_is(&w[*i], "+"))
 				;
 			if (*i >= n) {
@@ -571,8 +662,10 @@ static bool take_option(struct walker *k, const struct sh_word *w, size_t n, siz
 			for (size_t q = 0; *i + 1 < n && q < sizeof(b) / sizeof(b[0]); q++)
 				if (word_is(&w[*i + 1], b[q])) {
 					(*i)++;
-					break;
+					add_item(k, o, x, w[*i].text, w[*i].len, &w[*i]);
+					return true;
 				}
+			add_item(k, o, x, NULL, 0, NULL);
 			return true;
 		}
 		if (eq == NULL && o->arity == GRAM_VALUE) {
@@ -583,7 +676,13 @@ static bool take_option(struct walker *k, const struct sh_word *w, size_t n, siz
 				return false;
 			}
 			(*i)++;
+			add_item(k, o, x, w[*i].text, w[*i].len, &w[*i]);
+			return true;
 		}
+		if (eq != NULL)
+			add_item(k, o, x, eq + 1, (size_t)(x->text + x->len - (eq + 1)), NULL);
+		else
+			add_item(k, o, x, NULL, 0, NULL);
 		return true;
 	}
 	/* a cluster of short options: -alh, -n5, -ofile */
@@ -602,16 +701,27 @@ static bool take_option(struct walker *k, const struct sh_word *w, size_t n, siz
 			       o->name, path_name(k));
 			return false;
 		}
-		if (o->arity == GRAM_FLAG)
+		if (o->not_filter)
+			k->out->filter_refused = true;
+		if (o->net_view)
+			k->out->net_option = true;
+		if (o->arity == GRAM_FLAG) {
+			add_item(k, o, x, NULL, 0, NULL);
 			continue;
-		if (c + 1 < len || o->arity == GRAM_OPTIONAL)
-			return true; /* the rest of the word is the value */
+		}
+		if (c + 1 < len || o->arity == GRAM_OPTIONAL) {
+			/* the rest of the word is the value */
+			add_item(k, o, x, c + 1 < len ? t + c + 1 : NULL,
+			         c + 1 < len ? len - c - 1 : 0, NULL);
+			return true;
+		}
 		if (*i + 1 >= n) {
 			refuse(k, "option `%s` of %s lacks its value; cannot prove read-only",
 			       o->name, path_name(k));
 			return false;
 		}
 		(*i)++;
+		add_item(k, o, x, w[*i].text, w[*i].len, &w[*i]);
 		return true;
 	}
 	return true;
@@ -695,6 +805,24 @@ void grammar_prove(const struct grammar *g, const char *prog, const struct sh_wo
 	out->ok = true;
 	out->why = NULL;
 	out->canon = NULL;
+	out->node = g;
+	out->ops = 0;
+	out->filter_refused = false;
+	out->net_option = false;
+	out->items = NULL;
+	out->nitems = 0;
+	if (out->items_wanted && n > 0) {
+		size_t cap = 0;
+
+		/* a cluster (-sSfL) is one item per letter */
+		for (size_t i = 0; i < n; i++)
+			cap += !(w[i].flags & SHW_COMPUTED) && w[i].len > 2 &&
+			               w[i].text[0] == '-' && w[i].text[1] != '-'
+			           ? w[i].len - 1
+			           : 1;
+		out->items = arena_alloc(a, cap * sizeof(*out->items));
+		k.cap = out->items ? cap : 0;
+	}
 	k.chain[0] = g;
 	if (g->free_words)
 		return;
@@ -756,13 +884,17 @@ void grammar_prove(const struct grammar *g, const char *prog, const struct sh_wo
 			}
 			k.names[k.depth + 1] = nm;
 			k.chain[++k.depth] = sub;
+			out->node = sub;
 			sub_pending = sub->nsubs > 0;
 			ops = 0;
+			out->ops = 0;
 			if (sub->free_words)
 				return;
 			continue;
 		}
 		ops++;
+		out->ops = ops;
+		add_item(&k, NULL, x, NULL, 0, NULL);
 		braces = braces || word_is(x, "{}");
 		if (cur->max_ops >= 0 && ops > cur->max_ops) {
 			refuse(&k, "extra operand `%.*s` for %s; cannot prove read-only",
@@ -782,6 +914,17 @@ void grammar_prove(const struct grammar *g, const char *prog, const struct sh_wo
 			refuse(&k, "xargs adds words %s does not take; cannot prove read-only",
 			       path_name(&k));
 	}
+}
+
+bool grammar_net_view(const struct gram_proof *gp)
+{
+	return gp->ok && gp->node != NULL && (gp->node->net == GRAM_NET_VIEW || gp->net_option);
+}
+
+bool grammar_is_filter(const struct gram_proof *gp, bool extra)
+{
+	return gp->ok && gp->node != NULL && gp->node->filter_ops >= 0 && !extra &&
+	       gp->ops <= gp->node->filter_ops && !gp->filter_refused;
 }
 
 const struct sh_word *grammar_first_option(const struct sh_word *w, size_t n)

@@ -32,6 +32,17 @@ struct gram_opt {
 	unsigned char len;
 	unsigned char arity; /* enum gram_arity */
 	bool refused;        /* known, but it writes or runs something: never proven */
+	bool not_filter;     /* `filter_refuse`: with it the program is no stdin-only filter */
+	bool net_view;       /* `net_options`: with it the program reads the network view */
+};
+
+/* What a program (or one of its subcommands) does with the network, as its
+ * grammar says (`net:`).  It holds for that node only: a subcommand says its
+ * own (so a change nobody marked never keeps the network). */
+enum gram_net {
+	GRAM_NET_NONE, /* nothing said: not known to need the network */
+	GRAM_NET_VIEW, /* reads the target's network view (ip a, ss, nft list) and sends nothing */
+	GRAM_NET_SEND, /* sends traffic to some destination (curl, ping, git push) */
 };
 
 enum gram_abbrev {
@@ -51,12 +62,29 @@ struct grammar {
 	int max_ops;          /* operands allowed after the subcommand path; -1 = any */
 	unsigned char abbrev; /* enum gram_abbrev, for options */
 	bool sub_prefix;      /* a subcommand may be any prefix of its name (first listed wins) */
-	bool dash_long;  /* -word is one long option (ip -brief, find -name), never a cluster */
-	bool numeric;    /* -NUM is accepted (head -5) */
-	bool signals;    /* -HUP, -SIGTERM: signal names are accepted (kill, pkill) */
-	bool free_words; /* every word is data (echo): nothing it is given can act */
+	bool dash_long;    /* -word is one long option (ip -brief, find -name), never a cluster */
+	bool numeric;      /* -NUM is accepted (head -5) */
+	bool signals;      /* -HUP, -SIGTERM: signal names are accepted (kill, pkill) */
+	bool free_words;   /* every word is data (echo): nothing it is given can act */
+	unsigned char net; /* enum gram_net, of this node only */
+	/* `filter: N`: a text filter that reads only stdin when it has at most N
+	 * operands (grep's pattern, awk's program) and no `filter_refuse` option;
+	 * -1 when it is none */
+	int filter_ops;
 	const char **separators; /* words that start another command (ovs-vsctl --, tmux ;) */
 	size_t nseparators;
+};
+
+/* One word (or option with its value) of a proven command, in order. */
+struct gram_item {
+	const struct gram_opt *opt; /* the option, or NULL for an operand */
+	const struct sh_word *word; /* the option's word, or the operand */
+	/* the option's value: attached (--x=v, -Xv) in word at value, or the
+	 * next word (vword); both NULL when it has none */
+	const char *value;
+	size_t vlen;
+	const struct sh_word *vword;
+	const struct grammar *level; /* the (sub)command grammar the word was read at */
 };
 
 /* The result of walking a command's words through a grammar. */
@@ -67,6 +95,17 @@ struct gram_proof {
 	 * (ip a f -> ip address flush), so rules see canonical words; NULL when
 	 * nothing was rewritten. */
 	const struct sh_word *canon;
+	/* ok: the deepest (sub)command grammar reached, and how many operands
+	 * it was given */
+	const struct grammar *node;
+	int ops;
+	bool filter_refused; /* a `filter_refuse` option was given */
+	bool net_option;     /* a `net_options` option was given */
+	/* Only when items_wanted was set before the call: every option and
+	 * operand in order (from the arena); NULL when the arena was full. */
+	bool items_wanted;
+	struct gram_item *items;
+	size_t nitems;
 };
 
 /* Parses the grammar of program prog from YAML node n into g, allocating from
@@ -79,9 +118,18 @@ int grammar_parse(struct arena *a, const struct yt_node *n, const char *prog, st
  * extra: more words nobody can see follow (xargs).  options_from_values:
  * a word known only at run time may turn out to be an option (a value
  * assigned earlier in the command starts with '-').  Strings go to a.
- * Never fails: on exhaustion of a, the proof is refused. */
+ * Never fails: on exhaustion of a, the proof is refused.  Set
+ * out->items_wanted beforehand to get the parsed words (out->items). */
 void grammar_prove(const struct grammar *g, const char *prog, const struct sh_word *w, size_t n,
                    bool extra, bool options_from_values, struct arena *a, struct gram_proof *out);
+
+/* Does a successful proof show the program reading the target's network
+ * view (`net: view` where the words led, or a `net_options` option)? */
+bool grammar_net_view(const struct gram_proof *gp);
+
+/* Does a successful proof show the program reading only stdin as a text
+ * filter (`filter:` with no more operands and no `filter_refuse` option)? */
+bool grammar_is_filter(const struct gram_proof *gp, bool extra);
 
 /* For a program without a grammar: the first word that is an option (a
  * literal word starting with '-' before "--"), or NULL. */

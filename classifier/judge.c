@@ -8,6 +8,7 @@
 
 #include "classifier/arena.h"
 #include "classifier/grammar.h"
+#include "classifier/netclient.h"
 #include "classifier/secrets.h"
 
 #include <stdarg.h>
@@ -63,7 +64,40 @@ const char *judge_seg_text(struct judge *j, struct judge_seg *s)
 void judge_reason(struct judge *j, struct judge_seg *s, const char *rule, const char *words,
                   enum risk_class cls, enum target_type t)
 {
+	if (j->in_call && (int)cls > j->call_max)
+		j->call_max = (int)cls;
 	verdict_add(j->v, s ? s->num : 0, s ? judge_seg_text(j, s) : "", rule, words, cls, t);
+}
+
+void judge_write_unknown(struct judge *j, struct judge_seg *s, const char *words,
+                         enum target_type t)
+{
+	j->writes_unknown = true;
+	j->write_events++;
+	judge_reason(j, s, "write-unknown-path", words, j->p->write_unknown, t);
+}
+
+/* Adds path (normalised; "dir/" for a tree) to the write set once.  Past
+ * JUDGE_MAX_WRITES the set cannot say what the command changes: the class is
+ * raised so that an operator looks. */
+static void add_write(struct judge *j, struct judge_seg *s, const char *path, enum target_type t)
+{
+	j->write_events++;
+	for (size_t i = 0; i < j->nwrites; i++)
+		if (strcmp(j->writes[i], path) == 0)
+			return;
+	if (j->writes == NULL)
+		j->writes = arena_alloc(j->a, JUDGE_MAX_WRITES * sizeof(*j->writes));
+	if (j->writes == NULL || j->nwrites == JUDGE_MAX_WRITES) {
+		if (!j->writes_unknown)
+			judge_write_unknown(
+			    j, s,
+			    judge_fmt(j, "writes more than %d paths: too many to confine",
+			              JUDGE_MAX_WRITES),
+			    t);
+		return;
+	}
+	j->writes[j->nwrites++] = path;
 }
 
 /* Could a computed word turn out to be s?  Only its literal prefix is known. */
@@ -340,9 +374,8 @@ static void judge_rule_writes(struct judge *j, struct judge_seg *s, const struct
 		}
 	}
 	if (unsure || n == 64) {
-		judge_reason(j, s, "write-unknown-path",
-		             judge_fmt(j, "%s writes files named at run time", pr->name),
-		             j->p->write_unknown, t);
+		judge_write_unknown(j, s,
+		                    judge_fmt(j, "%s writes files named at run time", pr->name), t);
 	}
 	if (n == 0)
 		return;
@@ -350,8 +383,28 @@ static void judge_rule_writes(struct judge *j, struct judge_seg *s, const struct
 		for (size_t i = 0; i < n; i++)
 			judge_write(j, s, ops[i], t);
 	} else {
-		judge_write(j, s, ops[n - 1], t);
+		judge_write(j, s, ops[r->writes == WRITES_FIRST ? 0 : n - 1], t);
 	}
+}
+
+/* A rule's `action: true`: the verdict names the one rule whose action the
+ * kernel cannot confine; two different ones cannot be named, so an operator
+ * looks. */
+static void judge_action(struct judge *j, struct judge_seg *s, const struct policy_rule *r,
+                         enum target_type t)
+{
+	if (j->action_rule == NULL) {
+		j->action_rule = r->id;
+		return;
+	}
+	if (strcmp(j->action_rule, r->id) != 0)
+		judge_reason(
+		    j, s, "actions-differ",
+		    judge_fmt(j,
+		              "actions of two rules (%s, %s) in one command: the jail can let "
+		              "only one through",
+		              j->action_rule, r->id),
+		    RISK_CONFIG_MUTATION, t);
 }
 
 /* -C DIR, --directory=DIR, -oFILE, -so FILE: values of options that name
@@ -428,11 +481,13 @@ static void judge_write_options(struct judge *j, struct judge_seg *s, const stru
 static enum risk_class judge_rules(struct judge *j, struct judge_seg *s,
                                    const struct policy_program *pr, const char *name,
                                    const struct judge_argv *av, enum target_type t,
-                                   const struct policy_rule **decided)
+                                   const struct policy_rule **decided,
+                                   const struct policy_rule **low)
 {
 	enum risk_class got = RISK_READ_ONLY;
 	bool any = false;
 
+	*low = NULL;
 	for (size_t k = 0; k < pr->nrules; k++) {
 		const struct policy_rule *r = &j->p->rules[pr->rules[k]];
 		struct matchbuf mb = {.n = 0};
@@ -456,12 +511,24 @@ static enum risk_class judge_rules(struct judge *j, struct judge_seg *s,
 		any = true;
 		if (r->cls > got)
 			got = r->cls;
-		if (r->needs_root)
-			j->v->needs_root = true;
+		if (r->action)
+			judge_action(j, s, r, t);
+		else if (r->cls == RISK_REVERSIBLE_LOW && *low == NULL)
+			*low = r;
 		if (r->writes != WRITES_NONE)
 			judge_rule_writes(j, s, pr, r, av, t);
 		if (r->write_options.n)
 			judge_write_options(j, s, r, av, t);
+		for (size_t i = 0; i < r->write_paths.n; i++) {
+			const char *wp = r->write_paths.v[i];
+			struct sh_word pw = {.text = wp,
+			                     .len = strlen(wp),
+			                     .prefix = strlen(wp),
+			                     .raw = wp,
+			                     .raw_len = strlen(wp)};
+
+			judge_write(j, s, &pw, t);
+		}
 		if (r->scan_args)
 			for (size_t i = 0; i < av->n; i++)
 				if (judge_lit(&av->w[i]))
@@ -519,16 +586,36 @@ void judge_prove(struct judge *j, struct judge_seg *s, const char *name,
 		             j->p->unknown_program, t);
 }
 
+void judge_rec_add(struct judge *j, const struct judge_rec *r)
+{
+	if (j->nrecs == JUDGE_MAX_RECS) {
+		j->odd = true;
+		return;
+	}
+	j->recs[j->nrecs++] = *r;
+}
+
 void judge_command(struct judge *j, struct judge_seg *s, const char *name,
                    const struct judge_argv *av, enum target_type t)
 {
 	const struct policy_program *pr = policy_program_find(j->p, name, strlen(name));
 	struct gram_proof gp = {.ok = true};
 	struct judge_argv cav = *av;
-	const struct policy_rule *decided = NULL;
+	const struct policy_rule *decided = NULL, *low = NULL;
 	enum risk_class got;
+	struct judge_rec rec = {.seg = s->num, .wrapped = j->odd_wrap > 0};
+	bool net_read;
 
-	secrets_args(j, s, name, av, t);
+	j->in_call = true;
+	j->call_max = -1;
+	if (pr != NULL && pr->grammar != NULL) {
+		gp.items_wanted = secrets_wants_items(name) || netclient_wants_items(name);
+		grammar_prove(pr->grammar, name, av->w, av->n, av->extra_unknown,
+		              options_in_values(j), j->a, &gp);
+		if (gp.canon != NULL)
+			cav.w = gp.canon;
+	}
+	secrets_args(j, s, name, av, pr != NULL && pr->grammar != NULL ? &gp : NULL, t);
 	if (pr == NULL) {
 		judge_reason(j, s, "unknown-program",
 		             judge_fmt(j, "%s (a program the policy does not know)", name),
@@ -536,37 +623,51 @@ void judge_command(struct judge *j, struct judge_seg *s, const char *name,
 		for (size_t i = 0; i < av->n; i++)
 			if (judge_lit(&av->w[i]))
 				judge_scan_words(j, s, av->w[i].text, av->w[i].len, t);
+		netclient_judge(j, s, name, av, NULL, t);
+		judge_rec_add(j, &rec);
+		j->in_call = false;
 		return;
 	}
-	if (pr->grammar != NULL) {
-		grammar_prove(pr->grammar, name, av->w, av->n, av->extra_unknown,
-		              options_in_values(j), j->a, &gp);
-		if (gp.canon != NULL)
-			cav.w = gp.canon;
-	}
-	got = judge_rules(j, s, pr, name, &cav, t, &decided);
-	if (got >= RISK_CONFIG_MUTATION)
-		return;
-	if (pr->grammar != NULL && !gp.ok) {
-		judge_reason(j, s, "unproven", gp.why, j->p->unknown_program, t);
-	} else if (pr->grammar == NULL) {
-		/* Without a grammar nothing beyond what the deciding rule looked at
-		 * is understood: no option at all, and no operand unless that rule
-		 * named its subcommand or arguments. */
-		const struct sh_word *o = grammar_first_option(av->w, av->n);
-		bool named = decided != NULL && (decided->subcommand.n || decided->args.n);
+	got = judge_rules(j, s, pr, name, &cav, t, &decided, &low);
+	net_read = netclient_judge(j, s, name, av, pr->grammar != NULL ? &gp : NULL, t);
+	if (got < RISK_CONFIG_MUTATION) {
+		if (pr->grammar != NULL && !gp.ok) {
+			judge_reason(j, s, "unproven", gp.why, j->p->unknown_program, t);
+		} else if (pr->grammar == NULL) {
+			/* Without a grammar nothing beyond what the deciding rule looked
+			 * at is understood: no option at all, and no operand unless that
+			 * rule named its subcommand or arguments. */
+			const struct sh_word *o = grammar_first_option(av->w, av->n);
+			bool named = decided != NULL && (decided->subcommand.n || decided->args.n);
 
-		if (o == NULL && !named && av->n > 0)
-			o = &av->w[0];
-		if (o != NULL)
-			judge_reason(j, s, "unproven",
-			             judge_fmt(j,
-			                       "`%.*s` for %s: the policy has no grammar for %s; "
-			                       "cannot prove read-only",
-			                       (int)(o->raw_len > 60 ? 60 : o->raw_len), o->raw,
-			                       name, name),
-			             j->p->unknown_program, t);
+			if (o == NULL && !named && av->n > 0)
+				o = &av->w[0];
+			if (o != NULL)
+				judge_reason(
+				    j, s, "unproven",
+				    judge_fmt(j,
+				              "`%.*s` for %s: the policy has no grammar for %s; "
+				              "cannot prove read-only",
+				              (int)(o->raw_len > 60 ? 60 : o->raw_len), o->raw,
+				              name, name),
+				    j->p->unknown_program, t);
+		}
 	}
+	if (low != NULL && j->write_events == j->prog_mark)
+		judge_reason(j, s, "unstated-change",
+		             judge_fmt(j,
+		                       "%s (rule %s) changes something the policy does not name "
+		                       "(no path, no action): it cannot be confined to its claim",
+		                       name, low->id),
+		             RISK_CONFIG_MUTATION, t);
+	rec.proven = j->call_max < (int)RISK_CONFIG_MUTATION && (pr->grammar == NULL || gp.ok);
+	rec.tier_root = rec.proven && decided != NULL && decided->needs_root;
+	rec.net_view = rec.proven && pr->grammar != NULL && grammar_net_view(&gp);
+	rec.net_read = rec.proven && net_read;
+	rec.filter = rec.proven && pr->grammar != NULL && j->nofilter_seg != s->num &&
+	             grammar_is_filter(&gp, av->extra_unknown);
+	judge_rec_add(j, &rec);
+	j->in_call = false;
 }
 
 const char *judge_normpath(struct judge *j, const char *path, size_t len)
@@ -650,20 +751,25 @@ static void judge_abs_path(struct judge *j, struct judge_seg *s, const char *pat
 			if (hit) {
 				judge_reason(j, s, r->id, judge_fmt(j, "writes %s", path), r->cls,
 				             t);
+				if (r->cls > RISK_READ_ONLY)
+					add_write(j, s, path, t);
+				else
+					j->write_events++; /* /dev/null: stated, nothing to confine
+					                    */
 				return;
 			}
 		}
 	}
 	judge_reason(j, s, "write-unlisted-path", judge_fmt(j, "writes %s", path),
 	             j->p->write_unlisted, t);
+	add_write(j, s, path, t);
 }
 
 /* A path that could not be spelled out (the scratch arena is full): the
  * write is judged as one known only at run time. */
 static void judge_path_lost(struct judge *j, struct judge_seg *s, enum target_type t)
 {
-	judge_reason(j, s, "write-unknown-path", "writes a path the command is too large to spell",
-	             j->p->write_unknown, t);
+	judge_write_unknown(j, s, "writes a path the command is too large to spell", t);
 }
 
 /* Every path rule whose prefix lies below the absolute directory dir. */
@@ -675,6 +781,21 @@ static void judge_abs_tree(struct judge *j, struct judge_seg *s, const char *dir
 	judge_abs_path(j, s, dir, t);
 	while (dl > 1 && dir[dl - 1] == '/')
 		dl--;
+	{
+		/* the set holds the tree: "dir/" */
+		char *tree = arena_alloc(j->a, dl + 2);
+		size_t tl = dl;
+
+		if (tree == NULL) {
+			judge_path_lost(j, s, t);
+			return;
+		}
+		memcpy(tree, dir, dl);
+		if (tl > 1)
+			tree[tl++] = '/';
+		tree[tl] = '\0';
+		add_write(j, s, tree, t);
+	}
 	for (size_t i = 0; i < j->p->nrules; i++) {
 		const struct policy_rule *r = &j->p->rules[i];
 
@@ -743,15 +864,14 @@ void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, 
 	size_t len = w->len;
 
 	if (!judge_lit(w) || (w->flags & (SHW_BRACE | SHW_GLOB))) {
-		judge_reason(j, s, "write-unknown-path",
-		             judge_fmt(j, "writes %.*s (a path known only at run time)",
-		                       (int)(w->raw_len > 100 ? 100 : w->raw_len), w->raw),
-		             j->p->write_unknown, t);
+		judge_write_unknown(j, s,
+		                    judge_fmt(j, "writes %.*s (a path known only at run time)",
+		                              (int)(w->raw_len > 100 ? 100 : w->raw_len), w->raw),
+		                    t);
 		return;
 	}
 	if (len == 0) {
-		judge_reason(j, s, "write-unknown-path", "writes an empty path",
-		             j->p->write_unknown, t);
+		judge_write_unknown(j, s, "writes an empty path", t);
 		return;
 	}
 	if ((w->flags & SHW_TILDE) && len >= 1 && (len == 1 || text[1] == '/')) {
@@ -764,9 +884,8 @@ void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, 
 		return;
 	}
 	if (w->flags & SHW_TILDE) {
-		judge_reason(j, s, "write-unknown-path",
-		             judge_fmt(j, "writes %.*s (another user's home)", (int)len, text),
-		             j->p->write_unknown, t);
+		judge_write_unknown(
+		    j, s, judge_fmt(j, "writes %.*s (another user's home)", (int)len, text), t);
 		return;
 	}
 	if (text[0] == '/') {
@@ -779,12 +898,12 @@ void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, 
 		return;
 	}
 	if (j->cwd_unknown) {
-		judge_reason(j, s, "write-unknown-path",
-		             judge_fmt(j,
-		                       "writes %.*s relative to a directory known only at "
-		                       "run time",
-		                       (int)(len > 100 ? 100 : len), text),
-		             j->p->write_unknown, t);
+		judge_write_unknown(j, s,
+		                    judge_fmt(j,
+		                              "writes %.*s relative to a directory known only at "
+		                              "run time",
+		                              (int)(len > 100 ? 100 : len), text),
+		                    t);
 		return;
 	}
 	for (size_t i = 0; i < j->ncwd; i++) {
@@ -866,6 +985,7 @@ void judge_scan_words(struct judge *j, struct judge_seg *s, const char *text, si
 void judge_opaque(struct judge *j, struct judge_seg *s, const char *what, const char *text,
                   size_t len, enum target_type t)
 {
+	j->odd = true;
 	judge_reason(j, s, "opaque-code", what, j->p->opaque_code, t);
 	if (text == NULL)
 		return;

@@ -21,6 +21,8 @@
 #define JUDGE_MAX_UNWRAP  64 /* sudo env nice timeout ... */
 #define JUDGE_MAX_ASSIGNS 64
 #define JUDGE_MAX_FILES   8
+#define JUDGE_MAX_RECS    32 /* programs remembered for the jail's tier and network */
+#define JUDGE_MAX_WRITES  64 /* paths in a verdict's write set */
 
 /* A file this command writes with literal text (echo ... > /tmp/x.sh), so a
  * later `sh /tmp/x.sh` is judged by what it will contain. */
@@ -29,6 +31,18 @@ struct judge_file {
 	const char *text;
 	size_t len;
 	bool partial;
+};
+
+/* One program the command runs, as judge_command saw it: what the jail may
+ * give it (verdict needs_root and net_view). */
+struct judge_rec {
+	int seg;
+	bool proven;    /* judged below config_mutation with every word accounted for */
+	bool tier_root; /* its deciding rule says `tier: root` */
+	bool net_view;  /* its grammar, where the words led, says `net: view` */
+	bool net_read;  /* a proven harmless network read of destinations the operator allowed */
+	bool filter;    /* a text filter reading only stdin */
+	bool wrapped;   /* reached through a wrapper other than sudo, timeout, nice... */
 };
 
 /* One command in reading order. */
@@ -60,6 +74,36 @@ struct judge {
 	size_t nfiles;
 	struct judge_seg spare;                /* a segment when the scratch arena is full */
 	const struct classifier_observer *obs; /* classifier_observe() only, else NULL */
+	bool assigns_lost; /* more assignments than assigns[] holds: values are unknown */
+
+	/* gate.yaml's network allow list (host globs, lowercase) */
+	const char *const *net_allow;
+	size_t nnet_allow;
+
+	/* What the jail may give the command (classifier.c decides at the end). */
+	struct judge_rec recs[JUDGE_MAX_RECS];
+	size_t nrecs;
+	bool odd;      /* something runs that is no judged program (shell code, opaque,
+	                  a function, ssh, guest exec ...) or recs[] overflowed */
+	int odd_wrap;  /* wrappers being looked through that are not plain (chroot, nsenter) */
+	int call_max;  /* highest class given since judge_command began (-1: none) */
+	bool in_call;  /* judge_command is running: judge_reason feeds call_max */
+	int top_nsubs; /* the command's own parse: substitutions, and its root */
+	const struct sh_node *top;
+
+	/* The write set (verdict writes): normalised absolute paths, "dir/" below. */
+	const char **writes;
+	size_t nwrites;
+	bool writes_unknown;
+	size_t write_events; /* writes judged so far (also those not kept) */
+	size_t prog_mark;    /* write_events when the program being judged began */
+	const char *action_rule;
+
+	int nofilter_seg; /* this segment's script reads files (sed r, awk getline <) */
+	/* find -exec/-execdir body being judged: `{}` names files below these */
+	const struct sh_word *find_dirs;
+	size_t nfind_dirs;
+	bool in_find_exec;
 };
 
 /* The arguments a program gets; extra_unknown: more words nobody can see
@@ -106,6 +150,9 @@ void judge_reason(struct judge *j, struct judge_seg *s, const char *rule, const 
 /* printf into the scratch arena; "" when it is full. */
 const char *judge_fmt(struct judge *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Remembers one judged program for the verdict's tier and network (past
+ * JUDGE_MAX_RECS the command is odd: no root tier, no network view). */
+void judge_rec_add(struct judge *j, const struct judge_rec *r);
 /* Applies the policy's rules for program name to its arguments. */
 void judge_command(struct judge *j, struct judge_seg *s, const char *name,
                    const struct judge_argv *av, enum target_type t);
@@ -113,6 +160,10 @@ void judge_command(struct judge *j, struct judge_seg *s, const char *name,
  * arguments (for a program judged another way, such as psql -c SQL). */
 void judge_prove(struct judge *j, struct judge_seg *s, const char *name,
                  const struct judge_argv *av, enum target_type t);
+/* A write whose path is known only at run time: the reason (write_unknown
+ * class) and the verdict's writes_unknown. */
+void judge_write_unknown(struct judge *j, struct judge_seg *s, const char *words,
+                         enum target_type t);
 /* Judges a file the command writes (a redirection target, tee's operand...). */
 void judge_write(struct judge *j, struct judge_seg *s, const struct sh_word *w, enum target_type t);
 /* Judges a directory below which the command writes files it does not name

@@ -278,8 +278,29 @@ static void parse_rule(struct pctx *c, const struct yt_node *m, enum policy_rule
 				r->writes = WRITES_ALL;
 			else if (v->kind == YT_SCALAR && strcmp(v->scalar, "last") == 0)
 				r->writes = WRITES_LAST;
+			else if (v->kind == YT_SCALAR && strcmp(v->scalar, "first") == 0)
+				r->writes = WRITES_FIRST;
 			else
-				perr(c, v, "writes: expected all or last");
+				perr(c, v, "writes: expected all, first or last");
+		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "write_paths")) {
+			get_strlist(c, v, "write_paths", &r->write_paths);
+			for (size_t j = 0; j < r->write_paths.n && !c->failed; j++) {
+				const char *wp = r->write_paths.v[j];
+
+				if (wp[0] != '/' || strstr(wp, "/../") != NULL ||
+				    strstr(wp, "/./") != NULL || strpbrk(wp, "*?[") != NULL)
+					perr(
+					    c, v,
+					    "write_paths: `%s` must be an absolute path without "
+					    "globs "
+					    "or . and .. parts (\"dir/\" for everything below dir)",
+					    wp);
+			}
+		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "action")) {
+			if (v->kind == YT_SCALAR && strcmp(v->scalar, "true") == 0)
+				r->action = true;
+			else if (!(v->kind == YT_SCALAR && strcmp(v->scalar, "false") == 0))
+				perr(c, v, "action: expected true or false");
 		} else if (kind == POLICY_RULE_COMMAND && key_is(k, "preview")) {
 			get_previews(c, v, r);
 		} else if (kind == POLICY_RULE_PATH && key_is(k, "prefixes")) {
@@ -305,6 +326,96 @@ static void parse_rule(struct pctx *c, const struct yt_node *m, enum policy_rule
 	else if (kind != POLICY_RULE_COMMAND && r->words.n == 0)
 		perr(c, m, "rule '%s' has no %s", r->id,
 		     kind == POLICY_RULE_PATH ? "prefixes" : "words");
+	else if (r->action && r->cls != RISK_REVERSIBLE_LOW)
+		perr(c, m,
+		     "rule '%s': `action: true` is for reversible_low rules only (what an operator "
+		     "approves runs unconfined anyway)",
+		     r->id);
+}
+
+/* s split at '/' into a path pattern (s is absolute). */
+static void split_pathpat(struct pctx *c, const char *s, bool tree, bool store,
+                          struct policy_pathpat *out)
+{
+	size_t n = 0, len = strlen(s);
+	const char *q;
+
+	for (q = s; *q; q++)
+		n += *q == '/';
+	out->comps = palloc(c, (n + 1) * sizeof(char *));
+	out->lens = palloc(c, n + 1);
+	out->globs = palloc(c, (n + 1) * sizeof(bool));
+	if (out->lens == NULL || out->globs == NULL)
+		return;
+	out->n = 0;
+	out->tree = tree || (len > 1 && s[len - 1] == '/');
+	out->store = store;
+	out->device = strncmp(s, "/dev/", 5) == 0;
+	for (q = s; out->comps != NULL && *q;) {
+		size_t l;
+
+		while (*q == '/')
+			q++;
+		l = strcspn(q, "/");
+		if (l == 0)
+			break;
+		if (l > 255) {
+			perr(c, NULL, "secret path `%s` has a part longer than 255 bytes", s);
+			return;
+		}
+		out->lens[out->n] = (unsigned char)l;
+		out->globs[out->n] = strcspn(q, "*?[") < l;
+		out->comps[out->n] = arena_strndup(c->p->a, q, l);
+		if (out->comps[out->n] == NULL) {
+			perr(c, NULL, "policy too large");
+			return;
+		}
+		out->n++;
+		q += l;
+	}
+}
+
+/* Every absolute secrets: entry and every secret_stores entry as components. */
+static void build_pathpats(struct pctx *c)
+{
+	struct policy *p = c->p;
+	size_t total = p->secrets.n + p->secret_stores.n;
+
+	if (total == 0)
+		return;
+	p->pathpats = palloc(c, total * sizeof(*p->pathpats));
+	for (size_t i = 0; p->pathpats != NULL && !c->failed && i < p->secrets.n; i++)
+		if (p->secrets.v[i][0] == '/')
+			split_pathpat(c, p->secrets.v[i], false, false,
+			              &p->pathpats[p->npathpats++]);
+	for (size_t i = 0; p->pathpats != NULL && !c->failed && i < p->secret_stores.n; i++)
+		split_pathpat(c, p->secret_stores.v[i], true, true, &p->pathpats[p->npathpats++]);
+	if (c->failed || p->npathpats == 0)
+		return;
+	p->ppgroups = palloc(c, p->npathpats * sizeof(*p->ppgroups));
+	p->pp_any = palloc(c, p->npathpats * sizeof(size_t));
+	for (size_t i = 0; !c->failed && i < p->npathpats; i++) {
+		const struct policy_pathpat *pp = &p->pathpats[i];
+		struct policy_ppgroup *g = NULL;
+
+		if (pp->n == 0 || pp->globs[0]) {
+			p->pp_any[p->npp_any++] = i;
+			continue;
+		}
+		for (size_t k = 0; k < p->nppgroups && g == NULL; k++)
+			if (p->ppgroups[k].len == pp->lens[0] &&
+			    memcmp(p->ppgroups[k].first, pp->comps[0], pp->lens[0]) == 0)
+				g = &p->ppgroups[k];
+		if (g == NULL) {
+			g = &p->ppgroups[p->nppgroups++];
+			g->first = pp->comps[0];
+			g->len = pp->lens[0];
+			g->idx = palloc(c, p->npathpats * sizeof(size_t));
+			if (c->failed)
+				return;
+		}
+		g->idx[g->n++] = i;
+	}
 }
 
 static size_t hash_name(const char *s, size_t len)
@@ -314,6 +425,15 @@ static size_t hash_name(const char *s, size_t len)
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
 	return (size_t)h;
+}
+
+/* An empty entry (get_strlist refuses them, so never in practice). */
+static bool policy_strlist_has_empty(const struct strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i][0] == '\0')
+			return true;
+	return false;
 }
 
 const struct policy_program *policy_program_find(const struct policy *p, const char *name,
@@ -336,9 +456,10 @@ const struct policy_program *policy_program_find(const struct policy *p, const c
 bool policy_strlist_has(const struct strlist *l, const char *s, size_t len)
 {
 	for (size_t i = 0; i < l->n; i++)
-		if (strlen(l->v[i]) == len && memcmp(l->v[i], s, len) == 0)
+		if (len > 0 && l->v[i][0] == s[0] && strlen(l->v[i]) == len &&
+		    memcmp(l->v[i], s, len) == 0)
 			return true;
-	return false;
+	return len == 0 && policy_strlist_has_empty(l);
 }
 
 /* Builds the program index: each program's command rules in file order. */
@@ -674,6 +795,8 @@ struct policy *policy_parse(const char *yaml, size_t len, const char *origin, ch
 			     "spaces, quotes, backslashes or . and .. parts",
 			     s);
 	}
+	if (!c.failed)
+		build_pathpats(&c);
 	if (!c.failed && p->secrets.n > 0) {
 		p->secret_lits = palloc(&c, p->secrets.n * sizeof(char *));
 		p->secret_tri = palloc(&c, p->secrets.n * sizeof(unsigned short));

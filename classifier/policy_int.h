@@ -17,7 +17,7 @@ struct strlist {
 	size_t n;
 };
 
-enum policy_writes { WRITES_NONE, WRITES_ALL, WRITES_LAST };
+enum policy_writes { WRITES_NONE, WRITES_ALL, WRITES_LAST, WRITES_FIRST };
 
 /* One preview of a command rule: an argv template, used only when the
  * command's subcommand is one of `when` and its program one of `programs`
@@ -43,10 +43,14 @@ struct policy_rule {
 	struct strlist arg_contains;
 	struct strlist write_options; /* options whose value is a file the program writes */
 	enum policy_writes writes;
-	bool no_operands;     /* COMMAND: holds only when there is no operand */
-	bool scan_args;       /* COMMAND: the arguments may run: scan them for code words */
-	bool needs_root;      /* COMMAND: `tier: root`: observing this needs uid 0 */
-	struct strlist words; /* PATH: prefixes; CODE: words */
+	bool no_operands; /* COMMAND: holds only when there is no operand */
+	bool scan_args;   /* COMMAND: the arguments may run: scan them for code words */
+	bool needs_root;  /* COMMAND: `tier: root`: observing this needs uid 0 */
+	/* COMMAND, reversible_low only: the change is an action the kernel cannot
+	 * confine to paths (a service restart, qm start): `action: true` */
+	bool action;
+	struct strlist write_paths; /* COMMAND: absolute paths it writes ("dir/": below dir) */
+	struct strlist words;       /* PATH: prefixes; CODE: words */
 	/* COMMAND: read-only commands that show what this one would do
 	 * (classifier/previewtpl.h) */
 	struct policy_preview *previews;
@@ -100,8 +104,38 @@ struct policy {
 	/* secret_stores: files and folders that hold credentials (absolute paths
 	 * or globs); the jail covers each with an empty one, in both tiers */
 	struct strlist secret_stores;
+	/* The absolute entries of secrets: and every secret_stores entry, split
+	 * into path components: a read of a directory tree (grep -r, tar -c) or of
+	 * a path known only in part is judged against them. */
+	struct policy_pathpat *pathpats;
+	size_t npathpats;
+	/* pathpats grouped by their first component (a path is compared only with
+	 * the patterns that start like it); a pattern whose first component is a
+	 * glob (or that is "/" alone) is in every group's `any` list */
+	struct policy_ppgroup *ppgroups;
+	size_t nppgroups;
+	size_t *pp_any;
+	size_t npp_any;
 	const char **secret_lits;
 	unsigned short *secret_tri; /* per entry: hash of its literal's first 3 bytes, or 0xffff */
+};
+
+/* A path pattern split at '/': comps[0..n) (fnmatch globs or literals). */
+struct policy_pathpat {
+	const char **comps;
+	unsigned char *lens; /* strlen of each component */
+	bool *globs;         /* each component holds * ? [ */
+	size_t n;
+	bool tree;   /* matches everything below it too (a folder, "dir/", a store) */
+	bool store;  /* from secret_stores */
+	bool device; /* below /dev: a device whose content is the disk's (not for blkid & co) */
+};
+
+struct policy_ppgroup {
+	const char *first;
+	unsigned char len;
+	size_t *idx; /* into pathpats */
+	size_t n;
 };
 
 /* The hash secret_tri holds for the 3 bytes at s (policy_tri_hash(s) < 1024). */

@@ -1243,6 +1243,8 @@ static void parse_for(struct parser *p, struct sh_node *n, struct vec *kids, str
 				fail(p, "for without a variable name");
 				return;
 			}
+			/* the loop's variable: its values are the list's words */
+			n->name = arena_strndup(p->a, t->w.text, t->w.len);
 			consume(p);
 			skip_newlines(p);
 			if (word_is(peek(p), "in")) {
@@ -1269,7 +1271,6 @@ static void parse_for(struct parser *p, struct sh_node *n, struct vec *kids, str
 	expect_word(p, "do");
 	push_kid(p, kids, parse_list(p));
 	expect_word(p, "done");
-	(void)n;
 }
 
 static void parse_case(struct parser *p, struct vec *kids, struct vec *words)

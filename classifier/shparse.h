@@ -77,7 +77,7 @@ struct sh_node {
 	size_t nredirs;
 	struct sh_node **kids;
 	size_t nkids;
-	const char *name;     /* FUNCDEF */
+	const char *name;     /* FUNCDEF; GROUP "for"/"select": the loop's variable (or NULL) */
 	const char *group_kw; /* GROUP: "(", "{", "if", "while", "for", "case", "[[", "((" ... */
 };
 

@@ -5,6 +5,7 @@
 
 #include "classifier/arena.h"
 #include "classifier/judge.h"
+#include "classifier/secrets.h"
 #include "classifier/unwrap.h"
 #include "classifier/walk.h"
 
@@ -49,7 +50,24 @@ void tools_track_cd(struct judge *j, const struct sh_word *w, size_t n)
 
 /* sed scripts: the e and w commands and the s///e and s///w flags run
  * programs or write files.  Returns true when the script may do either. */
-static bool sed_script_hazard(const char *p, size_t n)
+static void sed_reads(struct judge *j, struct judge_seg *s, const char *f, size_t fl,
+                      enum target_type t)
+{
+	struct sh_word w = {.text = f, .len = fl, .prefix = fl, .raw = f, .raw_len = fl};
+
+	while (w.len > 0 && (w.text[w.len - 1] == ' ' || w.text[w.len - 1] == '\t'))
+		w.len--;
+	w.prefix = w.raw_len = w.len;
+	if (w.len > 0 && w.text[0] == '~')
+		w.flags |= SHW_TILDE;
+	if (w.len > 0)
+		secrets_read(j, s, &w, t);
+	j->nofilter_seg = s->num; /* it reads a file: not a filter of its stdin */
+}
+
+/* j != NULL: the files r and R read are judged as reads. */
+static bool sed_script_hazard(const char *p, size_t n, struct judge *j, struct judge_seg *s,
+                              enum target_type t)
 {
 	size_t i = 0;
 
@@ -119,12 +137,21 @@ static bool sed_script_hazard(const char *p, size_t n)
 		case 't':
 		case 'T':
 		case ':':
-		case 'v':
+		case 'v': {
+			size_t st;
+
+			while ((c == 'r' || c == 'R') && i < n && (p[i] == ' ' || p[i] == '\t'))
+				i++;
+			st = i;
 			while (i < n && p[i] != '\n' &&
 			       (c == 'a' || c == 'i' || c == 'c' || c == 'r' || c == 'R' ||
 			        p[i] != ';'))
 				i++;
+			if ((c == 'r' || c == 'R') && j != NULL)
+				sed_reads(j, s, p + st, i - st,
+				          t); /* r FILE: its text is printed */
 			break;
+		}
 		case 'q':
 		case 'Q':
 		case 'l':
@@ -157,7 +184,16 @@ void tools_sed(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 			script = i + 1 < n ? &w[++i] : NULL;
 		} else if (judge_lit(a) && a->len > 13 &&
 		           memcmp(a->text, "--expression=", 13) == 0) {
+			struct sh_word *v = arena_alloc(j->a, sizeof(*v));
+
 			have_e = true;
+			if (v != NULL) {
+				*v = *a;
+				v->text += 13;
+				v->len -= 13;
+				v->prefix = v->prefix > 13 ? v->prefix - 13 : 0;
+				script = v;
+			}
 		} else if (judge_weq(a, "-f") || judge_weq(a, "--file")) {
 			have_e = true;
 			judge_opaque(j, s, "sed runs a script file that cannot be read", NULL, 0,
@@ -165,7 +201,7 @@ void tools_sed(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 			i++;
 		}
 		if (script != NULL &&
-		    (!judge_lit(script) || sed_script_hazard(script->text, script->len))) {
+		    (!judge_lit(script) || sed_script_hazard(script->text, script->len, j, s, t))) {
 			judge_reason(j, s, "sed-script-runs",
 			             "sed script runs commands or writes files (e, w)",
 			             RISK_CONFIG_MUTATION, t);
@@ -182,11 +218,59 @@ void tools_sed(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 				i++;
 			continue;
 		}
-		if (!judge_lit(a) || sed_script_hazard(a->text, a->len))
+		if (!judge_lit(a) || sed_script_hazard(a->text, a->len, j, s, t))
 			judge_reason(j, s, "sed-script-runs",
 			             "sed script runs commands or writes files (e, w)",
 			             RISK_CONFIG_MUTATION, t);
 		return;
+	}
+}
+
+/* getline < FILE reads a file (its text is then the program's to print);
+ * gawk's /inet/tcp/... special files are network connections. */
+static void awk_files(struct judge *j, struct judge_seg *s, const char *p, size_t n,
+                      enum target_type t)
+{
+	for (size_t k = 0; k + 7 <= n; k++) {
+		size_t q;
+
+		if (k + 6 <= n &&
+		    (memcmp(p + k, "/inet/", 6) == 0 || memcmp(p + k, "/inet4/", 7) == 0 ||
+		     memcmp(p + k, "/inet6/", 7) == 0)) {
+			judge_reason(
+			    j, s, "network-send",
+			    "awk sends network traffic through a /inet special file (gawk)",
+			    RISK_CONFIG_MUTATION, t);
+			j->nofilter_seg = s->num;
+			return;
+		}
+		if (memcmp(p + k, "getline", 7) != 0)
+			continue;
+		for (q = k + 7; q < n && strchr(";}\n", p[q]) == NULL && p[q] != '<'; q++)
+			;
+		if (q >= n || p[q] != '<')
+			continue;
+		j->nofilter_seg = s->num;
+		for (q++; q < n && (p[q] == ' ' || p[q] == '\t'); q++)
+			;
+		if (q < n && p[q] == '"') {
+			const char *e = memchr(p + q + 1, '"', n - q - 1);
+			size_t fl = e ? (size_t)(e - (p + q + 1)) : 0;
+			struct sh_word w = {.text = p + q + 1,
+			                    .len = fl,
+			                    .prefix = fl,
+			                    .raw = p + q + 1,
+			                    .raw_len = fl};
+
+			if (e != NULL && memchr(w.text, '\\', fl) == NULL) {
+				secrets_read(j, s, &w, t);
+				continue;
+			}
+		}
+		judge_reason(j, s, "secret-read",
+		             "reads secret material: awk's getline reads a file named only at run "
+		             "time, which may be a secret",
+		             RISK_CONFIG_MUTATION, t);
 	}
 }
 
@@ -216,6 +300,7 @@ void tools_awk(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 			return;
 		}
 		p = a->text;
+		awk_files(j, s, p, a->len, t);
 		for (size_t k = 0; k < a->len && !hazard; k++) {
 			if (p[k] == '|' && !(k + 1 < a->len && p[k + 1] == '|') &&
 			    !(k > 0 && p[k - 1] == '|'))
@@ -303,7 +388,7 @@ static bool cluster_then(const struct sh_word *a, char letter, const char *flags
 }
 
 bool tools_sql(struct judge *j, struct judge_seg *s, const char *name, const struct sh_word *w,
-               size_t n, enum target_type t)
+               size_t n, enum target_type t, enum risk_class *cls)
 {
 	bool sqlite = strcmp(name, "sqlite3") == 0;
 	const char *opt = strcmp(name, "psql") == 0 ? "-c" : "-e";
@@ -361,6 +446,7 @@ bool tools_sql(struct judge *j, struct judge_seg *s, const char *name, const str
 		if (!judge_lit(sql))
 			return false;
 		nsql++;
+		secrets_sql(j, s, sql->text, sql->len, t);
 		{
 			enum risk_class c = sql_class(sql->text, sql->len);
 
@@ -372,6 +458,7 @@ bool tools_sql(struct judge *j, struct judge_seg *s, const char *name, const str
 	}
 	if (nsql == 0)
 		return false;
+	*cls = worst;
 	judge_reason(j, s, worst == RISK_READ_ONLY ? "sql-query" : "sql-change",
 	             judge_fmt(j, "%s %s", name,
 	                       worst == RISK_READ_ONLY     ? "with queries only"
@@ -387,8 +474,7 @@ void tools_dd(struct judge *j, struct judge_seg *s, const struct sh_word *w, siz
 {
 	for (size_t i = 1; i < n; i++) {
 		if (!judge_lit(&w[i])) {
-			judge_reason(j, s, "write-unknown-path",
-			             "dd operands known only at run time", j->p->write_unknown, t);
+			judge_write_unknown(j, s, "dd operands known only at run time", t);
 		} else if (w[i].len > 3 && memcmp(w[i].text, "of=", 3) == 0) {
 			struct sh_word target = w[i];
 
@@ -547,6 +633,84 @@ static void tools_eval_builtins(struct judge *j, struct judge_seg *s, const char
 	}
 }
 
+/* One assignment name=value[0..vl) remembered (read, mapfile, printf -v). */
+static void remember(struct judge *j, const char *name, size_t nl, const char *v, size_t vl,
+                     bool computed)
+{
+	struct sh_word *w;
+	char *txt;
+
+	if (j->nassigns >= JUDGE_MAX_ASSIGNS) {
+		j->assigns_lost = true;
+		return;
+	}
+	w = arena_alloc(j->a, sizeof(*w));
+	txt = arena_alloc(j->a, nl + vl + 2);
+	if (w == NULL || txt == NULL) {
+		j->assigns_lost = true;
+		return;
+	}
+	memcpy(txt, name, nl);
+	txt[nl] = '=';
+	memcpy(txt + nl + 1, v, vl);
+	txt[nl + 1 + vl] = '\0';
+	memset(w, 0, sizeof(*w));
+	w->text = w->raw = txt;
+	w->len = w->raw_len = nl + 1 + vl;
+	w->prefix = computed ? nl + 1 : w->len;
+	w->name_len = nl;
+	w->flags = SHW_ASSIGN | (computed ? SHW_COMPUTED : 0);
+	j->assigns[j->nassigns++] = w;
+}
+
+/* read NAME..., mapfile NAME: each name takes the fields (or lines) of what
+ * stdin holds when it is visible, else a value known only at run time. */
+static void read_names(struct judge *j, const char *prog, const struct sh_word *w, size_t n,
+                       const struct judge_stdin *in)
+{
+	bool rd = strcmp(prog, "read") == 0, any = false;
+	const char *opts = rd ? "adinNptu" : "dnOsuCc";
+
+	for (size_t i = 1; i < n; i++) {
+		const struct sh_word *x = &w[i];
+		const char *nm;
+		size_t nl;
+
+		if (judge_lit(x) && x->len > 1 && x->text[0] == '-') {
+			if (strchr(opts, x->text[x->len - 1]) != NULL)
+				i++;
+			continue;
+		}
+		if (!judge_lit(x))
+			continue;
+		nm = x->text;
+		nl = strcspn(nm, "[");
+		if (nl == 0)
+			continue;
+		any = true;
+		if (in->kind != JUDGE_IN_TEXT || in->partial) {
+			remember(j, nm, nl, "", 0, true);
+			continue;
+		}
+		/* every field and every line: a superset of what the name gets */
+		for (size_t k = 0, cnt = 0; k < in->len && cnt < 8;) {
+			size_t st;
+
+			while (k < in->len && strchr(" \t\n", in->text[k]) != NULL)
+				k++;
+			st = k;
+			while (k < in->len && strchr(" \t\n", in->text[k]) == NULL)
+				k++;
+			if (k > st) {
+				remember(j, nm, nl, in->text + st, k - st, false);
+				cnt++;
+			}
+		}
+	}
+	if (!any)
+		remember(j, rd ? "REPLY" : "MAPFILE", rd ? 5 : 7, "", 0, in->kind != JUDGE_IN_TEXT);
+}
+
 /* Shell builtins that carry code or data: read VAR <<< text, eval, trap,
  * alias, source/., at/batch.  Returns true when the command is fully judged;
  * false lets the policy judge the program too. */
@@ -554,6 +718,9 @@ bool tools_builtin(struct judge *j, struct judge_seg *s, const char *name, const
                    size_t n, enum target_type t, const struct judge_stdin *in, bool extra)
 {
 	tools_eval_builtins(j, s, name, w, n, t);
+	if ((strcmp(name, "read") == 0 || strcmp(name, "mapfile") == 0 ||
+	     strcmp(name, "readarray") == 0))
+		read_names(j, name, w, n, in);
 	if ((strcmp(name, "read") == 0 || strcmp(name, "mapfile") == 0 ||
 	     strcmp(name, "readarray") == 0) &&
 	    in->kind == JUDGE_IN_TEXT && j->nassigns < JUDGE_MAX_ASSIGNS) {
@@ -582,6 +749,19 @@ bool tools_builtin(struct judge *j, struct judge_seg *s, const char *name, const
 		struct sh_word *v = arena_alloc(j->a, sizeof(*v));
 		char *txt = arena_alloc(j->a, len + 3);
 
+		if (judge_lit(&w[2]) && w[2].len > 0) {
+			/* printf -v NAME FORMAT ARGS: the value when it can be told */
+			size_t nl = strcspn(w[2].text, "[");
+
+			if (n == 4 && judge_lit(&w[3]) &&
+			    memchr(w[3].text, '%', w[3].len) == NULL &&
+			    memchr(w[3].text, '\\', w[3].len) == NULL)
+				remember(j, w[2].text, nl, w[3].text, w[3].len, false);
+			else if (n == 5 && judge_weq(&w[3], "%s") && judge_lit(&w[4]))
+				remember(j, w[2].text, nl, w[4].text, w[4].len, false);
+			else
+				remember(j, w[2].text, nl, "", 0, true);
+		}
 		if (v != NULL && txt != NULL) {
 			memcpy(txt, "_=", 2);
 			memcpy(txt + 2, val, len + 1);
@@ -654,9 +834,13 @@ bool tools_builtin(struct judge *j, struct judge_seg *s, const char *name, const
 				from_file = true;
 		}
 		if (!listing) {
+			/* the job runs later, as root, outside the request and its jail */
 			judge_reason(j, s, "deferred-commands",
-			             judge_fmt(j, "%s schedules commands to run later", name),
-			             RISK_REVERSIBLE_LOW, t);
+			             judge_fmt(j,
+			                       "%s schedules commands to run later, outside this "
+			                       "request and its confinement",
+			                       name),
+			             RISK_CONFIG_MUTATION, t);
 			if (from_file)
 				judge_opaque(j, s, "at -f runs a script file that cannot be read",
 				             NULL, 0, t);

@@ -18,9 +18,10 @@ void tools_sed(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 void tools_awk(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
                enum target_type t);
 
-/* psql -c / mysql -e / sqlite3 DB SQL: true when the SQL decided the class. */
+/* psql -c / mysql -e / sqlite3 DB SQL: true when the SQL decided the class
+ * (then *cls is the SQL's class: read_only when plainly a query). */
 bool tools_sql(struct judge *j, struct judge_seg *s, const char *name, const struct sh_word *w,
-               size_t n, enum target_type t);
+               size_t n, enum target_type t, enum risk_class *cls);
 
 /* dd of=FILE writes FILE. */
 void tools_dd(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,

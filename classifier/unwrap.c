@@ -7,9 +7,12 @@
 
 #include "classifier/arena.h"
 #include "classifier/judge.h"
+#include "classifier/nameidx.h"
+#include "classifier/netclient.h"
 #include "classifier/secrets.h"
 #include "classifier/walk.h"
 
+#include <pthread.h>
 #include <string.h>
 
 struct unwrap_spec {
@@ -21,6 +24,10 @@ struct unwrap_spec {
 	int npos;                    /* operands before the command */
 	bool assignments;            /* NAME=value words before the command */
 	bool extra;                  /* the command gets more, unseen arguments (xargs) */
+	/* the program sees the machine as it would alone (not chroot, nsenter,
+	 * a transient unit, a proxy): it may keep the jail's root tier or
+	 * network view */
+	bool plain;
 };
 
 static const char *const lv_sudo[] = {"--user",       "--group",           "--host",   "--prompt",
@@ -61,43 +68,50 @@ static const char *const lv_sysrun[] = {"--unit",
 static const char *const lv_none[] = {NULL};
 
 static const struct unwrap_spec wrappers[] = {
-    {"sudo", "ugpChDrtUTRh", "AbBEeHiKklnNPSsVv", lv_sudo, "lvKV", 0, true, false},
-    {"doas", "uC", "nsL", lv_none, "L", 0, false, false},
-    {"env", "uCS", "i0v", lv_env, "", 0, true, false},
-    {"nice", "n", "0123456789", lv_nice, "", 0, false, false},
-    {"ionice", "cn", "t", lv_ionice, "pPu", 0, false, false},
-    {"nohup", "", "", lv_none, "", 0, false, false},
-    {"timeout", "sk", "v", lv_timeout, "", 1, false, false},
-    {"stdbuf", "ioe", "", lv_stdbuf, "", 0, false, false},
-    {"chrt", "TPD", "abdefiomrvR", lv_none, "p", 1, false, false},
-    {"taskset", "", "acpV", lv_none, "p", 1, false, false},
-    {"time", "fo", "pvaq", lv_time, "", 0, false, false},
-    {"command", "", "pvV", lv_none, "vV", 0, false, false},
-    {"builtin", "", "", lv_none, "", 0, false, false},
-    {"exec", "a", "cl", lv_none, "", 0, false, false},
-    {"setsid", "", "cfw", lv_none, "", 0, false, false},
-    {"unbuffer", "", "p", lv_none, "", 0, false, false},
-    {"chroot", "", "", lv_none, "", 1, false, false},
-    {"nsenter", "tSG", "mutipnUCTarwFZ", lv_none, "", 0, false, false},
-    {"systemd-run", "upEMH", "qrtPGdS", lv_sysrun, "", 0, false, false},
-    {"fakeroot", "isbl", "uh", lv_none, "", 0, false, false},
-    {"numactl", "CNmpil", "HsaV", lv_none, "", 0, false, false},
-    {"busybox", "", "", lv_none, "", 0, false, false},
-    {"toybox", "", "", lv_none, "", 0, false, false},
-    {"torsocks", "", "", lv_none, "", 0, false, false},
-    {"proxychains", "f", "q", lv_none, "", 0, false, false},
-    {"proxychains4", "f", "q", lv_none, "", 0, false, false},
-    {"dbus-run-session", "", "", lv_none, "", 0, false, false},
-    {"catchsegv", "", "", lv_none, "", 0, false, false},
-    {"xargs", "adEILnPs", "0rtpxoeil", lv_xargs, "", 0, false, true},
+    {"sudo", "ugpChDrtUTRh", "AbBEeHiKklnNPSsVv", lv_sudo, "lvKV", 0, true, false, true},
+    {"doas", "uC", "nsL", lv_none, "L", 0, false, false, true},
+    {"env", "uCS", "i0v", lv_env, "", 0, true, false, true},
+    {"nice", "n", "0123456789", lv_nice, "", 0, false, false, true},
+    {"ionice", "cn", "t", lv_ionice, "pPu", 0, false, false, true},
+    {"nohup", "", "", lv_none, "", 0, false, false, true},
+    {"timeout", "sk", "v", lv_timeout, "", 1, false, false, true},
+    {"stdbuf", "ioe", "", lv_stdbuf, "", 0, false, false, true},
+    {"chrt", "TPD", "abdefiomrvR", lv_none, "p", 1, false, false, true},
+    {"taskset", "", "acpV", lv_none, "p", 1, false, false, true},
+    {"time", "fo", "pvaq", lv_time, "", 0, false, false, true},
+    {"command", "", "pvV", lv_none, "vV", 0, false, false, true},
+    {"builtin", "", "", lv_none, "", 0, false, false, true},
+    {"exec", "a", "cl", lv_none, "", 0, false, false, true},
+    {"setsid", "", "cfw", lv_none, "", 0, false, false, true},
+    {"unbuffer", "", "p", lv_none, "", 0, false, false, true},
+    {"chroot", "", "", lv_none, "", 1, false, false, false},
+    {"nsenter", "tSG", "mutipnUCTarwFZ", lv_none, "", 0, false, false, false},
+    {"systemd-run", "upEMH", "qrtPGdS", lv_sysrun, "", 0, false, false, false},
+    {"fakeroot", "isbl", "uh", lv_none, "", 0, false, false, false},
+    {"numactl", "CNmpil", "HsaV", lv_none, "", 0, false, false, true},
+    {"busybox", "", "", lv_none, "", 0, false, false, true},
+    {"toybox", "", "", lv_none, "", 0, false, false, true},
+    {"torsocks", "", "", lv_none, "", 0, false, false, false},
+    {"proxychains", "f", "q", lv_none, "", 0, false, false, false},
+    {"proxychains4", "f", "q", lv_none, "", 0, false, false, false},
+    {"dbus-run-session", "", "", lv_none, "", 0, false, false, false},
+    {"catchsegv", "", "", lv_none, "", 0, false, false, true},
+    {"xargs", "adEILnPs", "0rtpxoeil", lv_xargs, "", 0, false, true, true},
 };
+
+static struct nameidx wrapper_idx;
+static pthread_once_t wrapper_once = PTHREAD_ONCE_INIT;
+
+static void build_wrapper_idx(void)
+{
+	nameidx_build(&wrapper_idx, wrappers, sizeof(wrappers) / sizeof(wrappers[0]),
+	              sizeof(wrappers[0]));
+}
 
 const struct unwrap_spec *unwrap_find(const char *name)
 {
-	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++)
-		if (strcmp(wrappers[i].name, name) == 0)
-			return &wrappers[i];
-	return NULL;
+	pthread_once(&wrapper_once, build_wrapper_idx);
+	return nameidx_find(&wrapper_idx, wrappers, sizeof(wrappers[0]), name);
 }
 
 static bool long_takes_value(const char *const *lv, const struct sh_word *w)
@@ -195,7 +209,7 @@ bool unwrap_wrapper(struct judge *j, struct judge_seg *s, const struct unwrap_sp
 	if (i > n)
 		i = n; /* a value option at the end had no value */
 	/* the wrapper's own options may read a file: xargs -a /etc/shadow */
-	secrets_args(j, s, wr->name, &(struct judge_argv){w + 1, i - 1, false}, t);
+	secrets_args(j, s, wr->name, &(struct judge_argv){w + 1, i - 1, false}, NULL, t);
 	if (odd) { /* the command may start later than it seems: its words raise too */
 		judge_reason(j, s, "unproven",
 		             judge_fmt(j,
@@ -269,7 +283,11 @@ bool unwrap_wrapper(struct judge *j, struct judge_seg *s, const struct unwrap_sp
 		walk_scan_rest(j, s, w + i, n - i, t);
 		return true;
 	}
+	if (!wr->plain)
+		j->odd_wrap++;
 	walk_argv(j, s, w + i, n - i, t, in, extra || wr->extra);
+	if (!wr->plain)
+		j->odd_wrap--;
 	j->unwrap--;
 	return true;
 }
@@ -470,7 +488,8 @@ void unwrap_ssh(struct judge *j, struct judge_seg *s, const struct sh_word *w, s
 		return;
 	}
 	walk_scan_rest(j, s, w + 1, i - 1, t); /* -o ProxyCommand=... runs here */
-	i++;                                   /* the host */
+	netclient_ssh(j, s, &w[i], t);
+	i++; /* the host */
 	judge_reason(j, s, "ssh-remote", "ssh runs a command on another machine, outside this gate",
 	             RISK_CONFIG_MUTATION, t);
 	if (i >= n) {
@@ -545,10 +564,31 @@ bool unwrap_guest_exec(struct judge *j, struct judge_seg *s, const char *name,
 	return true;
 }
 
-/* find ... -exec cmd {} ; : every -exec/-execdir/-ok/-okdir body runs. */
+/* find ... -exec cmd {} ; : every -exec/-execdir/-ok/-okdir body runs, with
+ * {} a file below find's starting points. */
 void unwrap_find_exec(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
                       enum target_type t)
 {
+	size_t d = 1, nd;
+	const struct sh_word *saved = j->find_dirs;
+	size_t saved_n = j->nfind_dirs;
+	bool saved_in = j->in_find_exec;
+
+	/* -H -L -P -D x -O3, then the starting points up to the expression */
+	while (d < n && judge_lit(&w[d]) && w[d].len >= 2 && w[d].text[0] == '-' &&
+	       (w[d].len == 2 || memcmp(w[d].text, "-O", 2) == 0) &&
+	       strchr("HLPDO", w[d].text[1]) != NULL)
+		d += judge_weq(&w[d], "-D") ? 2 : 1;
+	for (nd = 0; d + nd < n; nd++) {
+		const struct sh_word *x = &w[d + nd];
+
+		if (judge_lit(x) && x->len > 0 &&
+		    (x->text[0] == '-' || x->text[0] == '(' || x->text[0] == '!' ||
+		     (x->len == 1 && x->text[0] == ')')))
+			break;
+	}
+	j->find_dirs = d < n ? &w[d] : NULL;
+	j->nfind_dirs = d < n ? nd : 0;
 	for (size_t i = 1; i < n; i++) {
 		size_t st;
 
@@ -558,10 +598,16 @@ void unwrap_find_exec(struct judge *j, struct judge_seg *s, const struct sh_word
 		st = ++i;
 		while (i < n && !judge_weq(&w[i], ";") && !judge_weq(&w[i], "+"))
 			i++;
-		if (i > st)
+		if (i > st) {
+			j->in_find_exec = true;
+			j->odd = true; /* a program per file found: no root tier, no network view */
 			walk_argv(j, s, w + st, i - st, t,
 			          &(struct judge_stdin){.kind = JUDGE_IN_UNKNOWN}, false);
+			j->in_find_exec = saved_in;
+		}
 	}
+	j->find_dirs = saved;
+	j->nfind_dirs = saved_n;
 }
 
 /* su [opts] [user] [-c cmd]; runuser -u user -- cmd / runuser -c cmd */

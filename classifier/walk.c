@@ -13,6 +13,7 @@
 #include "classifier/classifier.h"
 #include "classifier/dirwrite.h"
 #include "classifier/judge.h"
+#include "classifier/netclient.h"
 #include "classifier/secrets.h"
 #include "classifier/shparse.h"
 #include "classifier/tools.h"
@@ -140,6 +141,8 @@ void walk_assignment(struct judge *j, struct judge_seg *s, const struct sh_word 
 
 	if (j->nassigns < JUDGE_MAX_ASSIGNS)
 		j->assigns[j->nassigns++] = w;
+	else
+		j->assigns_lost = true;
 	if (w->name_len > 0 && dangerous_env(w->text, w->name_len)) {
 		judge_reason(j, s, "env-changes-program",
 		             judge_fmt(j, "sets %.*s, which changes what programs run",
@@ -623,9 +626,11 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 
 	if (n == 0)
 		return;
+	j->prog_mark = j->write_events;
 	if (j->obs != NULL && j->obs->program != NULL)
 		j->obs->program(j->obs->ctx, w, n, extra);
 	if (name == NULL) {
+		j->odd = true;
 		const struct judge_file *f = judge_lit(w) ? walk_written_file(j, w) : NULL;
 
 		walk_scan_rest(j, s, w + 1, n - 1, t);
@@ -649,6 +654,7 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 		}
 	}
 	if (is_defined_function(j, name)) {
+		j->odd = true;
 		judge_reason(j, s, "function-call",
 		             judge_fmt(j, "%s (a function defined in this command)", name),
 		             RISK_READ_ONLY, t);
@@ -670,30 +676,40 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 		             NULL, 0, t);
 	}
 	if (judge_in_list(&j->p->shells, name)) {
+		j->odd = true;
 		unwrap_shell(j, s, w, n, t, in);
 		return;
 	}
 	if (judge_in_list(&j->p->interpreters, name)) {
+		j->odd = true;
 		unwrap_interpreter(j, s, w, n, t, in);
 		return;
 	}
-	if (tools_builtin(j, s, name, w, n, t, in, extra))
+	if (tools_builtin(j, s, name, w, n, t, in, extra)) {
+		j->odd = true;
 		return;
+	}
 	if (strcmp(name, "ssh") == 0) {
+		j->odd = true;
 		unwrap_ssh(j, s, w, n, t, in);
 		return;
 	}
-	if (unwrap_guest_exec(j, s, name, w, n, t, in))
+	if (unwrap_guest_exec(j, s, name, w, n, t, in)) {
+		j->odd = true;
 		return;
+	}
 	if (strcmp(name, "su") == 0 || strcmp(name, "runuser") == 0) {
+		j->odd = true;
 		unwrap_su(j, s, w, n, t, in);
 		return;
 	}
 	if (strcmp(name, "watch") == 0) {
+		j->odd = true;
 		unwrap_watch(j, s, w, n, t, in);
 		return;
 	}
 	if (strcmp(name, "flock") == 0) {
+		j->odd = true;
 		/* flock FILE ...: creates FILE when it does not exist */
 		size_t lk = unwrap_skip_options(w, n, 1, "wE");
 		bool fd = lk < n && judge_lit(&w[lk]) && w[lk].len > 0;
@@ -717,14 +733,32 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 			}
 		}
 	}
-	if ((strcmp(name, "psql") == 0 || strcmp(name, "mysql") == 0 ||
-	     strcmp(name, "mariadb") == 0 || strcmp(name, "sqlite3") == 0) &&
-	    tools_sql(j, s, name, w, n, t)) {
-		judge_prove(j, s, name, &av, t); /* the SQL is judged; the client's options too */
-		return;
+	if (strcmp(name, "psql") == 0 || strcmp(name, "mysql") == 0 ||
+	    strcmp(name, "mariadb") == 0 || strcmp(name, "sqlite3") == 0) {
+		enum risk_class sql;
+
+		if (tools_sql(j, s, name, w, n, t, &sql)) {
+			/* the SQL is judged; the client's options too, and where it goes */
+			struct judge_rec rec = {.seg = s->num, .wrapped = j->odd_wrap > 0};
+			bool allowed = false;
+
+			j->in_call = true;
+			j->call_max = -1;
+			judge_prove(j, s, name, &av, t);
+			secrets_args(j, s, name, &av, NULL, t);
+			if (strcmp(name, "sqlite3") != 0)
+				allowed = netclient_sql(j, s, name, &av, sql == RISK_READ_ONLY, t);
+			rec.proven =
+			    j->call_max < (int)RISK_CONFIG_MUTATION && sql == RISK_READ_ONLY;
+			rec.net_read = rec.proven && allowed;
+			j->in_call = false;
+			judge_rec_add(j, &rec);
+			return;
+		}
 	}
 	if (strcmp(name, "find") == 0)
 		unwrap_find_exec(j, s, w, n, t);
+	j->prog_mark = j->write_events; /* -exec bodies judged: this program's own writes next */
 	if (strcmp(name, "cd") == 0 || strcmp(name, "pushd") == 0)
 		tools_track_cd(j, w, n);
 	if (strcmp(name, "sed") == 0)
@@ -774,6 +808,8 @@ static void judge_redirs(struct judge *j, struct judge_seg *s, const struct sh_n
 		if (j->obs != NULL && j->obs->redirect != NULL && r->op != SHR_HEREDOC &&
 		    r->op != SHR_HERESTRING)
 			j->obs->redirect(j->obs->ctx, &r->word);
+		if (r->op != SHR_HEREDOC && r->op != SHR_HERESTRING && r->op != SHR_DUP_IN)
+			netclient_redirect(j, s, &r->word, t);
 		switch (r->op) {
 		case SHR_IN:
 			secrets_read(j, s, &r->word, t);
@@ -1028,6 +1064,62 @@ static void walk_cond(struct judge *j, const struct sh_node *n, enum target_type
 	}
 }
 
+/* for f in LIST: each word of the list is a value of f (and so of a path
+ * spelled "$f"); `for f; do` takes the arguments, unknown. */
+static void loop_values(struct judge *j, const struct sh_node *n)
+{
+	size_t nl = strlen(n->name);
+
+	if (n->nwords == 0) {
+		static const struct sh_word unknown = {
+		    .text = "", .raw = "", .flags = SHW_COMPUTED};
+		struct sh_word *v = arena_alloc(j->a, sizeof(*v));
+		char *txt = arena_alloc(j->a, nl + 2);
+
+		if (v == NULL || txt == NULL || j->nassigns == JUDGE_MAX_ASSIGNS) {
+			j->assigns_lost = true;
+			return;
+		}
+		memcpy(txt, n->name, nl);
+		txt[nl] = '=';
+		txt[nl + 1] = '\0';
+		*v = unknown;
+		v->text = v->raw = txt;
+		v->len = v->raw_len = nl + 1;
+		v->name_len = nl;
+		j->assigns[j->nassigns++] = v;
+		return;
+	}
+	for (size_t i = 0; i < n->nwords; i++) {
+		const struct sh_word *w = &n->words[i];
+		struct sh_word *v = arena_alloc(j->a, sizeof(*v));
+		char *txt = arena_alloc(j->a, nl + 1 + w->len + 1);
+		char *raw = arena_alloc(j->a, nl + 1 + w->raw_len + 1);
+
+		if (v == NULL || txt == NULL || raw == NULL || j->nassigns == JUDGE_MAX_ASSIGNS) {
+			j->assigns_lost = true;
+			return;
+		}
+		memcpy(txt, n->name, nl);
+		txt[nl] = '=';
+		memcpy(txt + nl + 1, w->text, w->len);
+		txt[nl + 1 + w->len] = '\0';
+		memcpy(raw, n->name, nl);
+		raw[nl] = '=';
+		memcpy(raw + nl + 1, w->raw, w->raw_len);
+		raw[nl + 1 + w->raw_len] = '\0';
+		*v = *w;
+		v->text = txt;
+		v->len = nl + 1 + w->len;
+		v->prefix = (w->flags & SHW_COMPUTED) ? nl + 1 + w->prefix : v->len;
+		v->raw = raw;
+		v->raw_len = nl + 1 + w->raw_len;
+		v->name_len = nl;
+		v->flags |= SHW_ASSIGN;
+		j->assigns[j->nassigns++] = v;
+	}
+}
+
 static void walk(struct judge *j, const struct sh_node *n, enum target_type t,
                  const struct judge_stdin *in)
 {
@@ -1067,6 +1159,9 @@ static void walk(struct judge *j, const struct sh_node *n, enum target_type t,
 		}
 		if (strcmp(n->group_kw, "[[") == 0)
 			walk_cond(j, n, t);
+		if ((strcmp(n->group_kw, "for") == 0 || strcmp(n->group_kw, "select") == 0) &&
+		    n->name != NULL)
+			loop_values(j, n);
 		if (n->nredirs > 0) {
 			struct judge_seg *s = new_seg(j, NULL, 0);
 
@@ -1115,6 +1210,8 @@ void walk_text(struct judge *j, struct judge_seg *s, const char *text, size_t le
 		return;
 	}
 	j->budget -= len;
+	if (j->reparse > 0)
+		j->odd = true; /* a string run as code: no root tier, no network view */
 	j->reparse++;
 	if (sh_parse(j->a, text, len, JUDGE_MAX_NESTING, &res) != 0) {
 		judge_opaque(
@@ -1126,6 +1223,10 @@ void walk_text(struct judge *j, struct judge_seg *s, const char *text, size_t le
 			judge_opaque(j, s,
 			             judge_fmt(j, "%s: a here-document is not terminated", what),
 			             NULL, 0, t);
+		if (j->reparse == 1 && j->top == NULL) {
+			j->top = res.root;
+			j->top_nsubs = (int)res.nsubs;
+		}
 		walk(j, res.root, t, in);
 		for (size_t i = 0; i < res.nsubs; i++)
 			walk(j, res.subs[i], t, &(struct judge_stdin){.kind = JUDGE_IN_UNKNOWN});

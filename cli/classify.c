@@ -6,9 +6,11 @@
 
 #include "classifier/classifier.h"
 #include "cli/cli.h"
+#include "cli/seedgate.h"
 #include "lib/buf.h"
 #include "lib/readfile.h"
 #include "lib/xalloc.h"
+#include "lib/yamltree.h"
 #include "store/store.h"
 
 #include <cjson/cJSON.h>
@@ -24,6 +26,7 @@ struct opts {
 	const char *target;
 	const char *declared;
 	const char *policy_file;
+	const char *gate_file;
 	const char *db;
 	bool json, batch;
 	char *command; /* the words after --, joined with spaces */
@@ -33,8 +36,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: airlock classify --target-type T [--declared-risk R] [--policy FILE]\n"
-	        "                        [--db CONNINFO] [--json] -- COMMAND\n"
-	        "       airlock classify --batch [--policy FILE] [--db CONNINFO] < LINES\n"
+	        "                        [--gate FILE] [--db CONNINFO] [--json] -- COMMAND\n"
+	        "       airlock classify --batch [--policy FILE] [--gate FILE] [--db CONNINFO]\n"
+	        "                        [--json] < LINES\n"
 	        "\n"
 	        "Prints the risk class of COMMAND on a target of type T (proxmox-host, vm,\n"
 	        "lxc) and the reasons: which rule of the policy matched which words.  The\n"
@@ -43,15 +47,19 @@ static void usage(FILE *f)
 	        "lower it.  A class below config_mutation is given only when every word of\n"
 	        "every program is accounted for by the policy's grammar for that program;\n"
 	        "the first word that is not is named in a reason (rule `unproven`).  --json\n"
-	        "also says whether some program needs root to observe (needs_root).\n"
+	        "also says how the jail would run it: needs_root (the root tier), net_view\n"
+	        "(the target's network), writes (the paths it may write, \"dir/\" below dir),\n"
+	        "writes_unknown and action_rule.\n"
 	        "\n"
 	        "--batch reads lines `target_type<TAB>command` from stdin; inside the command\n"
 	        "\\\\ is a backslash, \\n a newline and \\t a tab.  It prints\n"
-	        "`class<TAB>reasons` per line, in order; a malformed line prints\n"
-	        "`error<TAB>why` and the batch goes on.\n"
+	        "`class<TAB>reasons` per line, in order (with --json one JSON object per\n"
+	        "line instead); a malformed line prints `error<TAB>why` and the batch goes on.\n"
 	        "\n"
 	        "Policy: --policy FILE (no database needed), else the policy in the database\n"
-	        "(--db CONNINFO, else $AIRLOCK_DB, else the PG* environment).\n"
+	        "(--db CONNINFO, else $AIRLOCK_DB, else the PG* environment).  Network reads\n"
+	        "the operator allowed (gate.yaml network.allow): --gate FILE, else the gate\n"
+	        "policy in the database when the policy comes from there, else none.\n"
 	        "\n"
 	        "exit codes: 0 classified (batch: every line answered); 1 error (policy or\n"
 	        "            database unreadable, policy invalid); 2 usage or invalid argument.\n");
@@ -88,6 +96,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			slot = &o->declared;
 		else if (strcmp(a, "--policy") == 0)
 			slot = &o->policy_file;
+		else if (strcmp(a, "--gate") == 0)
+			slot = &o->gate_file;
 		else if (strcmp(a, "--db") == 0)
 			slot = &o->db;
 		if (slot == NULL || i + 1 >= argc) {
@@ -98,10 +108,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		*slot = argv[++i];
 	}
 	if (o->batch) {
-		if (i < argc || o->target || o->declared || o->json) {
+		if (i < argc || o->target || o->declared) {
 			fprintf(stderr,
-			        "airlock classify: --batch takes no command, --target-type, "
-			        "--declared-risk or --json\n");
+			        "airlock classify: --batch takes no command, --target-type or "
+			        "--declared-risk\n");
 			return -1;
 		}
 		return 0;
@@ -163,6 +173,79 @@ static struct policy *load_policy(const struct opts *o, char *source, size_t src
 	return p;
 }
 
+/* network.allow from --gate FILE (checked as `airlock seed` checks it), else
+ * from the gate policy in the database when the policy came from there.
+ * -1 after printing why. */
+static int load_gate(const struct opts *o, char ***globs, size_t *n)
+{
+	*globs = NULL;
+	*n = 0;
+	if (o->gate_file != NULL) {
+		char err[512];
+		size_t len;
+		char *text = readfile(o->gate_file, POLICY_FILE_MAX, &len, err, sizeof(err));
+		struct yt_node *doc;
+		cJSON *gj, *allow, *it;
+
+		if (text == NULL) {
+			fprintf(stderr, "airlock classify: %s\n", err);
+			return -1;
+		}
+		doc = yt_parse(text, len, o->gate_file, err, sizeof(err));
+		free(text);
+		if (doc == NULL) {
+			fprintf(stderr, "airlock classify: %s\n", err);
+			return -1;
+		}
+		gj = seedgate_check(o->gate_file, doc); /* prints what is wrong */
+		yt_free(doc);
+		if (gj == NULL)
+			return -1;
+		allow = cJSON_GetObjectItem(cJSON_GetObjectItem(gj, "network"), "allow");
+		*globs = xcalloc((size_t)cJSON_GetArraySize(allow) + 1, sizeof(char *));
+		cJSON_ArrayForEach(it, allow)(*globs)[(*n)++] = xstrdup(it->valuestring);
+		cJSON_Delete(gj);
+		return 0;
+	}
+	if (o->policy_file == NULL) {
+		struct store *s = cli_connect(o->db);
+		long long gv;
+
+		if (s == NULL)
+			return -1;
+		if (store_gate_network(s, &gv, globs, n) != 0) {
+			fprintf(stderr, "airlock classify: the gate policy in the database: %s\n",
+			        store_errmsg(s));
+			store_close(s);
+			return -1;
+		}
+		store_close(s);
+	}
+	return 0;
+}
+
+/* How the jail would run it: the verdict's fields for the jail. */
+static void add_jail_fields(cJSON *root, const struct verdict *v)
+{
+	cJSON *w = cJSON_CreateArray();
+
+	cJSON_AddBoolToObject(root, "needs_root", v->needs_root);
+	cJSON_AddBoolToObject(root, "net_view", v->net_view);
+	for (size_t i = 0; i < v->nwrites; i++) {
+		cJSON *x = cJSON_CreateObject();
+
+		verdict_json_add_string(x, "p", v->writes[i]);
+		cJSON_AddItemToArray(w, cJSON_DetachItemFromObject(x, "p"));
+		cJSON_Delete(x);
+	}
+	cJSON_AddItemToObject(root, "writes", w);
+	cJSON_AddBoolToObject(root, "writes_unknown", v->writes_unknown);
+	if (v->action_rule != NULL)
+		cJSON_AddStringToObject(root, "action_rule", v->action_rule);
+	else
+		cJSON_AddNullToObject(root, "action_rule");
+}
+
 static int classify_one(const struct classifier *c, const struct opts *o, const char *source,
                         long long version)
 {
@@ -192,7 +275,7 @@ static int classify_one(const struct classifier *c, const struct opts *o, const 
 		cJSON_AddStringToObject(root, "target_type", target_type_name(t));
 		verdict_json_add_string(root, "command", o->command);
 		cJSON_AddItemToObject(root, "reasons", verdict_reasons_json(&v));
-		cJSON_AddBoolToObject(root, "needs_root", v.needs_root);
+		add_jail_fields(root, &v);
 		cJSON_AddStringToObject(root, "classifier_version", v.classifier_version);
 		if (version >= 0)
 			cJSON_AddNumberToObject(root, "policy_version", (double)version);
@@ -254,7 +337,7 @@ static int unescape(char *s, size_t *len)
 	return 0;
 }
 
-static int classify_batch(const struct classifier *c)
+static int classify_batch(const struct classifier *c, bool json)
 {
 	char *line = NULL;
 	size_t cap = 0;
@@ -292,7 +375,19 @@ static int classify_batch(const struct classifier *c)
 			continue;
 		}
 		classifier_classify(c, t, text, len, RISK_READ_ONLY, &v);
-		{
+		if (json) {
+			cJSON *root = cJSON_CreateObject();
+			char *out, *why = verdict_reasons_text(&v);
+
+			cJSON_AddStringToObject(root, "class", risk_class_name(v.cls));
+			verdict_json_add_string(root, "reasons", why);
+			add_jail_fields(root, &v);
+			out = cJSON_PrintUnformatted(root);
+			printf("%s\n", out);
+			free(out);
+			free(why);
+			cJSON_Delete(root);
+		} else {
 			char *why = verdict_reasons_text(&v);
 
 			printf("%s\t%s\n", risk_class_name(v.cls), why);
@@ -315,6 +410,8 @@ int cli_classify(int argc, char **argv)
 	struct classifier *c = NULL;
 	char source[512], err[512];
 	long long version = -1;
+	char **allow = NULL;
+	size_t nallow = 0;
 	int rc;
 
 	rc = parse_opts(argc, argv, &o);
@@ -324,15 +421,21 @@ int cli_classify(int argc, char **argv)
 	p = load_policy(&o, source, sizeof(source), &version);
 	if (p == NULL)
 		goto out;
-	c = classifier_new(p, err, sizeof(err));
+	if (load_gate(&o, &allow, &nallow) != 0)
+		goto out;
+	c = classifier_new_opts(p, &(struct classifier_options){(const char *const *)allow, nallow},
+	                        err, sizeof(err));
 	if (c == NULL) {
 		fprintf(stderr, "airlock classify: %s\n", err);
 		goto out;
 	}
-	rc = o.batch ? classify_batch(c) : classify_one(c, &o, source, version);
+	rc = o.batch ? classify_batch(c, o.json) : classify_one(c, &o, source, version);
 out:
 	classifier_free(c);
 	policy_free(p);
+	for (size_t i = 0; i < nallow; i++)
+		free(allow[i]);
+	free(allow);
 	free(o.command);
 	return rc;
 }

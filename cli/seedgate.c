@@ -4,6 +4,7 @@
 #include "cli/seedgate.h"
 
 #include "classifier/classes.h"
+#include "classifier/classifier.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -353,12 +354,50 @@ static cJSON *check_limits(const char *path, const struct yt_node *doc)
 	return out;
 }
 
+/* network: {allow: [host globs]}: the destinations a proven harmless
+ * network read (HTTP GET/HEAD, ping, a DNS lookup, an SQL query) may reach
+ * without an operator; default none. */
+static cJSON *check_network(const char *path, const struct yt_node *doc)
+{
+	static const char *const keys[] = {"allow", NULL};
+	const struct yt_node *net = mapping(path, doc, "network"), *allow;
+	cJSON *out, *arr;
+
+	if (yt_get(doc, "network") && net == NULL)
+		return NULL;
+	if (net && !only_keys(path, net, keys))
+		return NULL;
+	allow = net ? yt_get(net, "allow") : NULL;
+	if (allow != NULL && allow->kind != YT_SEQ)
+		return fail(path, allow, "\"allow\" must be a list of host globs, not a %s%s",
+		            yt_kind_name(allow->kind), "");
+	out = cJSON_CreateObject();
+	arr = cJSON_AddArrayToObject(out, "allow");
+	for (size_t i = 0; allow != NULL && i < allow->n; i++) {
+		const struct yt_node *g = allow->items[i];
+		const char *why;
+
+		if (g->kind != YT_SCALAR) {
+			cJSON_Delete(out);
+			return fail(path, g, "each \"allow\" entry must be a host glob, not a %s%s",
+			            yt_kind_name(g->kind), "");
+		}
+		why = classifier_network_glob_problem(g->scalar);
+		if (why != NULL) {
+			cJSON_Delete(out);
+			return fail(path, g, "network.allow \"%s\": %s", g->scalar, why);
+		}
+		cJSON_AddItemToArray(arr, cJSON_CreateString(g->scalar));
+	}
+	return out;
+}
+
 cJSON *seedgate_check(const char *path, const struct yt_node *doc)
 {
-	static const char *const top[] = {"classes", "rules", "limits", NULL};
+	static const char *const top[] = {"classes", "rules", "limits", "network", NULL};
 	struct class_gate g[2];
 	const struct yt_node *rules;
-	cJSON *out = NULL, *classes, *rl, *lim;
+	cJSON *out = NULL, *classes, *rl, *lim, *net;
 
 	if (doc->kind != YT_MAP)
 		return fail(path, doc, "the document must be a mapping, not a %s%s",
@@ -372,6 +411,11 @@ cJSON *seedgate_check(const char *path, const struct yt_node *doc)
 	lim = check_limits(path, doc);
 	if (lim == NULL)
 		return NULL;
+	net = check_network(path, doc);
+	if (net == NULL) {
+		cJSON_Delete(lim);
+		return NULL;
+	}
 	out = cJSON_CreateObject();
 	classes = cJSON_AddObjectToObject(out, "classes");
 	for (int i = 0; i < 2; i++) {
@@ -387,10 +431,12 @@ cJSON *seedgate_check(const char *path, const struct yt_node *doc)
 		if (r == NULL) {
 			cJSON_Delete(out);
 			cJSON_Delete(lim);
+			cJSON_Delete(net);
 			return NULL;
 		}
 		cJSON_AddItemToArray(rl, r);
 	}
 	cJSON_AddItemToObject(out, "limits", lim);
+	cJSON_AddItemToObject(out, "network", net);
 	return out;
 }

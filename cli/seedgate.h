@@ -16,9 +16,10 @@
 
 /* Checks the parsed gate.yaml (doc, read from path) and returns the
  * normalised document: {"classes": {CLASS: {quorum, ttl_s,
- * approval_valid_for_s}}, "rules": [...], "limits": {...}} with every default
- * filled in.  NULL after printing "airlock seed: path:line:col: reason" to
- * stderr.  The caller cJSON_Delete()s the result. */
+ * approval_valid_for_s}}, "rules": [...], "limits": {...}, "network":
+ * {"allow": [host globs]}} with every default filled in.  NULL after
+ * printing "airlock seed: path:line:col: reason" to stderr.  The caller
+ * cJSON_Delete()s the result. */
 cJSON *seedgate_check(const char *path, const struct yt_node *doc);
 
 /* Parses a duration such as "90s", "15m", "1h", "2d" or "1h30m" into seconds.

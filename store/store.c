@@ -826,3 +826,34 @@ int store_policy_current(struct store *s, char **yaml, long long *version)
 	store_clear(res);
 	return 0;
 }
+
+int store_gate_network(struct store *s, long long *version, char ***globs, size_t *n)
+{
+	struct store_res *res;
+	int rows;
+
+	*version = 0;
+	*globs = NULL;
+	*n = 0;
+	res = store_exec(s,
+	                 "SELECT g.version, a FROM (SELECT version, document FROM "
+	                 "airlock.gate_policies ORDER BY version DESC LIMIT 1) g LEFT JOIN LATERAL "
+	                 "jsonb_array_elements_text(CASE WHEN jsonb_typeof(g.document -> 'network' "
+	                 "-> 'allow') = 'array' THEN g.document -> 'network' -> 'allow' ELSE "
+	                 "'[]'::jsonb END) a ON true",
+	                 0, NULL);
+	if (res == NULL)
+		return -1;
+	rows = store_nrows(res);
+	if (rows > 0)
+		*version = strtoll(store_get(res, 0, 0), NULL, 10);
+	for (int i = 0; i < rows; i++) {
+		if (store_isnull(res, i, 1))
+			continue;
+		if (*globs == NULL)
+			*globs = xcalloc((size_t)rows, sizeof(char *));
+		(*globs)[(*n)++] = xstrdup(store_get(res, i, 1));
+	}
+	store_clear(res);
+	return 0;
+}

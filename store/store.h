@@ -180,6 +180,11 @@ int store_exec_script(struct store *s, const char *sql);
  * -1 with the reason on s when none was ingested yet (run `airlock seed`). */
 int store_policy_current(struct store *s, char **yaml, long long *version);
 
+/* The gate policy in force (`airlock seed` of gate.yaml): its version (0 when
+ * none was ingested) and its network.allow host globs (*n of them in *globs;
+ * the caller frees each and the array).  -1 with the reason on s. */
+int store_gate_network(struct store *s, long long *version, char ***globs, size_t *n);
+
 /* Applies dir/NNNN_name.sql files not yet applied, in order, each in its own
  * transaction, recording name and checksum in airlock.schema_migrations,
  * under an advisory lock so concurrent runs are safe.  Refuses when an applied

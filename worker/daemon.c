@@ -391,15 +391,20 @@ static void reload_policy(struct daemon *d)
 	char lq[512];
 	char err[1024];
 	long long before = policyset_version(d->policies);
+	long long gate_before = policyset_gate_version(d->policies);
 
 	if (policyset_reload(d->policies, d->listen, err, sizeof(err)) < 0) {
 		log_msg(LOG_ERROR, "evt=policy.reload_failed in_force=%lld error=%s", before,
 		        log_quote(err, lq, sizeof(lq)));
 		return;
 	}
-	if (policyset_version(d->policies) != before)
-		log_msg(LOG_INFO, "evt=policy.loaded version=%lld previous=%lld",
-		        policyset_version(d->policies), before);
+	if (policyset_version(d->policies) != before ||
+	    policyset_gate_version(d->policies) != gate_before)
+		log_msg(LOG_INFO,
+		        "evt=policy.loaded version=%lld previous=%lld gate_version=%lld "
+		        "gate_previous=%lld",
+		        policyset_version(d->policies), before, policyset_gate_version(d->policies),
+		        gate_before);
 }
 
 /* Rows scheduled further ahead than any retry delay mean the database's

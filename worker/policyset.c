@@ -4,6 +4,7 @@
 #include "lib/xalloc.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,8 @@ struct snap {
 	struct policy *policy;
 	struct classifier *classifier;
 	long long version;
-	int refs; /* the set's own reference counts as one while current */
+	long long gate_version; /* the gate policy whose network.allow it was built with */
+	int refs;               /* the set's own reference counts as one while current */
 	struct snap *next_retired;
 };
 
@@ -40,32 +42,55 @@ struct policyset *policyset_new(void)
 int policyset_reload(struct policyset *ps, struct store *s, char *err, size_t errlen)
 {
 	char *yaml = NULL;
-	long long version = 0;
+	long long version = 0, gate = 0;
 	char origin[64];
+	char **allow = NULL;
+	size_t nallow = 0;
 	struct snap *n;
+	bool same;
 
 	if (store_policy_current(s, &yaml, &version) < 0) {
 		snprintf(err, errlen, "%s", store_errmsg(s));
 		return -1;
 	}
-	if (policyset_version(ps) == version) {
+	if (store_gate_network(s, &gate, &allow, &nallow) < 0) {
+		snprintf(err, errlen, "gate policy: %s", store_errmsg(s));
 		free(yaml);
-		return 0;
+		return -1;
 	}
-	n = xcalloc(1, sizeof(*n));
-	snprintf(origin, sizeof(origin), "policy version %lld", version);
-	n->policy = policy_parse(yaml, strlen(yaml), origin, err, errlen);
+	pthread_mutex_lock(&ps->mu);
+	same = ps->current && ps->current->version == version && ps->current->gate_version == gate;
+	pthread_mutex_unlock(&ps->mu);
+	n = same ? NULL : xcalloc(1, sizeof(*n));
+	if (n != NULL) {
+		snprintf(origin, sizeof(origin), "policy version %lld", version);
+		n->policy = policy_parse(yaml, strlen(yaml), origin, err, errlen);
+	}
 	free(yaml);
+	if (n != NULL && n->policy != NULL) {
+		struct classifier_options o = {(const char *const *)allow, nallow};
+
+		n->classifier = classifier_new_opts(n->policy, &o, err, errlen);
+	}
+	for (size_t i = 0; i < nallow; i++)
+		free(allow[i]);
+	free(allow);
+	if (same)
+		return 0;
 	if (n->policy == NULL) {
 		free(n);
 		return -1;
 	}
-	n->classifier = classifier_new(n->policy, err, errlen);
 	if (n->classifier == NULL) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "gate policy version %lld: %s", gate, err);
+		snprintf(err, errlen, "%s", why);
 		snap_free(n);
 		return -1;
 	}
 	n->version = version;
+	n->gate_version = gate;
 	n->refs = 1;
 	pthread_mutex_lock(&ps->mu);
 	struct snap *old = ps->current;
@@ -87,6 +112,16 @@ long long policyset_version(struct policyset *ps)
 
 	pthread_mutex_lock(&ps->mu);
 	v = ps->current ? ps->current->version : 0;
+	pthread_mutex_unlock(&ps->mu);
+	return v;
+}
+
+long long policyset_gate_version(struct policyset *ps)
+{
+	long long v;
+
+	pthread_mutex_lock(&ps->mu);
+	v = ps->current ? ps->current->gate_version : 0;
 	pthread_mutex_unlock(&ps->mu);
 	return v;
 }

@@ -17,12 +17,16 @@ struct policy_snap {
 struct policyset;
 
 struct policyset *policyset_new(void);
-/* Loads the newest policy from s.  When it is the version already in force,
- * nothing changes.  A policy that does not parse is refused and the old one
- * stays in force.  0 on success (or unchanged), -1 with the reason in err. */
+/* Loads the newest policy from s, with the network.allow list of the gate
+ * policy in force (gate.yaml).  When both are the versions already in force,
+ * nothing changes.  A policy that does not parse, or an allow list the
+ * classifier refuses, is refused and the old one stays in force.  0 on
+ * success (or unchanged), -1 with the reason in err. */
 int policyset_reload(struct policyset *ps, struct store *s, char *err, size_t errlen);
 /* The version in force, 0 when none is loaded yet. */
 long long policyset_version(struct policyset *ps);
+/* The gate policy version whose network.allow the classifier in force uses. */
+long long policyset_gate_version(struct policyset *ps);
 /* A reference to the policy in force; 0 on success, -1 when none is loaded.
  * Every successful acquire is paired with a release. */
 int policyset_acquire(struct policyset *ps, struct policy_snap *out);

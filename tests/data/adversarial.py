@@ -10,7 +10,8 @@ Prints `rank<TAB>category<TAB>target<TAB>command` lines (batch escapes in the
 command): rank 0 means "must be read_only", 2 "at least config_mutation",
 3 "at least destructive".  The lists here are written from the programs'
 manuals, independently of seeds/policy.yaml, so that they test the policy
-rather than restate it.
+rather than restate it.  Their network reads go to hosts that
+tests/data/gate-network.yaml allows (the suite passes it with --gate).
 """
 import random
 import shlex
@@ -327,7 +328,7 @@ def observation():
         "mount", "findmnt", "findmnt -t nfs,nfs4", "findmnt -no SOURCE /",
         "cat /etc/hosts", "head -n 20 /var/log/syslog", "tail -n 100 /var/log/syslog",
         "tail -f -n 20 /var/log/syslog", "grep -i error /var/log/syslog",
-        "grep -rn --include=*.conf nfs /etc", "ls -lah /etc/pve", "ls -lt /var/lib/vz/dump",
+        "grep -rn --include=*.conf nfs /etc/nginx", "ls -lah /etc/pve", "ls -lt /var/lib/vz/dump",
         "stat /etc/hosts", "stat -c '%s %y' /var/log/syslog",
         "find /var/log -name '*.gz' -mtime +7", "find /etc -maxdepth 1 -type f -newer /tmp/x",
         "qm list", "qm list --full", "qm config 100", "qm config 100 --current",
@@ -341,8 +342,9 @@ def observation():
         "ceph osd tree", "ceph df", "dmesg -T", "dmesg --level=err,warn", "lscpu", "lspci -nnk",
         "lsusb", "sensors", "smartctl -a /dev/sda", "smartctl -H /dev/sda", "smartctl -i /dev/sda",
         "nvme list", "nvme smart-log /dev/nvme0", "curl -s http://localhost:8006",
-        "curl -fsSL https://example.com/status.json", "curl -sI https://x",
-        "wget -qO- http://x", "wget --spider http://x", "apt list --installed",
+        "curl -fsS https://example.com/status.json", "curl -sI https://x",
+        "wget -qO- --max-redirect=0 http://x", "wget --spider --max-redirect 0 http://x",
+        "apt list --installed",
         "apt policy nfs-common", "apt show nfs-common", "apt-cache policy pve-manager",
         "dpkg -l", "dpkg -s nfs-common", "dpkg -L nfs-common", "dpkg-query -W pve-manager",
         "pveversion -v", "cat /proc/meminfo", "vmstat 1 5", "iostat -x 1 3",

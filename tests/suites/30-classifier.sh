@@ -167,7 +167,8 @@ for i in range(int(sys.argv[2])):
         p = t(p)
     print("proxmox-host\t" + p.replace("\\", "\\\\").replace("\n", "\\n"))
 PY
-"$bin" classify --batch --policy "$policy" <"$tmp/obs" >"$tmp/obs.out"
+# (their network reads go to hosts tests/data/gate-network.yaml allows)
+"$bin" classify --batch --policy "$policy" --gate tests/data/gate-network.yaml <"$tmp/obs" >"$tmp/obs.out"
 over=$(paste "$tmp/obs" "$tmp/obs.out" | awk -F'\t' '$3 != "read_only" { n++; if (n <= 10) print "  got " $3 ": " $2 } END { if (n) print n " over-flagged" }')
 if [ -n "$over" ]; then
 	echo "classifier: generated observations:"
@@ -182,7 +183,7 @@ fi
 # builtins that evaluate, disks/firmware/boot/cluster, secret material -- each at
 # or above its class -- and observations spelled many ways, all read_only ----------
 python3 tests/data/adversarial.py 11 4000 >"$tmp/adv"
-cut -f3- "$tmp/adv" | "$bin" classify --batch --policy "$policy" >"$tmp/adv.out"
+cut -f3- "$tmp/adv" | "$bin" classify --batch --policy "$policy" --gate tests/data/gate-network.yaml >"$tmp/adv.out"
 adv=$(paste "$tmp/adv" "$tmp/adv.out" | awk -F'\t' '
 	BEGIN { r["read_only"] = 0; r["reversible_low"] = 1; r["config_mutation"] = 2; r["destructive"] = 3 }
 	{
@@ -232,7 +233,7 @@ if ! echo "$json" | grep -q '"class":"config_mutation"' ||
 fi
 text=$("$bin" classify --policy "$policy" --batch <<<$'proxmox-host\tls && apt-get install -y x')
 case "$text" in
-"config_mutation	segment 1: ls (rule observe-text) on proxmox-host => read_only; segment 2: apt-get install (rule host-packages) on proxmox-host => config_mutation") ;;
+"config_mutation	segment 1: ls (rule observe-text) on proxmox-host => read_only; segment 2: apt-get install (rule host-packages) on proxmox-host => config_mutation; segment 2: apt-get sends network traffic to the package mirrors (no harmless form is known for it) (rule network-send) on proxmox-host => config_mutation") ;;
 *) echo "classifier: batch reason text: $text"; fail=1 ;;
 esac
 

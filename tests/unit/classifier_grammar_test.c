@@ -309,12 +309,16 @@ static void test_environment_secrets_invisible_root(void **state)
 	assert_int_equal(cls(f, TARGET_VM, "gnu ${!x}"), RISK_CONFIG_MUTATION);
 	assert_int_equal(cls(f, TARGET_VM, "gnu \"${x:-y}\" ${#x}"), RISK_READ_ONLY);
 
+	/* the root tier: one proven invocation of a `tier: root` program, and
+	 * nothing else (classifier_jail_test.c has the pipelines) */
 	cls(f, TARGET_VM, "rooted x");
 	assert_true(f->v.needs_root);
 	cls(f, TARGET_VM, "gnu x");
 	assert_false(f->v.needs_root);
 	cls(f, TARGET_VM, "gnu x | rooted");
-	assert_true(f->v.needs_root);
+	assert_false(f->v.needs_root);
+	cls(f, TARGET_VM, "rooted x; gnu x");
+	assert_false(f->v.needs_root);
 }
 
 /* A malformed grammar is refused with origin:line:col and no policy. */

@@ -131,10 +131,13 @@ static void test_segments_and_text(void **state)
 	text = verdict_reasons_text(&f->v);
 	assert_string_equal(text, "segment 1: uptime (rule observe-system) on proxmox-host => "
 	                          "read_only; segment 2: apt-get install (rule host-packages) on "
-	                          "proxmox-host => config_mutation");
+	                          "proxmox-host => config_mutation; segment 2: apt-get sends "
+	                          "network traffic to the package mirrors (no harmless form is "
+	                          "known for it) (rule network-send) on proxmox-host => "
+	                          "config_mutation");
 	free(text);
 	json = verdict_reasons_json(&f->v);
-	assert_int_equal(cJSON_GetArraySize(json), 2);
+	assert_int_equal(cJSON_GetArraySize(json), 3);
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(json, 1), "rule")->valuestring,
 	                    "host-packages");
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(json, 1), "class")->valuestring,

@@ -302,6 +302,14 @@ int store_policy_current(struct store *s, char **yaml, long long *version)
 	*version = 7;
 	return 0;
 }
+int store_gate_network(struct store *s, long long *version, char ***globs, size_t *n)
+{
+	(void)s;
+	*version = 1;
+	*globs = NULL;
+	*n = 0;
+	return 0;
+}
 
 /* The rest of store.h: never reached by the worker's row path. */
 static void unreachable(const char *what)
