@@ -204,6 +204,106 @@ void dirwrite_unpack(struct judge *j, struct judge_seg *s, const char *name,
 	dirwrite_extract_into(j, s, dir, false, t);
 }
 
+/* cpio -i extracts below the working directory (-D DIR), or at the absolute
+ * names the archive holds unless --no-absolute-filenames; cpio -p copies
+ * below its destination directory.  unrar x/e extracts into the working
+ * directory or the destination operand (ending in /). */
+void dirwrite_cpio_unrar(struct judge *j, struct judge_seg *s, const char *name,
+                         const struct sh_word *w, size_t n, enum target_type t)
+{
+	static const struct sh_word dot = {
+	    .text = ".", .len = 1, .prefix = 1, .raw = ".", .raw_len = 1};
+	const struct sh_word *dir = NULL, *last = NULL;
+	bool in = false, pass = false, relative = false, extract = false;
+	size_t ops = 0;
+
+	for (size_t i = 1; i < n; i++) {
+		const struct sh_word *a = &w[i];
+
+		if (!judge_lit(a)) {
+			judge_write_unknown(
+			    j, s, judge_fmt(j, "%s with words known only at run time", name), t);
+			return;
+		}
+		if (strcmp(name, "unrar") == 0) {
+			if (a->len > 0 && a->text[0] == '-')
+				continue;
+			if (++ops == 1)
+				extract = judge_weq(a, "x") || judge_weq(a, "e");
+			else if (ops > 2)
+				last = a;
+			continue;
+		}
+		if (judge_weq(a, "--no-absolute-filenames")) {
+			relative = true;
+		} else if (judge_weq(a, "-D") || judge_weq(a, "--directory")) {
+			dir = i + 1 < n ? &w[++i] : NULL;
+		} else if (a->len > 12 && memcmp(a->text, "--directory=", 12) == 0) {
+			struct sh_word *v = arena_alloc(j->a, sizeof(*v));
+
+			if (v == NULL) {
+				judge_write_unknown(j, s, "cpio's directory could not be spelled",
+				                    t);
+				return;
+			}
+			*v = *a;
+			v->text += 12;
+			v->len -= 12;
+			v->prefix = v->len;
+			v->flags &= ~(unsigned)SHW_TILDE;
+			dir = v;
+		} else if (judge_weq(a, "--extract")) {
+			in = true;
+		} else if (judge_weq(a, "--pass-through")) {
+			pass = true;
+		} else if (a->len > 1 && a->text[0] == '-' && a->text[1] != '-') {
+			for (size_t k = 1; k < a->len; k++) {
+				if (a->text[k] == 'i')
+					in = true;
+				else if (a->text[k] == 'p')
+					pass = true;
+				else if (strchr("DFOIEHMRC", a->text[k]) != NULL) {
+					if (a->text[k] == 'D')
+						dir = k + 1 < a->len
+						          ? NULL
+						          : (i + 1 < n ? &w[i + 1] : NULL);
+					if (k + 1 == a->len)
+						i++;
+					break;
+				}
+			}
+		} else if (a->len > 0 && a->text[0] != '-') {
+			last = a;
+		}
+	}
+	if (strcmp(name, "unrar") == 0) {
+		if (!extract)
+			return; /* l, t, p: lists, tests, prints */
+		if (last != NULL && last->len > 0 && last->text[last->len - 1] == '/')
+			judge_write_tree(j, s, last, t);
+		else
+			judge_write_tree(j, s, &dot, t);
+		return;
+	}
+	if (pass) {
+		if (last != NULL)
+			judge_write_tree(j, s, last, t);
+		else
+			judge_write_unknown(j, s, "cpio -p without a destination directory", t);
+		return;
+	}
+	if (!in)
+		return; /* -o writes the archive to stdout */
+	if (!relative) {
+		judge_write_unknown(j, s,
+		                    "cpio -i writes members at the absolute paths they name (no "
+		                    "--no-absolute-filenames)",
+		                    t);
+		return;
+	}
+	judge_write_tree(j, s, dir != NULL ? dir : &dot, t);
+}
+
 /* git subcommands that write the work tree (or, for clone and init, a new
  * directory): what they write lies below the repository's directory (-C DIR,
  * else the working directory), so every path rule below it counts. */

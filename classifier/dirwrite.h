@@ -27,4 +27,8 @@ void dirwrite_download(struct judge *j, struct judge_seg *s, const char *name,
 void dirwrite_git(struct judge *j, struct judge_seg *s, const struct sh_word *w, size_t n,
                   enum target_type t);
 
+/* cpio -i / -p and unrar x / e: the trees they extract into. */
+void dirwrite_cpio_unrar(struct judge *j, struct judge_seg *s, const char *name,
+                         const struct sh_word *w, size_t n, enum target_type t);
+
 #endif

@@ -472,8 +472,12 @@ static void add_item(struct walker *k, const struct gram_opt *o, const struct sh
 {
 	struct gram_proof *out = k->out;
 
-	if (!out->items_wanted || out->items == NULL || out->nitems >= k->cap)
+	if (!out->items_wanted)
 		return;
+	if (out->items == NULL || out->nitems >= k->cap) {
+		out->items_lost = true;
+		return;
+	}
 	out->items[out->nitems++] = (struct gram_item){.opt = o,
 	                                               .word = word,
 	                                               .value = value,
@@ -809,16 +813,18 @@ void grammar_prove(const struct grammar *g, const char *prog, const struct sh_wo
 	out->ops = 0;
 	out->filter_refused = false;
 	out->net_option = false;
+	out->items_lost = false;
 	out->items = NULL;
 	out->nitems = 0;
 	if (out->items_wanted && n > 0) {
 		size_t cap = 0;
 
-		/* a cluster (-sSfL) is one item per letter */
+		/* a cluster (-sSfL) is one item per letter (a few: past them the
+		 * parse says it lost some) */
 		for (size_t i = 0; i < n; i++)
 			cap += !(w[i].flags & SHW_COMPUTED) && w[i].len > 2 &&
 			               w[i].text[0] == '-' && w[i].text[1] != '-'
-			           ? w[i].len - 1
+			           ? (w[i].len - 1 < 16 ? w[i].len - 1 : 16)
 			           : 1;
 		out->items = arena_alloc(a, cap * sizeof(*out->items));
 		k.cap = out->items ? cap : 0;

@@ -106,6 +106,7 @@ struct gram_proof {
 	bool items_wanted;
 	struct gram_item *items;
 	size_t nitems;
+	bool items_lost; /* some did not fit: items is not the whole command */
 };
 
 /* Parses the grammar of program prog from YAML node n into g, allocating from

@@ -377,6 +377,28 @@ static void judge_rule_writes(struct judge *j, struct judge_seg *s, const struct
 		judge_write_unknown(j, s,
 		                    judge_fmt(j, "%s writes files named at run time", pr->name), t);
 	}
+	if (n > 0 && strcmp(pr->name, "sed") == 0) {
+		/* sed -i SCRIPT FILE...: the first operand is the script unless -e or -f
+		 * gave it */
+		bool script_opt = false;
+
+		for (size_t i = 0; i < av->n && !judge_weq(&av->w[i], "--"); i++) {
+			const struct sh_word *x = &av->w[i];
+
+			if (!judge_lit(x) || x->len < 2 || x->text[0] != '-')
+				continue;
+			if (x->text[1] == '-')
+				script_opt = script_opt || strncmp(x->text, "--e", 3) == 0 ||
+				             strncmp(x->text, "--f", 3) == 0;
+			else
+				script_opt = script_opt || memchr(x->text, 'e', x->len) != NULL ||
+				             memchr(x->text, 'f', x->len) != NULL;
+		}
+		if (!script_opt) {
+			memmove(ops, ops + 1, (n - 1) * sizeof(*ops));
+			n--;
+		}
+	}
 	if (n == 0)
 		return;
 	if (all) {

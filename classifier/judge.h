@@ -100,6 +100,11 @@ struct judge {
 	const char *action_rule;
 
 	int nofilter_seg; /* this segment's script reads files (sed r, awk getline <) */
+	bool extra_seen;  /* the words xargs adds are visible and were judged as a command */
+	/* the last path secrets.c judged, and how (a repeat is not judged again) */
+	const char *last_read;
+	int last_read_mode;
+	bool last_read_glob, last_read_nodev;
 	/* find -exec/-execdir body being judged: `{}` names files below these */
 	const struct sh_word *find_dirs;
 	size_t nfind_dirs;

@@ -54,8 +54,10 @@ enum kind {
 struct client {
 	const char *name;
 	enum kind kind;
-	const char *host_opts; /* options whose value is a destination, space separated */
-	const char *deflt;     /* the destination when none is named */
+	/* options whose value is a destination (space separated); the ones after
+	 * a ';' take a connection string (host=x, postgresql://x) */
+	const char *host_opts;
+	const char *deflt; /* the destination when none is named */
 };
 
 static const struct client clients[] = {
@@ -106,12 +108,12 @@ static const struct client clients[] = {
     {"ntpdate", K_HOST, "", NULL},
     {"ntpq", K_LOCAL, "", "localhost"},
     {"openssl", K_OPENSSL, "-connect -host -url", "localhost"},
-    {"pg_dump", K_DB, "-h --host -d --dbname", "localhost"},
-    {"pg_dumpall", K_DB, "-h --host -d --dbname", "localhost"},
-    {"pg_isready", K_DB, "-h --host -d --dbname", "localhost"},
+    {"pg_dump", K_DB, "-h --host;-d --dbname", "localhost"},
+    {"pg_dumpall", K_DB, "-h --host;-d --dbname", "localhost"},
+    {"pg_isready", K_DB, "-h --host;-d --dbname", "localhost"},
     {"ping", K_HOST, "", NULL},
     {"ping6", K_HOST, "", NULL},
-    {"psql", K_DB, "-h --host -d --dbname", "localhost"},
+    {"psql", K_DB, "-h --host;-d --dbname", "localhost"},
     {"redis-cli", K_REDIS, "-h", "localhost"},
     {"rpcinfo", K_LOCAL, "", "localhost"},
     {"rsync", K_RSYNC, "", NULL},
@@ -197,11 +199,28 @@ static bool plain_host(const char *h, size_t n)
 	return true;
 }
 
+/* Does host match an allow glob?  A * or ? stays within one label: 10.0.0.*
+ * is 10.0.0.5, not 10.0.0.5.evil.test; *.example.com is www.example.com, not
+ * a.b.example.com (list *.*.example.com for that). */
 static bool allowed(const struct judge *j, const char *host)
 {
-	for (size_t i = 0; i < j->nnet_allow; i++)
-		if (fnmatch(j->net_allow[i], host, FNM_CASEFOLD) == 0)
+	char h[256], g[256];
+	size_t hl = strlen(host);
+
+	if (hl >= sizeof(h))
+		return false;
+	for (size_t i = 0; i <= hl; i++)
+		h[i] = host[i] == '.' ? '/' : host[i];
+	for (size_t i = 0; i < j->nnet_allow; i++) {
+		size_t gl = strlen(j->net_allow[i]);
+
+		if (gl >= sizeof(g))
+			continue;
+		for (size_t k = 0; k <= gl; k++)
+			g[k] = j->net_allow[i][k] == '.' ? '/' : j->net_allow[i][k];
+		if (fnmatch(g, h, FNM_PATHNAME | FNM_CASEFOLD) == 0)
 			return true;
+	}
 	return false;
 }
 
@@ -338,18 +357,21 @@ static bool hostish(const struct sh_word *w)
 	return !digits;
 }
 
-static bool opt_listed(const char *list, const char *name, size_t nl)
+/* 0: not listed; 1: a host option; 2: a connection-string option (after ';'). */
+static int opt_listed(const char *list, const char *name, size_t nl)
 {
+	int kind = 1;
+
 	for (const char *q = list; *q;) {
-		size_t l = strcspn(q, " ");
+		size_t l = strcspn(q, " ;");
 
 		if (l == nl && memcmp(q, name, nl) == 0)
-			return true;
+			return kind;
 		q += l;
-		while (*q == ' ')
-			q++;
+		while (*q == ' ' || *q == ';')
+			kind = *q++ == ';' ? 2 : kind;
 	}
-	return false;
+	return 0;
 }
 
 /* The operands and host options of a program: from the grammar's parse when
@@ -359,6 +381,7 @@ struct walkargs {
 	const struct sh_word *ops[64];
 	size_t nops;
 	const struct sh_word *hostvals[8];
+	bool connvals[8]; /* hostvals[i] is a connection string */
 	size_t nhostvals;
 	bool lost; /* more words than fit */
 };
@@ -368,7 +391,7 @@ static void collect(struct judge *j, const struct client *c, const struct judge_
 {
 	(void)j;
 	wa->nops = wa->nhostvals = 0;
-	wa->lost = false;
+	wa->lost = gp != NULL && gp->ok && gp->items_lost;
 	if (gp != NULL && gp->ok && gp->items != NULL) {
 		for (size_t i = 0; i < gp->nitems; i++) {
 			const struct gram_item *it = &gp->items[i];
@@ -381,6 +404,8 @@ static void collect(struct judge *j, const struct client *c, const struct judge_
 			} else if (c != NULL &&
 			           opt_listed(c->host_opts, it->opt->name, it->opt->len)) {
 				struct sh_word *v;
+				bool conn =
+				    opt_listed(c->host_opts, it->opt->name, it->opt->len) == 2;
 
 				if (it->vword != NULL) {
 					v = (struct sh_word *)it->vword;
@@ -393,10 +418,12 @@ static void collect(struct judge *j, const struct client *c, const struct judge_
 				} else {
 					continue;
 				}
-				if (wa->nhostvals < 8)
+				if (wa->nhostvals < 8) {
+					wa->connvals[wa->nhostvals] = conn;
 					wa->hostvals[wa->nhostvals++] = v;
-				else
+				} else {
 					wa->lost = true;
+				}
 			}
 		}
 		return;
@@ -408,7 +435,16 @@ static void collect(struct judge *j, const struct client *c, const struct judge_
 			const char *eq = memchr(w->text, '=', w->len);
 			size_t nl = eq ? (size_t)(eq - w->text) : w->len;
 
-			if (c != NULL && opt_listed(c->host_opts, w->text, nl)) {
+			int kind = c != NULL ? opt_listed(c->host_opts, w->text, nl) : 0;
+
+			if (kind == 0 && c != NULL && w->text[1] != '-' && w->len > 2) {
+				/* -hHOST: the value attached */
+				kind = opt_listed(c->host_opts, w->text, 2);
+				if (kind != 0)
+					eq = w->text + 1;
+			}
+			if (kind != 0 && wa->nhostvals < 8) {
+				wa->connvals[wa->nhostvals] = kind == 2;
 				if (eq != NULL) {
 					struct sh_word *v = arena_alloc(j->a, sizeof(*v));
 
@@ -417,12 +453,13 @@ static void collect(struct judge *j, const struct client *c, const struct judge_
 						v->text = v->raw = eq + 1;
 						v->len = v->prefix = v->raw_len =
 						    w->len - (size_t)(eq + 1 - w->text);
-						if (wa->nhostvals < 8)
-							wa->hostvals[wa->nhostvals++] = v;
+						wa->hostvals[wa->nhostvals++] = v;
 					}
-				} else if (i + 1 < av->n && wa->nhostvals < 8) {
+				} else if (i + 1 < av->n) {
 					wa->hostvals[wa->nhostvals++] = &av->w[++i];
 				}
+			} else if (kind != 0) {
+				wa->lost = true;
 			}
 			continue;
 		}
@@ -825,7 +862,7 @@ static bool find_dests(struct judge *j, const struct client *c, const char *name
 	*deflt = c->deflt;
 	collect(j, c, av, gp, &wa);
 	for (size_t i = 0; i < wa.nhostvals && c->kind != K_URL; i++) {
-		if (c->kind == K_DB)
+		if (wa.connvals[i])
 			db_word(j, wa.hostvals[i], d, &named);
 		else
 			add_host_word(j, d, wa.hostvals[i], false);
@@ -1135,8 +1172,7 @@ static bool find_dests(struct judge *j, const struct client *c, const char *name
 	if (wa.lost || av->extra_unknown)
 		add_unknown(d);
 	if (d->n == 0 && !d->unknown) {
-		if (av->n == 0 && c->kind != K_DB && c->kind != K_REDIS && c->kind != K_LOCAL &&
-		    c->kind != K_GIT)
+		if (av->n == 0 && c->deflt == NULL)
 			return false; /* no words: it prints its usage */
 		if (*deflt != NULL && strcmp(*deflt, "localhost") == 0)
 			add_dest(j, d, "localhost", 9, "localhost", 9);
@@ -1204,7 +1240,7 @@ bool netclient_judge(struct judge *j, struct judge_seg *s, const char *name,
 			          : "no harmless form is known for it";
 	}
 	if (harmless && check != NULL) {
-		if (gp == NULL || !gp->ok || gp->items == NULL) {
+		if (gp == NULL || !gp->ok || gp->items == NULL || gp->items_lost) {
 			harmless = false;
 			why = "its words are not all accounted for";
 		} else {

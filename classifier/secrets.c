@@ -20,6 +20,7 @@
 #include <fnmatch.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -322,7 +323,17 @@ static void judge_path(struct judge *j, struct judge_seg *s, const char *p, bool
 {
 	struct comps q;
 	bool unknown;
-	const char *real = proc_path(p, &unknown);
+	const char *real;
+
+	/* the same path again (ls a a a ..., one word repeated): judged once */
+	if (j->last_read != NULL && j->last_read_mode == (int)mode && j->last_read_glob == glob &&
+	    j->last_read_nodev == no_dev && strcmp(j->last_read, p) == 0)
+		return;
+	j->last_read = p;
+	j->last_read_mode = (int)mode;
+	j->last_read_glob = glob;
+	j->last_read_nodev = no_dev;
+	real = proc_path(p, &unknown);
 
 	if (unknown) {
 		if (mode != R_NAME || !glob)
@@ -658,10 +669,21 @@ static void read_literal(struct judge *j, struct judge_seg *s, const char *text,
 	if (tilde && (len == 1 || text[1] == '/')) {
 		path = judge_joinpath(j, j->p->home, text + 1, len - 1);
 	} else if (tilde) {
+		/* ~user/rest: the user's home, by convention /home/user (/root for
+		 * root); where it really is is known only at run time */
+		size_t ul = strcspn(text + 1, "/");
+		char home[300];
+
 		if (mode != R_NAME)
 			say_unknown(j, s, quoted(j, "a file in another user's home, ", text, len),
 			            t);
-		return;
+		if (ul == 0 || ul > 200 || ul >= len)
+			return;
+		if (ul == 4 && memcmp(text + 1, "root", 4) == 0)
+			snprintf(home, sizeof(home), "/root");
+		else
+			snprintf(home, sizeof(home), "/home/%.*s", (int)ul, text + 1);
+		path = judge_joinpath(j, home, text + 1 + ul, len - 1 - ul);
 	} else if (text[0] == '/') {
 		path = judge_normpath(j, text, len);
 	} else {
@@ -979,9 +1001,23 @@ static void judge_reader(struct judge *j, struct judge_seg *s, const struct read
 {
 	const struct sh_word *ops[64];
 	size_t nops = 0, skip = r->skip, from, to;
-	bool rec = r->rec == REC_ALWAYS, create = false, lost = false;
+	bool rec = r->rec == REC_ALWAYS, create = false, lost = gp->items_lost;
 	const struct sh_word *base = NULL; /* tar -C DIR */
 
+	if (gp->node != NULL && gp->node->free_words) {
+		/* a grammar that takes any word (strings, od, nl ...): every word
+		 * that is no option is a file it reads */
+		for (size_t i = 0; i < av->n; i++) {
+			const struct sh_word *x = &av->w[i];
+
+			if (judge_lit(x) && x->len > 1 && x->text[0] == '-')
+				continue;
+			if (nops < 64)
+				ops[nops++] = x;
+			else
+				lost = true;
+		}
+	}
 	for (size_t i = 0; i < gp->nitems; i++) {
 		const struct gram_item *it = &gp->items[i];
 
@@ -1045,7 +1081,7 @@ static void judge_reader(struct judge *j, struct judge_seg *s, const struct read
 			}
 			read_word(j, s, w, R_TREE, false, t);
 		}
-		if (av->extra_unknown || lost)
+		if ((av->extra_unknown && !j->extra_seen) || lost)
 			say_unknown(j, s, "what xargs adds", t);
 		return;
 	}
@@ -1067,7 +1103,7 @@ static void judge_reader(struct judge *j, struct judge_seg *s, const struct read
 	     strcmp(r->name, "egrep") == 0 || strcmp(r->name, "fgrep") == 0))
 		read_literal(j, s, ".", 1, false, false, ". (the working directory)", 25, R_TREE,
 		             false, t);
-	if (av->extra_unknown || lost)
+	if ((av->extra_unknown && !j->extra_seen) || lost)
 		say_unknown(j, s, "every file xargs names", t);
 }
 
@@ -1230,6 +1266,6 @@ void secrets_args(struct judge *j, struct judge_seg *s, const char *name,
 	r = find_reader(name);
 	if (r != NULL && gp != NULL && gp->ok && gp->items != NULL)
 		judge_reader(j, s, r, av, gp, t);
-	else if (r != NULL && av->extra_unknown)
+	else if (r != NULL && av->extra_unknown && !j->extra_seen)
 		say_unknown(j, s, "every file xargs names", t);
 }

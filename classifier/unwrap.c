@@ -285,7 +285,16 @@ bool unwrap_wrapper(struct judge *j, struct judge_seg *s, const struct unwrap_sp
 	}
 	if (!wr->plain)
 		j->odd_wrap++;
-	walk_argv(j, s, w + i, n - i, t, in, extra || wr->extra);
+	{
+		/* echo /etc/hosts | xargs cat: the words xargs adds were judged with
+		 * the command above; here they only shape it */
+		bool saved = j->extra_seen;
+
+		if (wr->extra && in->kind == JUDGE_IN_TEXT && !in->partial)
+			j->extra_seen = true;
+		walk_argv(j, s, w + i, n - i, t, in, extra || wr->extra);
+		j->extra_seen = saved;
+	}
 	if (!wr->plain)
 		j->odd_wrap--;
 	j->unwrap--;

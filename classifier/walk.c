@@ -777,6 +777,8 @@ void walk_argv(struct judge *j, struct judge_seg *s, const struct sh_word *w, si
 	if (strcmp(name, "unzip") == 0 || strcmp(name, "7z") == 0 || strcmp(name, "7za") == 0 ||
 	    strcmp(name, "ar") == 0)
 		dirwrite_unpack(j, s, name, w, n, t);
+	if (strcmp(name, "cpio") == 0 || strcmp(name, "unrar") == 0)
+		dirwrite_cpio_unrar(j, s, name, w, n, t);
 	if (strcmp(name, "export") == 0 || strcmp(name, "declare") == 0 ||
 	    strcmp(name, "typeset") == 0 || strcmp(name, "local") == 0 ||
 	    strcmp(name, "readonly") == 0) {

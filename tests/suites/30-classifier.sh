@@ -205,6 +205,15 @@ ok:*) echo "classifier: adversarial families$(echo "${adv#ok:}" | tr ' ' '\n' | 
 	;;
 esac
 
+# --- what the classifier tells the jail (tests/data/containment.py): network
+# clients that send, harmless reads of allowed destinations, the network view,
+# secret material through the command's own values and trees, the root tier,
+# the write set and action rules, and changes that cannot be confined ----------------
+if ! python3 tests/data/containment.py 13 4000 "$bin" "$policy" tests/data/gate-network.yaml; then
+	echo "classifier: containment families failed"
+	fail=1
+fi
+
 # --- the CLI's single-command forms -------------------------------------------------
 expect_out() { # name, expected first line, command...
 	local name=$1 want=$2
