@@ -326,10 +326,10 @@ static void parse_rule(struct pctx *c, const struct yt_node *m, enum policy_rule
 	else if (kind != POLICY_RULE_COMMAND && r->words.n == 0)
 		perr(c, m, "rule '%s' has no %s", r->id,
 		     kind == POLICY_RULE_PATH ? "prefixes" : "words");
-	else if (r->action && r->cls != RISK_REVERSIBLE_LOW)
+	else if (r->action && r->cls == RISK_READ_ONLY)
 		perr(c, m,
-		     "rule '%s': `action: true` is for reversible_low rules only (what an operator "
-		     "approves runs unconfined anyway)",
+		     "rule '%s': `action: true` on a read_only rule: an observation does not act "
+		     "(actions are reversible_low, or higher for an operator to approve)",
 		     r->id);
 }
 

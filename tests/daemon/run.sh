@@ -250,6 +250,22 @@ PY
 	$A seed "$WORK/seeds" >/dev/null
 	check "a running daemon reloads a new policy on its NOTIFY" wait_log 10 'evt=policy.loaded version=3' d1
 	as_alice $A cancel $id >/dev/null
+	# gate.yaml's network.allow reaches the workers' classifier on its own NOTIFY
+	cp -r "$WORK/seeds" "$WORK/seeds-net"
+	printf 'network:\n  allow: [allowed.airlock.test]\n' >>"$WORK/seeds-net/gate.yaml"
+	$A seed "$WORK/seeds-net" >/dev/null
+	gv=$(q "SELECT max(version) FROM airlock.gate_policies")
+	check "a new gate version rebuilds the classifier" wait_log 10 "gate_version=$gv gate_previous=" d1
+	id=$(as_agent $A run --target proxmox-host:hubris -- 'curl -s http://allowed.airlock.test/x')
+	check "an allowed harmless read is an observation" wait_for 30 \
+		"SELECT class = 'read_only' FROM airlock.executions WHERE id = $id"
+	$A seed "$WORK/seeds" >/dev/null
+	gv=$(q "SELECT max(version) FROM airlock.gate_policies")
+	check "the gate without it rebuilds the classifier again" wait_log 10 "gate_version=$gv gate_previous=" d1
+	id=$(as_agent $A run --target proxmox-host:hubris -- 'curl -s http://allowed.airlock.test/x')
+	check "without network.allow the same read waits for an operator" wait_for 30 \
+		"SELECT class = 'config_mutation' AND state = 'pending_approval' FROM airlock.executions WHERE id = $id"
+	as_alice $A cancel $id >/dev/null
 else
 	failt "policy-change test: expected a pending row, got $(state_of $id) ($cls)"
 	start_daemon d1; D1=$DPID

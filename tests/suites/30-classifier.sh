@@ -57,6 +57,23 @@ for corpus in tests/data/classifier*.tsv; do
 	fi
 done
 
+# --- harmless network reads of hosts the gate allows (tests/data/allowed.tsv, with
+# tests/data/gate-network.yaml): as expected there, and none read_only without it ------
+grep -v -e '^#' -e '^$' tests/data/allowed.tsv >"$tmp/allowed"
+cut -f2- "$tmp/allowed" | "$bin" classify --batch --policy "$policy" \
+	--gate tests/data/gate-network.yaml >"$tmp/allowed.out"
+cut -f2- "$tmp/allowed" | "$bin" classify --batch --policy "$policy" >"$tmp/allowed.nogate"
+bad=$(paste "$tmp/allowed" "$tmp/allowed.out" "$tmp/allowed.nogate" | awk -F'\t' '
+	$1 != $4 { printf "  line %d: expected %s got %s with the gate: %s\n", NR, $1, $4, $3 }
+	$6 == "read_only" { printf "  line %d: read_only without the gate: %s\n", NR, $3 }')
+if [ -n "$bad" ]; then
+	echo "classifier: tests/data/allowed.tsv:"
+	echo "$bad"
+	fail=1
+else
+	echo "classifier: tests/data/allowed.tsv: $(wc -l <"$tmp/allowed") lines ok (and none read_only without the gate)"
+fi
+
 # --- generated evasions: random compositions of wrappers, quoting, shells given
 # strings, here-docs, pipes to shells, substitutions, functions and groups around
 # a mutation; each must keep at least the mutation's class (fixed seeds) -------------
@@ -373,10 +390,24 @@ dbout=$(scripts/pgtmp --quiet -- bash -c '
 	build/bin/airlock classify --target-type proxmox-host -- "apt-get install -y x" &&
 	printf "vm\tls\nvm\tsystemctl --reboot-argument=x status\n" | build/bin/airlock classify --batch &&
 	if build/bin/airlock seed "$0" 2>&1; then echo "BAD SEED ACCEPTED"; fi &&
-	echo "versions: $(psql -Atc "SELECT count(*) FROM airlock.policies")"' "$tmp/badseeds" 2>&1)
+	echo "versions: $(psql -Atc "SELECT count(*) FROM airlock.policies")" &&
+	echo "no allow: $(build/bin/airlock classify --target-type vm -- curl -s http://localhost:8006 | head -1)" &&
+	mkdir -p "$0.net" && cp seeds/*.yaml "$0.net/" &&
+	printf "network:\n  allow: [localhost]\n" >>"$0.net/gate.yaml" &&
+	build/bin/airlock seed "$0.net" >/dev/null &&
+	echo "allowed: $(build/bin/airlock classify --target-type vm -- curl -s http://localhost:8006 | head -1)" &&
+	printf "network:\n  allow: [\"*\"]\n" >"$0.net/gate.yaml" &&
+	if build/bin/airlock seed "$0.net" 2>&1; then echo "BAD GATE ACCEPTED"; fi' "$tmp/badseeds" 2>&1)
 case "$dbout" in
 *"config_mutation"*"policy database policy version 1"*"read_only	segment 1: ls"*"cannot prove read-only"*) ;;
 *) echo "classifier: classify with the database policy: $dbout"; fail=1 ;;
+esac
+case "$dbout" in
+*"no allow: config_mutation"*"allowed: read_only"*"gate.yaml:"*"would allow every host"*) ;;
+*) echo "classifier: gate.yaml's network.allow from the database: $dbout"; fail=1 ;;
+esac
+case "$dbout" in
+*"BAD GATE ACCEPTED"*) echo "classifier: a gate.yaml allowing every host was ingested: $dbout"; fail=1 ;;
 esac
 case "$dbout" in
 *"BAD SEED ACCEPTED"*) echo "classifier: a malformed grammar was ingested: $dbout"; fail=1 ;;

@@ -508,7 +508,7 @@ static void test_keys_refused(void **state)
 {
 	(void)state;
 	refused("  - {id: r2, programs: [b], class: read_only, action: true}\n",
-	        "reversible_low rules only");
+	        "an observation does not act");
 	refused("  - {id: r2, programs: [b], class: reversible_low, action: yes}\n", "action:");
 	refused("  - {id: r2, programs: [b], class: reversible_low, write_paths: [tmp/x]}\n",
 	        "write_paths");
