@@ -185,10 +185,23 @@ void dirwrite_unpack(struct judge *j, struct judge_seg *s, const char *name,
 		     judge_weq(a, "-p") || judge_weq(a, "-c") || judge_weq(a, "-z") ||
 		     judge_weq(a, "-Z") || judge_weq(a, "-Z1")))
 			return; /* unzip lists, tests or prints */
-		if (!seven && !ar && judge_weq(a, "-d"))
-			return; /* unzip -d DIR: the rule judges DIR */
-		if (seven && a->len > 2 && memcmp(a->text, "-o", 2) == 0)
-			return; /* 7z -oDIR: the rule judges it */
+		if (!seven && !ar && judge_weq(a, "-d")) {
+			dir = i + 1 < n ? &w[++i] : NULL; /* unzip -d DIR: members below DIR */
+			continue;
+		}
+		if (seven && a->len > 2 && memcmp(a->text, "-o", 2) == 0) {
+			struct sh_word *v = arena_alloc(j->a, sizeof(*v));
+
+			if (v == NULL)
+				return;
+			*v = *a; /* 7z -oDIR */
+			v->text += 2;
+			v->len -= 2;
+			v->prefix = v->len;
+			v->flags &= ~(unsigned)SHW_TILDE;
+			dir = v;
+			continue;
+		}
 		if (a->len > 0 && a->text[0] == '-')
 			continue;
 		ops++;
