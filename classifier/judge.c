@@ -1013,6 +1013,7 @@ void judge_opaque(struct judge *j, struct judge_seg *s, const char *what, const 
 		return;
 	if (j->obs != NULL && j->obs->opaque != NULL)
 		j->obs->opaque(j->obs->ctx, text, len);
+	netclient_code(j, s, what, text, len, t);
 	judge_scan_words(j, s, text, len, t);
 	if (memchr(text, '\'', len) || memchr(text, '"', len) || memchr(text, '\\', len)) {
 		/* mk''fs, re"bo"ot, \reboot: the words after quote removal too */

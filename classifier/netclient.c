@@ -1290,6 +1290,64 @@ bool netclient_sql(struct judge *j, struct judge_seg *s, const char *name,
 	return false;
 }
 
+void netclient_code(struct judge *j, struct judge_seg *s, const char *what, const char *text,
+                    size_t len, enum target_type t)
+{
+	/* what code in Python, Perl, Ruby, Node, PHP, Lua, Tcl or awk calls to
+	 * open a connection or send a request */
+	static const char *const words[] = {"socket",
+	                                    "Socket",
+	                                    "urlopen",
+	                                    "urllib",
+	                                    "requests.",
+	                                    "httplib",
+	                                    "http.client",
+	                                    "HTTPConnection",
+	                                    "HTTPSConnection",
+	                                    "IO::Socket",
+	                                    "LWP::",
+	                                    "HTTP::Tiny",
+	                                    "Net::",
+	                                    "fsockopen",
+	                                    "curl_init",
+	                                    "curl_exec",
+	                                    "file_get_contents(\"http",
+	                                    "XMLHttpRequest",
+	                                    "fetch(",
+	                                    "net.connect",
+	                                    "createConnection",
+	                                    "require(\"net\")",
+	                                    "require('net')",
+	                                    "require(\"http",
+	                                    "require('http",
+	                                    "TCPSocket",
+	                                    "UDPSocket",
+	                                    "WebSocket",
+	                                    "websocket",
+	                                    "paramiko",
+	                                    "smtplib",
+	                                    "ftplib",
+	                                    "telnetlib",
+	                                    "aiohttp",
+	                                    "httpx",
+	                                    "Net::HTTP",
+	                                    "open-uri",
+	                                    "/dev/tcp/",
+	                                    "/dev/udp/",
+	                                    "/inet/",
+	                                    "connect(",
+	                                    NULL};
+	struct dests d = {.n = 0};
+
+	for (size_t i = 0; words[i] != NULL; i++) {
+		if (memmem(text, len, words[i], strlen(words[i])) == NULL)
+			continue;
+		add_unknown(&d);
+		say_sends(j, s, what, &d, NULL, judge_fmt(j, "its code names `%s`", words[i]), t);
+		return;
+	}
+}
+
 void netclient_ssh(struct judge *j, struct judge_seg *s, const struct sh_word *host,
                    enum target_type t)
 {

@@ -34,6 +34,12 @@ bool netclient_judge(struct judge *j, struct judge_seg *s, const char *name,
 bool netclient_sql(struct judge *j, struct judge_seg *s, const char *name,
                    const struct judge_argv *av, bool queries_only, enum target_type t);
 
+/* Code in another language (python3 -c, perl -e, a script written by the
+ * command): names that open connections make it a sender whose destination
+ * is known only at run time.  what names the code in the reason. */
+void netclient_code(struct judge *j, struct judge_seg *s, const char *what, const char *text,
+                    size_t len, enum target_type t);
+
 /* ssh's host word: the command runs there. */
 void netclient_ssh(struct judge *j, struct judge_seg *s, const struct sh_word *host,
                    enum target_type t);

@@ -129,7 +129,7 @@ def network_send():
     ]
     if rng.randrange(25) == 0:
         # code that opens sockets: opaque, and says why
-        return {"min": 2, "reason": "network", "net": False}, pick([
+        return {"min": 2, "reason": "sends network traffic", "net": False}, pick([
             "python3 -c 'import socket; socket.create_connection((\"%s\", 80))'" % a,
             "perl -MIO::Socket::INET -e 'IO::Socket::INET->new(\"%s:80\")'" % a,
             "python3 -c 'import urllib.request as u; u.urlopen(\"http://%s/\")'" % a,
