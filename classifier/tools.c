@@ -663,6 +663,18 @@ static void remember(struct judge *j, const char *name, size_t nl, const char *v
 	j->assigns[j->nassigns++] = w;
 }
 
+/* Has the command set IFS (IFS=: read ..., or earlier)?  Then the fields a
+ * read splits are not the ones seen here. */
+static bool ifs_set(const struct judge *j, const struct sh_word *w, size_t n)
+{
+	(void)w;
+	(void)n;
+	for (size_t i = 0; i < j->nassigns; i++)
+		if (j->assigns[i]->name_len == 3 && memcmp(j->assigns[i]->text, "IFS", 3) == 0)
+			return true;
+	return j->assigns_lost;
+}
+
 /* read NAME..., mapfile NAME: each name takes the fields (or lines) of what
  * stdin holds when it is visible, else a value known only at run time. */
 static void read_names(struct judge *j, const char *prog, const struct sh_word *w, size_t n,
@@ -677,6 +689,9 @@ static void read_names(struct judge *j, const char *prog, const struct sh_word *
 		size_t nl;
 
 		if (judge_lit(x) && x->len > 1 && x->text[0] == '-') {
+			/* read -a NAME: the value is the array's name */
+			if (rd && x->text[x->len - 1] == 'a' && i + 1 < n)
+				continue;
 			if (strchr(opts, x->text[x->len - 1]) != NULL)
 				i++;
 			continue;
@@ -688,22 +703,27 @@ static void read_names(struct judge *j, const char *prog, const struct sh_word *
 		if (nl == 0)
 			continue;
 		any = true;
-		if (in->kind != JUDGE_IN_TEXT || in->partial) {
+		if (in->kind != JUDGE_IN_TEXT || in->partial || ifs_set(j, w, n)) {
 			remember(j, nm, nl, "", 0, true);
 			continue;
 		}
-		/* every field and every line: a superset of what the name gets */
-		for (size_t k = 0, cnt = 0; k < in->len && cnt < 8;) {
-			size_t st;
+		/* every field split at blanks, and at the separators an IFS might
+		 * hold: a superset of what the name gets */
+		for (int pass = 0; pass < 2; pass++) {
+			const char *sep = pass == 0 ? " \t\n" : " \t\n:,;|=";
 
-			while (k < in->len && strchr(" \t\n", in->text[k]) != NULL)
-				k++;
-			st = k;
-			while (k < in->len && strchr(" \t\n", in->text[k]) == NULL)
-				k++;
-			if (k > st) {
-				remember(j, nm, nl, in->text + st, k - st, false);
-				cnt++;
+			for (size_t k = 0, cnt = 0; k < in->len && cnt < 8;) {
+				size_t st;
+
+				while (k < in->len && strchr(sep, in->text[k]) != NULL)
+					k++;
+				st = k;
+				while (k < in->len && strchr(sep, in->text[k]) == NULL)
+					k++;
+				if (k > st) {
+					remember(j, nm, nl, in->text + st, k - st, false);
+					cnt++;
+				}
 			}
 		}
 	}
