@@ -377,6 +377,20 @@ static void judge_rule_writes(struct judge *j, struct judge_seg *s, const struct
 		judge_write_unknown(j, s,
 		                    judge_fmt(j, "%s writes files named at run time", pr->name), t);
 	}
+	if (n > 0 && (strcmp(pr->name, "chmod") == 0 || strcmp(pr->name, "chown") == 0 ||
+	              strcmp(pr->name, "chgrp") == 0)) {
+		/* chmod MODE FILE..., chown OWNER FILE...: the first operand is no
+		 * file, unless --reference=RFILE gave the mode */
+		bool reference = false;
+
+		for (size_t i = 0; i < av->n; i++)
+			reference = reference || (judge_lit(&av->w[i]) && av->w[i].len > 5 &&
+			                          memcmp(av->w[i].text, "--ref", 5) == 0);
+		if (!reference) {
+			memmove(ops, ops + 1, (n - 1) * sizeof(*ops));
+			n--;
+		}
+	}
 	if (n > 0 && strcmp(pr->name, "sed") == 0) {
 		/* sed -i SCRIPT FILE...: the first operand is the script unless -e or -f
 		 * gave it */

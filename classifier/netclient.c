@@ -1246,6 +1246,14 @@ bool netclient_judge(struct judge *j, struct judge_seg *s, const char *name,
 		} else {
 			harmless = check(gp, &why);
 		}
+		/* every option value spelled out: a value known only at run time
+		 * (-A "$(hostname)") carries the target's data along */
+		for (size_t i = 0; harmless && i < gp->nitems; i++)
+			if (gp->items[i].opt != NULL && gp->items[i].vword != NULL &&
+			    !judge_lit(gp->items[i].vword)) {
+				harmless = false;
+				why = "an option value known only at run time";
+			}
 	}
 	if (harmless && c->kind == K_URL && proxy_assigned(j)) {
 		harmless = false;

@@ -374,6 +374,8 @@ static void test_network_clients(void **state)
 	SENDS(f, f->ca, "curl -L http://allowed.example/", "allowed.example");
 	SENDS(f, f->ca, "curl -o /tmp/x http://allowed.example/", "allowed.example");
 	SENDS(f, f->ca, "curl -H @/etc/hosts http://allowed.example/", "headers");
+	SENDS(f, f->ca, "curl -s -H \"X-Host: $(hostname)\" http://allowed.example/", "run time");
+	SENDS(f, f->ca, "ping -c \"$n\" 10.0.0.5", "known only at run time");
 	SENDS(f, f->ca, "curl gopher://allowed.example:70/_x", "a scheme other than http");
 	SENDS(f, f->ca, "curl allowed.example", "without http");
 	SENDS(f, f->ca, "https_proxy=http://10.9.9.9:3128 curl -s https://allowed.example/",
