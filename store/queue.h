@@ -38,6 +38,9 @@ struct queue_result {
 	bool out_truncated, err_truncated;
 	long long duration_ms;
 	const char *error; /* NULL or a sentence */
+	/* NULL, or the hold the worker's scan found (worker_finish's hold:
+	 * out, err and a held error then go to the operators only) */
+	const char *hold_json;
 };
 
 /* 1 with *it filled (free with queue_item_clear), 0 when there is no work,

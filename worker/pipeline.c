@@ -10,6 +10,7 @@
 #include "lib/xalloc.h"
 #include "store/lockkeys.h"
 #include "worker/guardonly.h"
+#include "worker/outscan.h"
 #include "worker/preview.h"
 #include "worker/recover.h"
 
@@ -162,6 +163,26 @@ static void reconnect_holding(const struct pipeline_env *env, struct store *db,
 		log_msg(LOG_INFO, "exec=%lld evt=exec.rehold", (long long)it->id);
 }
 
+/* Output of a command nobody approved is scanned before it is recorded: what
+ * carries secret material is held for an operator (worker/outscan.h), in the
+ * same call that records the result.  Approved rows are not scanned: a human
+ * read the command, its class and reasons ("reads secret material") and let
+ * it run as asked. */
+static char *hold_for(const struct queue_item *it, const struct target_result *r, bool scan)
+{
+	struct outscan_hold h;
+
+	if (!scan)
+		return NULL;
+	outscan_result(r->out.data, r->out.len, r->out.truncated, r->err.data, r->err.len,
+	               r->err.truncated, r->error[0] ? r->error : NULL, &h);
+	if (!h.held)
+		return NULL;
+	log_msg(LOG_INFO, "exec=%lld evt=exec.output_held kind=%s stream=%s line=%zu error_held=%d",
+	        (long long)it->id, secretscan_kind_name(h.kind), h.stream, h.line, h.error_held);
+	return outscan_hold_json(&h);
+}
+
 /* Writes the result.  A known result is never dropped while the daemon runs:
  * whatever the error (connection lost, database read-only, statement timeout,
  * a lock, disk full), the write is retried with backoff, on a new session
@@ -169,8 +190,9 @@ static void reconnect_holding(const struct pipeline_env *env, struct store *db,
  * liveness lock is taken again, so a reaper does not settle it as
  * outcome_unknown while its result is on the way. */
 static void record_result(const struct pipeline_env *env, struct store *db,
-                          const struct queue_item *it, const struct target_result *r)
+                          const struct queue_item *it, const struct target_result *r, bool scan)
 {
+	char *hold = hold_for(it, r, scan);
 	struct queue_result qr = {
 	    .state = exec_state_name(r->state),
 	    .exit_code = r->exit_code,
@@ -183,6 +205,7 @@ static void record_result(const struct pipeline_env *env, struct store *db,
 	    .err_truncated = r->err.truncated,
 	    .duration_ms = r->duration_ms,
 	    .error = r->error[0] ? r->error : NULL,
+	    .hold_json = hold,
 	};
 	bool recorded = false;
 	int delay_ms = 200, tries = 0;
@@ -196,6 +219,7 @@ static void record_result(const struct pipeline_env *env, struct store *db,
 			log_msg(LOG_ERROR,
 			        "exec=%lld evt=exec.result_lost state=%s exit=%d tries=%d",
 			        (long long)it->id, exec_state_name(r->state), r->exit_code, tries);
+			free(hold);
 			return;
 		}
 		if (needs_new_session(db))
@@ -208,6 +232,21 @@ static void record_result(const struct pipeline_env *env, struct store *db,
 	    LOG_INFO, "exec=%lld evt=exec.finished state=%s exit=%d signal=%d ms=%lld out=%zu%s%s",
 	    (long long)it->id, exec_state_name(r->state), r->exit_code, r->signal, r->duration_ms,
 	    r->out.len, r->out.truncated ? " truncated=1" : "", recorded ? "" : " late=1");
+	free(hold);
+}
+
+/* A refusal's reason may quote what a check in front of the command printed
+ * (the first line of its stderr): it never carries secret material into a
+ * column an agent reads. */
+static char *clean_reason(const struct queue_item *it, const char *reason)
+{
+	enum secretscan_kind k;
+	char *clean = outscan_clean_reason(reason, &k);
+
+	if (k != SECRET_NONE)
+		log_msg(LOG_WARN, "exec=%lld evt=exec.message_withheld kind=%s", (long long)it->id,
+		        secretscan_kind_name(k));
+	return clean;
 }
 
 /* The jail for this row: an observation nobody approved runs read-only on
@@ -229,25 +268,29 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
 {
 	char id[24], q[600];
 	struct store_res *res;
+	char *reason = clean_reason(it, r->error);
 
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
 	log_msg(LOG_WARN, "exec=%lld evt=exec.unconfinable target=%s reason=%s", (long long)it->id,
-	        it->target, log_quote(r->error, q, sizeof(q)));
+	        it->target, log_quote(reason, q, sizeof(q)));
 	/* Retried through a lost connection, with backoff, while the daemon
 	 * runs, on a new session that holds the row again (no reaper settles
 	 * it meanwhile); any other refusal (the row is no longer ours) ends it. */
 	for (int delay_ms = 200;; delay_ms = delay_ms < 5000 ? delay_ms * 2 : delay_ms) {
 		res = store_exec(db, "SELECT airlock.worker_unconfinable($1, $2, $3)", 3,
-		                 (const char *const[]){id, env->worker_id, r->error});
+		                 (const char *const[]){id, env->worker_id, reason});
 		if (res != NULL)
 			break;
 		log_db_error(it, "unconfinable_failed", db);
-		if (!connection_lost(db) || atomic_load(env->cancel))
+		if (!connection_lost(db) || atomic_load(env->cancel)) {
+			free(reason);
 			return;
+		}
 		usleep((useconds_t)delay_ms * 1000);
 		reconnect_holding(env, db, it);
 	}
 	store_clear(res);
+	free(reason);
 	(void)c; /* the operators are told by the database's outbox */
 }
 
@@ -259,37 +302,42 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
  * result is recorded as it is (failed, nothing ran), so that the row does
  * not stay running. */
 static void not_sent(const struct pipeline_env *env, struct store *db, const struct queue_item *it,
-                     const struct target_result *r)
+                     const struct target_result *r, bool scan)
 {
 	char id[24], ms[16], q[600];
 	struct store_res *res;
 	bool retry = r->not_sent == TARGET_NOT_SENT_RETRY;
+	char *reason = clean_reason(it, r->error);
 
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
 	/* 1, 2, 4, then every 8 s until the request's own deadline. */
 	snprintf(ms, sizeof(ms), "%d", 1000 << (it->attempts < 3 ? it->attempts : 3));
 	log_msg(LOG_INFO, "exec=%lld evt=exec.not_sent retry=%d reason=%s", (long long)it->id,
-	        retry, log_quote(r->error, q, sizeof(q)));
+	        retry, log_quote(reason, q, sizeof(q)));
 	for (int delay_ms = 200;; delay_ms = delay_ms < 5000 ? delay_ms * 2 : delay_ms) {
 		res = store_exec(
 		    db, "SELECT airlock.worker_not_sent($1, $2, $3, $4)", 4,
-		    (const char *const[]){id, env->worker_id, r->error, retry ? ms : NULL});
+		    (const char *const[]){id, env->worker_id, reason, retry ? ms : NULL});
 		if (res != NULL)
 			break;
 		log_db_error(it, "not_sent_failed", db);
 		if (!connection_lost(db)) {
-			record_result(env, db, it, r);
+			record_result(env, db, it, r, scan);
+			free(reason);
 			return;
 		}
-		if (atomic_load(env->cancel))
+		if (atomic_load(env->cancel)) {
+			free(reason);
 			return; /* left running: the reaper settles it */
+		}
 		usleep((useconds_t)delay_ms * 1000);
 		reconnect_holding(env, db, it); /* no reaper settles it meanwhile */
 	}
 	if (strcmp(store_get(res, 0, 0), "refused") == 0)
 		log_msg(LOG_INFO, "exec=%lld evt=exec.refused reason=%s", (long long)it->id,
-		        log_quote(r->error, q, sizeof(q)));
+		        log_quote(reason, q, sizeof(q)));
 	store_clear(res);
+	free(reason);
 }
 
 /* What the live check said before the row was claimed (pipeline_wake). */
@@ -308,10 +356,11 @@ static int check_live(const struct pipeline_env *env, const struct queue_item *i
 	return targets_check(env->targets, it, full, reason, reasonlen);
 }
 
-/* The row is running, committed: the command is sent and its result recorded. */
+/* The row is running, committed: the command is sent and its result
+ * recorded (scanned first when nobody approved it). */
 static void run_started(const struct pipeline_env *env, struct store *db,
                         const struct queue_item *it, enum risk_class cls, enum transport_jail jail,
-                        const struct classification *c)
+                        const struct classification *c, bool scan)
 {
 	struct target_result r;
 
@@ -321,9 +370,9 @@ static void run_started(const struct pipeline_env *env, struct store *db,
 	if (r.unconfinable)
 		unconfinable(env, db, it, &r, c);
 	else if (r.not_sent != TARGET_SENT)
-		not_sent(env, db, it, &r);
+		not_sent(env, db, it, &r, scan);
 	else
-		record_result(env, db, it, &r);
+		record_result(env, db, it, &r, scan);
 	target_result_clear(&r);
 }
 
@@ -405,7 +454,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		}
 		goto out;
 	}
-	run_started(env, db, it, cls, jail, c);
+	run_started(env, db, it, cls, jail, c, state != EXEC_APPROVED);
 out:
 	if (slot)
 		slots_give(env->node_slots, it->node);
@@ -527,7 +576,7 @@ static void after_claim_classified(const struct pipeline_env *env, struct store 
 	if (!state_known(it, it->state, &now))
 		return;
 	if (now == EXEC_RUNNING) {
-		run_started(env, db, it, cls, jail, c);
+		run_started(env, db, it, cls, jail, c, true); /* nobody approved it */
 		return;
 	}
 	if (*slot) {

@@ -7,6 +7,7 @@
 #include "lib/log.h"
 #include "lib/utf8.h"
 #include "lib/xalloc.h"
+#include "worker/outscan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,13 +32,16 @@ static char *as_text(const char *s, size_t n)
 	return buf_steal(&b);
 }
 
-/* Records one preview; a failure is logged, never more. */
+/* Records one preview; a failure is logged, never more.  Its output is
+ * scanned like an observation's: secret material in it is marked held, and
+ * the operators' views show it only when asked. */
 static void record(struct store *db, const struct queue_item *it, int ord, const char *command,
                    const struct target_result *r, const char *error)
 {
 	char id[24], o[16], ex[16];
-	char *out = NULL, *err = NULL;
+	char *out = NULL, *err = NULL, *hold = NULL;
 	struct store_res *res;
+	struct outscan_hold h;
 
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
 	snprintf(o, sizeof(o), "%d", ord);
@@ -47,14 +51,23 @@ static void record(struct store *db, const struct queue_item *it, int ord, const
 		out = as_text(r->out.data ? r->out.data : "", r->out.len);
 		err = as_text(r->err.data ? r->err.data : "", r->err.len);
 	}
-	res =
-	    store_exec(db,
-	               "SELECT airlock.worker_preview($1::bigint, $2::int, $3, $4::int, $5, $6, "
-	               "$7::boolean, $8)",
-	               8,
-	               (const char *const[]){
-	                   id, o, command, r && r->exit_code >= 0 ? ex : NULL, out, err,
-	                   r && (r->out.truncated || r->err.truncated) ? "true" : "false", error});
+	outscan_result(r ? r->out.data : NULL, r ? r->out.len : 0, r && r->out.truncated,
+	               r ? r->err.data : NULL, r ? r->err.len : 0, r && r->err.truncated, error,
+	               &h);
+	if (h.held) {
+		hold = outscan_hold_json(&h);
+		log_msg(LOG_INFO,
+		        "exec=%lld evt=preview.output_held ord=%d kind=%s stream=%s line=%zu",
+		        (long long)it->id, ord, secretscan_kind_name(h.kind), h.stream, h.line);
+	}
+	res = store_exec(
+	    db,
+	    "SELECT airlock.worker_preview($1::bigint, $2::int, $3, $4::int, $5, $6, "
+	    "$7::boolean, $8, $9::jsonb)",
+	    9,
+	    (const char *const[]){id, o, command, r && r->exit_code >= 0 ? ex : NULL, out, err,
+	                          r && (r->out.truncated || r->err.truncated) ? "true" : "false",
+	                          error, hold});
 	if (res == NULL) {
 		char q[512];
 		log_msg(LOG_WARN, "exec=%lld evt=preview.record_failed ord=%d error=%s",
@@ -63,6 +76,7 @@ static void record(struct store *db, const struct queue_item *it, int ord, const
 	store_clear(res);
 	free(out);
 	free(err);
+	free(hold);
 }
 
 /* One preview: classified, then run in the jail only when read_only. */

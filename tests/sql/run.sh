@@ -211,6 +211,7 @@ pgtap tests/sql/onecall.sql onecall
 pgtap tests/sql/notsent.sql notsent
 pgtap tests/sql/seal.sql seal
 pgtap tests/sql/records.sql records
+pgtap tests/sql/outhold.sql outhold
 
 # ---- the sealer: one at a time, under concurrent writers, after events chained the old way
 sealdb() { createdb "$1" && $A migrate --db "dbname=$1" >/dev/null &&

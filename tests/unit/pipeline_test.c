@@ -91,6 +91,9 @@ static struct {
 	const char *tmsg;
 	bool not_sent_retry;   /* the last worker_not_sent asked for a retry */
 	char finish_state[24]; /* the last worker_finish's state */
+	const char *tout;      /* the fake command's stdout ("ok\n" unless set) */
+	char *finish_hold;     /* the last worker_finish's hold ("-": none) */
+	char *finish_out;      /* and the stdout it was given */
 } F;
 
 struct store {
@@ -205,6 +208,13 @@ struct store_res *store_exec(struct store *s, const char *sql, int nparams,
 		F.not_sent_retry = params[3] != NULL;
 	if (c == C_FINISH && nparams >= 3)
 		snprintf(F.finish_state, sizeof(F.finish_state), "%s", params[2]);
+	if (c == C_FINISH) {
+		assert_int_equal(nparams, 12);
+		free(F.finish_hold);
+		free(F.finish_out);
+		F.finish_hold = xstrdup(params[11] ? params[11] : "-");
+		F.finish_out = xstrdup(params[5] ? params[5] : "");
+	}
 	if (k < F.nscript[c] && F.script[c][k].sqlstate != NULL) {
 		const struct fault *f = &F.script[c][k];
 		snprintf(F.sqlstate, sizeof(F.sqlstate), "%s", f->lose ? "" : f->sqlstate);
@@ -496,8 +506,8 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 		out->err = xstrdup("");
 		return -1;
 	}
-	out->out = xstrdup("ok\n");
-	out->out_len = 3;
+	out->out = xstrdup(F.tout ? F.tout : "ok\n");
+	out->out_len = strlen(out->out);
 	out->err = xstrdup("");
 	return 0;
 }
@@ -624,6 +634,8 @@ static int teardown(void **state)
 	policyset_free(f->ps);
 	free(F.policy);
 	free(F.confinement);
+	free(F.finish_hold);
+	free(F.finish_out);
 	free(f);
 	return 0;
 }
@@ -992,6 +1004,56 @@ static int wake(struct fixture *f, const char *command)
 	return pipeline_wake(&f->env, &the_db, &f->v, payload);
 }
 
+/* An observation nobody approved whose output carries a private key: the
+ * result is recorded with a hold naming it; the bytes go with it (to the
+ * operators' table), never into a log line. */
+static void test_observation_output_held(void **state)
+{
+	struct fixture *f = *state;
+
+	F.tout = "hello\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n";
+	run_observation(f);
+	assert_int_equal(F.calls[C_FINISH], 1);
+	assert_non_null(strstr(F.finish_hold, "\"kind\":\"openssh_private_key\""));
+	assert_non_null(strstr(F.finish_hold, "\"stream\":\"stdout\",\"line\":2"));
+	assert_non_null(strstr(F.finish_hold, "\"error_held\":false"));
+	assert_string_equal(F.finish_out, F.tout);
+}
+
+/* The same output of a change an operator approved is recorded as it is. */
+static void test_approved_output_not_held(void **state)
+{
+	struct fixture *f = *state;
+
+	F.tout = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n";
+	run_change(f);
+	assert_int_equal(F.calls[C_FINISH], 1);
+	assert_string_equal(F.finish_hold, "-");
+}
+
+/* Harmless output: no hold. */
+static void test_harmless_output_not_held(void **state)
+{
+	struct fixture *f = *state;
+
+	run_observation(f);
+	assert_string_equal(F.finish_hold, "-");
+}
+
+/* A failure whose error quotes the target's words: the error is held too. */
+static void test_error_held(void **state)
+{
+	struct fixture *f = *state;
+
+	F.tstatus = TRANSPORT_FAILED;
+	F.terror = TRANSPORT_ERR_PVE;
+	F.tmsg = "400 bad: aws_secret_access_key=wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY1";
+	run_observation(f);
+	assert_int_equal(F.calls[C_FINISH], 1);
+	assert_non_null(strstr(F.finish_hold, "\"stream\":\"error\""));
+	assert_non_null(strstr(F.finish_hold, "\"error_held\":true"));
+}
+
 /* Checked, then claimed, classified and started in one call, confined: no
  * separate classification or start, the command sent once, the result
  * written once. */
@@ -1008,6 +1070,19 @@ static void test_wake_one_call(void **state)
 	assert_int_equal(F.calls[C_START], 0);
 	assert_int_equal(F.sent, 1);
 	assert_int_equal(F.calls[C_FINISH], 1);
+	assert_string_equal(F.finish_hold, "-");
+}
+
+/* The one call's observation is scanned like any other. */
+static void test_wake_output_held(void **state)
+{
+	struct fixture *f = *state;
+
+	F.answer[C_CLAIM_CLASSIFIED] = "running";
+	F.tout = "root:$y$j9T$abcdefghijklmnop$3dL1LkYnZM.OVXuVdnnaKVDlLYT92dRwOzDZ5XiVCe.:19700:::"
+	         ":::\n";
+	assert_int_equal(wake(f, "uptime"), 1);
+	assert_non_null(strstr(F.finish_hold, "\"kind\":\"password_hash\""));
 }
 
 /* A row started by the one call keeps the result's retries: the connection
@@ -1168,6 +1243,11 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_not_sent_db_faults, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unconfinable_connection_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wake_one_call, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wake_output_held, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_observation_output_held, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_approved_output_not_held, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_harmless_output_not_held, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_error_held, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wake_finish_connection_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wake_connection_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wake_refused, setup, teardown),
