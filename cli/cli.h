@@ -47,5 +47,6 @@ int cli_history(int argc, char **argv);
 int cli_audit(int argc, char **argv);
 int cli_policy(int argc, char **argv);
 int cli_hook(int argc, char **argv);
+int cli_output(int argc, char **argv);
 
 #endif

@@ -25,6 +25,8 @@ static const struct command commands[] = {
     {"pending", cli_pending, "list requests waiting for approval"},
     {"show", cli_show, "show one execution"},
     {"previews", cli_previews, "the read-only previews of a held request"},
+    {"output", cli_output,
+     "output list | show | release | discard ID: output held for carrying secrets"},
     {"notifications", cli_notifications, "webhook deliveries and their state"},
     {"approve", cli_approve, "approve a pending request"},
     {"reject", cli_reject, "reject a pending request (--reason required)"},

@@ -12,17 +12,17 @@
 
 struct nopts {
 	const char *db;
-	bool json, failed, help;
+	bool json, failed, help, show_held;
 	const char *id;
 };
 
+/* with_failed: notifications' --failed; else previews' --show-held. */
 static int parse(int argc, char **argv, bool with_failed, struct nopts *o)
 {
-	static const struct option longs[] = {{"db", required_argument, NULL, 'd'},
-	                                      {"json", no_argument, NULL, 'j'},
-	                                      {"failed", no_argument, NULL, 'f'},
-	                                      {"help", no_argument, NULL, 'h'},
-	                                      {NULL, 0, NULL, 0}};
+	static const struct option longs[] = {
+	    {"db", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
+	    {"failed", no_argument, NULL, 'f'},   {"show-held", no_argument, NULL, 'S'},
+	    {"help", no_argument, NULL, 'h'},     {NULL, 0, NULL, 0}};
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -34,6 +34,8 @@ static int parse(int argc, char **argv, bool with_failed, struct nopts *o)
 			o->json = true;
 		else if (c == 'f' && with_failed)
 			o->failed = true;
+		else if (c == 'S' && !with_failed)
+			o->show_held = true;
 		else if (c == 'h')
 			o->help = true;
 		else
@@ -126,7 +128,7 @@ int cli_notifications(int argc, char **argv)
 
 int cli_previews(int argc, char **argv)
 {
-	const char *usage = "airlock previews ID [--json] [--db CONNINFO]";
+	const char *usage = "airlock previews ID [--show-held] [--json] [--db CONNINFO]";
 	struct nopts o;
 	struct store *s;
 	struct store_res *r;
@@ -140,7 +142,10 @@ int cli_previews(int argc, char **argv)
 		       "Shows the read-only previews airlockd ran when request ID was held\n"
 		       "(apt-get -s for an install, qm config for a destroy, ...): each command,\n"
 		       "its exit code and output, or why it did not run.  Output is shown with\n"
-		       "hidden characters as escapes; --json keeps it exact.  Operators only.\n",
+		       "hidden characters as escapes; --json keeps it exact.  Output that carries\n"
+		       "secret material (a key, a password hash, a token) is held: its place says\n"
+		       "what it contains and where, and --show-held (or --json) prints it.\n"
+		       "Operators only.\n",
 		       usage);
 		return CLI_OK;
 	}
@@ -152,7 +157,9 @@ int cli_previews(int argc, char **argv)
 	    "SELECT ord, command, coalesce(exit_code::text, '-'), coalesce(stdout, ''), "
 	    " coalesce(stderr, ''), truncated, coalesce(error, ''), "
 	    " (SELECT coalesce(jsonb_agg(to_jsonb(p) ORDER BY p.ord), '[]')::text "
-	    "  FROM airlock.execution_previews p WHERE p.execution_id = $1::bigint) "
+	    "  FROM airlock.execution_previews p WHERE p.execution_id = $1::bigint), "
+	    " CASE WHEN hold IS NOT NULL THEN format('output held: it contains %s at line %s of "
+	    "  %s; --show-held prints it', hold->>'label', hold->>'line', hold->>'stream') END "
 	    "FROM airlock.execution_previews WHERE execution_id = $1::bigint ORDER BY ord",
 	    1, (const char *const[]){o.id});
 	if (r == NULL) {
@@ -178,9 +185,12 @@ int cli_previews(int argc, char **argv)
 		else
 			printf("  exit %s%s\n", store_get(r, i, 2),
 			       store_get(r, i, 5)[0] == 't' ? " (output truncated)" : "");
-		if (out[0])
+		bool held = !store_isnull(r, i, 8);
+		if (held)
+			printf("  %s\n", store_get(r, i, 8));
+		if (out[0] && (!held || o.show_held))
 			printf("--- stdout\n%s%s", out, out[strlen(out) - 1] == '\n' ? "" : "\n");
-		if (err[0])
+		if (err[0] && (!held || o.show_held))
 			printf("--- stderr\n%s%s", err, err[strlen(err) - 1] == '\n' ? "" : "\n");
 		free(cmd);
 		free(out);

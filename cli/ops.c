@@ -292,6 +292,23 @@ static void print_execution(const cJSON *e)
 		put_json(v);
 		printf("\n");
 	}
+	v = cJSON_GetObjectItemCaseSensitive(e, "output_hold");
+	if (cJSON_IsObject(v)) {
+		/* what was held and where; the bytes are in airlock output show */
+		printf("  %-15s %s: it contains ", "output",
+		       jstr(v, "state") ? jstr(v, "state") : "?");
+		put_line(jstr(v, "label") ? jstr(v, "label") : "?");
+		printf(" at line %.0f of %s", cJSON_GetNumberValue(cJSON_GetObjectItem(v, "line")),
+		       jstr(v, "stream") ? jstr(v, "stream") : "?");
+		if (jstr(v, "decided_by")) {
+			printf(" (by ");
+			put_line(jstr(v, "decided_by"));
+			printf(": ");
+			put_line(jstr(v, "reason") ? jstr(v, "reason") : "");
+			printf(")");
+		}
+		printf("\n");
+	}
 	if (jstr(e, "stdout"))
 		print_output(e, "stdout");
 	if (jstr(e, "stderr") && jstr(e, "stderr")[0])
@@ -548,6 +565,40 @@ static void print_side_doors(struct store *s)
 	store_clear(res);
 }
 
+/* Output held for carrying secret material: it waits for an operator too. */
+static void print_held_output(struct store *s)
+{
+	struct store_res *res = store_exec(
+	    s,
+	    "SELECT id, to_char(justify_interval(date_trunc('second', age)), 'HH24:MI:SS'), "
+	    " target, requested_by, label, line, stream, command "
+	    "FROM airlock.held_output",
+	    0, NULL);
+
+	if (res == NULL) {
+		fprintf(stderr, "airlock pending: held output: %s", store_errmsg(s));
+		return;
+	}
+	if (store_nrows(res) > 0) {
+		printf(
+		    "\nheld output (airlock output show ID; release or discard ID --reason ...)\n"
+		    "%-6s %-9s %-24s %-16s %s\n",
+		    "ID", "AGE", "TARGET", "REQUESTER", "CONTAINS");
+	}
+	for (int r = 0; r < store_nrows(res); r++) {
+		char *tgt = visible_str(store_get(res, r, 2), 0);
+		char *who = visible_str(store_get(res, r, 3), 0);
+		char *cmd = visible_str(store_get(res, r, 7), 0);
+		printf("%-6s %-9s %-24s %-16s %s at line %s of %s\n       $ %.200s\n",
+		       store_get(res, r, 0), store_get(res, r, 1), tgt, who, store_get(res, r, 4),
+		       store_get(res, r, 5), store_get(res, r, 6), cmd);
+		free(tgt);
+		free(who);
+		free(cmd);
+	}
+	store_clear(res);
+}
+
 int cli_pending(int argc, char **argv)
 {
 	const char *usage = "airlock pending [--json] [--db CONNINFO]";
@@ -558,7 +609,12 @@ int cli_pending(int argc, char **argv)
 	if (parse_opts(argc, argv, "dj", &o) < 0)
 		return CLI_USAGE;
 	if (o.help) {
-		printf("usage: %s\nLists requests waiting for approval, oldest first.\n", usage);
+		printf("usage: %s\nLists requests waiting for approval, oldest first, then the "
+		       "output\n"
+		       "held because it carries secret material (airlock output show ID).  --json\n"
+		       "prints the requests only; airlock output list --json prints the held "
+		       "output.\n",
+		       usage);
 		return CLI_OK;
 	}
 	if (optind != argc) {
@@ -600,6 +656,8 @@ int cli_pending(int argc, char **argv)
 		for (int r = 0; r < store_nrows(res); r++)
 			print_pending_row(res, r);
 	}
+	if (!o.json)
+		print_held_output(s);
 	store_clear(res);
 	store_close(s);
 	return CLI_OK;

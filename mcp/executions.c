@@ -135,6 +135,12 @@ static cJSON *execution_result(cJSON *row, int wait_seconds, const enum mcp_wait
 		buf_printf(&text, ", exit code %d", exit_code->valueint);
 	if (error != NULL && error[0] != '\0')
 		buf_printf(&text, ", error: %s", error);
+	/* Output held for carrying secret material: what and where, never a byte of it. */
+	const cJSON *hold = cJSON_GetObjectItemCaseSensitive(row, "output_hold");
+	if (cJSON_IsObject(hold) && str_field(hold, "message") != NULL)
+		buf_printf(&text, "; %s", str_field(hold, "message"));
+	else if (cJSON_IsObject(hold) && str_field(hold, "state") != NULL)
+		buf_printf(&text, "; output %s", str_field(hold, "state"));
 	buf_puts(&text, ".");
 	if (wait != NULL && *wait == MCP_WAIT_TIMEOUT)
 		buf_printf(&text, " Still not settled after waiting %d s.", wait_seconds);

@@ -165,8 +165,10 @@ static const struct tool tools[] = {
      run_params, false, true, false, true, EXECUTION_OUTPUT, mcp_exec_run},
     {"get_execution", "Read one execution",
      "One of your executions as it stands: state, class and reasons, approvals and expiry, "
-     "rewind points, exit code and captured output, and what to do now. With wait_seconds, "
-     "waits for it to become final.",
+     "rewind points, exit code and captured output, and what to do now. Output that carries "
+     "secret material is held for an operator: output_hold says what it contains and where, "
+     "and whether an operator released or discarded it. With wait_seconds, waits for it to "
+     "become final.",
      get_params, true, false, true, false, EXECUTION_OUTPUT, mcp_exec_get},
     {"list_executions", "List executions",
      "Your executions, newest first, optionally by state or target. Pages with cursor / "

@@ -130,3 +130,68 @@ out:
 	store_clear(r);
 	pthread_mutex_unlock(&s->lock);
 }
+
+/* Release or discard held output: one function call with the operator's
+ * reason, and the decision in the console's history, in one transaction. */
+void decide_output_post(struct web *w, struct session *s, const char *addr, long long id,
+                        bool release, const struct form *f, struct reply *rp)
+{
+	const char *reason = form_get(f, "reason");
+	char ids[24], detail[64], err[600], q[700];
+	struct store_res *r = NULL;
+	struct store *db = s->db;
+
+	snprintf(ids, sizeof(ids), "%lld", id);
+	pthread_mutex_lock(&s->lock);
+	if (reason == NULL || *reason == '\0' || strlen(reason) > NOTE_MAX) {
+		show(s, rp, id, 400,
+		     "Releasing or discarding held output needs a reason (at most 1000 bytes); it "
+		     "is recorded and the requester reads it.",
+		     true);
+		goto out;
+	}
+	r = store_exec(db, "BEGIN", 0, NULL);
+	if (r == NULL)
+		goto failed;
+	store_clear(r);
+	r = store_exec(db,
+	               release ? "SELECT airlock.output_release($1::bigint, $2)"
+	                       : "SELECT airlock.output_discard($1::bigint, $2)",
+	               2, (const char *const[]){ids, reason});
+	if (r == NULL)
+		goto failed;
+	snprintf(detail, sizeof(detail), "output: %s", store_get(r, 0, 0));
+	store_clear(r);
+	r = store_exec(db, "SELECT airlock.web_decided($1::bigint, $2, $3)", 3,
+	               (const char *const[]){ids, addr, detail});
+	if (r == NULL)
+		goto failed;
+	store_clear(r);
+	r = store_exec(db, "COMMIT", 0, NULL);
+	if (r == NULL)
+		goto failed;
+	log_msg(LOG_INFO, "exec=%lld evt=web.output_decided login=%s addr=%s result=%s", id,
+	        s->login, addr, log_quote(detail, q, sizeof(q)));
+	show(s, rp, id, 200, detail, false);
+	goto out;
+failed:
+	snprintf(err, sizeof(err), "%s", store_errmsg(db));
+	log_msg(LOG_INFO, "exec=%lld evt=web.decision_refused login=%s sqlstate=%s error=%s", id,
+	        s->login, store_sqlstate(db)[0] ? store_sqlstate(db) : "-",
+	        log_quote(err, q, sizeof(q)));
+	int status = status_for(store_sqlstate(db));
+	store_exec_quiet(db, "ROLLBACK");
+	if (store_sqlstate(db)[0] == '\0' && !store_connected(db)) {
+		session_end(w->sessions, s);
+		buf_reset(&rp->body);
+		rp->status = 503;
+		page_message(&rp->body, "Database connection lost",
+		             "The connection to the database for your login was lost; nothing was "
+		             "decided. Sign in again.");
+		goto out;
+	}
+	show(s, rp, id, status, err, true);
+out:
+	store_clear(r);
+	pthread_mutex_unlock(&s->lock);
+}

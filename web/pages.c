@@ -69,7 +69,7 @@ static char *unhex(const char *s, size_t *len)
 	return out;
 }
 
-static void output_block(struct buf *out, const char *label, const char *hex, const char *truncated)
+void page_output_block(struct buf *out, const char *label, const char *hex, const char *truncated)
 {
 	size_t len;
 	char *data = unhex(hex, &len);
@@ -202,7 +202,7 @@ int page_pending_list(struct buf *out, struct store *db)
 	}
 	buf_puts(out, "</ul>");
 	store_clear(r);
-	return 0;
+	return page_held_list(out, db); /* it waits for an operator too */
 }
 
 int page_pending(struct buf *out, struct store *db, const struct page_ctx *pc)
@@ -406,8 +406,8 @@ static int preview(struct buf *out, struct store *db, const char *id)
 			html_text(out, col(r, i, 6));
 			buf_puts(out, "</p>");
 		}
-		output_block(out, "stdout", col(r, i, 3), col(r, i, 5));
-		output_block(out, "stderr", col(r, i, 4), NULL);
+		page_output_block(out, "stdout", col(r, i, 3), col(r, i, 5));
+		page_output_block(out, "stderr", col(r, i, 4), NULL);
 		buf_puts(out, "</div>");
 	}
 	buf_puts(out, "</div>");
@@ -488,9 +488,11 @@ int page_request_state(struct buf *out, struct store *db, long long id)
 		html_text(out, col(r, 0, 5));
 		buf_puts(out, "</p>");
 	}
-	output_block(out, "stdout", col(r, 0, 6), col(r, 0, 8));
+	if (page_held_status(out, db, ids) < 0)
+		goto out;
+	page_output_block(out, "stdout", col(r, 0, 6), col(r, 0, 8));
 	if (col(r, 0, 7) && strcmp(col(r, 0, 7), "\\x") != 0)
-		output_block(out, "stderr", col(r, 0, 7), col(r, 0, 9));
+		page_output_block(out, "stderr", col(r, 0, 7), col(r, 0, 9));
 	ev = store_exec(
 	    db,
 	    "SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS \"UTC\"'),"
@@ -625,7 +627,7 @@ int page_request(struct buf *out, struct store *db, const struct page_ctx *pc, l
 		              "means approving without one.</strong>");
 	buf_puts(out, "</p>");
 	if (rewind_points(out, db, ids) < 0 || blast_radius(out, db, ids) < 0 ||
-	    preview(out, db, ids) < 0)
+	    preview(out, db, ids) < 0 || page_held_section(out, db, pc, ids) < 0)
 		goto out;
 	if (strcmp(col(r, 0, 0), "pending_approval") == 0)
 		decision_forms(out, pc, ids, col(r, 0, 13), col(r, 0, 16)[0] == 't');

@@ -41,6 +41,16 @@ int page_history(struct buf *out, struct store *db, const struct page_ctx *pc, c
 /* The audit chain's verification and the console's sign-in history. */
 int page_audit(struct buf *out, struct store *db, const struct page_ctx *pc);
 
+/* An output stream (bytea's text form) as a block, or nothing for NULL. */
+void page_output_block(struct buf *out, const char *label, const char *hex, const char *truncated);
+
+/* Held output (web/held.c): the list of what waits for a decision (the live
+ * part of the Pending page); one request's hold in its live state; and its
+ * held bytes with the release and discard forms on its page. */
+int page_held_list(struct buf *out, struct store *db);
+int page_held_status(struct buf *out, struct store *db, const char *id);
+int page_held_section(struct buf *out, struct store *db, const struct page_ctx *pc, const char *id);
+
 /* The sign-in form, with a message (NULL for none). */
 void page_signin(struct buf *out, const char *message);
 /* A small page with one message (errors outside a session). */

@@ -335,6 +335,9 @@ static void post(struct web *w, struct MHD_Connection *c, const char *url, const
 	} else if ((id = request_path(url, &rest)) > 0 &&
 	           (strcmp(rest, "/approve") == 0 || strcmp(rest, "/reject") == 0)) {
 		decide_post(w, s, addr, id, strcmp(rest, "/approve") == 0, &f, rp);
+	} else if (id > 0 &&
+	           (strcmp(rest, "/release-output") == 0 || strcmp(rest, "/discard-output") == 0)) {
+		decide_output_post(w, s, addr, id, strcmp(rest, "/release-output") == 0, &f, rp);
 	} else {
 		message(rp, 404, "Not found", "There is no such action.");
 	}

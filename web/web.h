@@ -49,5 +49,8 @@ void signin_record_failure(struct web *w, const char *login, const char *addr, c
 /* POST /r/ID/approve and /r/ID/reject (CSRF already checked). */
 void decide_post(struct web *w, struct session *s, const char *addr, long long id, bool approve,
                  const struct form *f, struct reply *rp);
+/* POST /r/ID/release-output and /r/ID/discard-output (CSRF already checked). */
+void decide_output_post(struct web *w, struct session *s, const char *addr, long long id,
+                        bool release, const struct form *f, struct reply *rp);
 
 #endif

@@ -252,6 +252,7 @@ static const char *const event_names[] = {"pending_approval",
                                           "timed_out",
                                           "outcome_unknown",
                                           "reminder",
+                                          "output_held",
                                           "change_outside_airlock",
                                           "access_outside_airlock"};
 
@@ -325,8 +326,8 @@ static int webhook_events(struct config_webhook *h, const struct yt_node *v, con
 			return failf(err, errlen, path, e,
 			             "unknown event \"%s\" (pending_approval, approved, rejected, "
 			             "expired, cancelled, refused, succeeded, failed, timed_out, "
-			             "outcome_unknown, reminder, change_outside_airlock, "
-			             "access_outside_airlock)%s",
+			             "outcome_unknown, reminder, output_held, "
+			             "change_outside_airlock, access_outside_airlock)%s",
 			             e->kind == YT_SCALAR ? e->scalar : "?", "");
 		h->events[h->nevents++] = xstrdup(e->scalar);
 	}

@@ -174,7 +174,7 @@ static int outbox_one(struct notifier *n, struct store *db)
 	                    " execution_id, target, command, class, reasons, requested_by, state, "
 	                    "rewind_status, "
 	                    " error, exit_code, decided_by, decision_reason, " RFC3339(
-	                        "pending_since") ", " RFC3339("expires_at") " FROM "
+	                        "pending_since") ", " RFC3339("expires_at") ", output_hold FROM "
 	                                                                    "airlock.notify_due($1:"
 	                                                                    ":text[], 1, $2::int)",
 	    2, (const char *const[]){n->hook_names, lease});
@@ -202,6 +202,7 @@ static int outbox_one(struct notifier *n, struct store *db)
 	    .decision_reason = col(res, 17),
 	    .pending_since = col(res, 18),
 	    .expires_at = col(res, 19),
+	    .output_hold = col(res, 20),
 	};
 	const char *delivery = store_get(res, 0, 0);
 	int attempt = atoi(store_get(res, 0, 2));

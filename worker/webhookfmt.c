@@ -76,7 +76,15 @@ static char *summary(const struct wh_event *e)
 	else if (strcmp(ev, "refused") == 0)
 		s = xasprintf("airlock: request %lld on %s refused, nothing ran: %s -- %s", id, tgt,
 		              err, cmd);
-	else if (strcmp(ev, "outcome_unknown") == 0)
+	else if (strcmp(ev, "output_held") == 0) {
+		char *hold = shown(e->output_hold ? e->output_hold : "output held", 400);
+		s = xasprintf(
+		    "airlock: request %lld on %s by %s: %s Look at it with `airlock output "
+		    "show %lld`, then `airlock output release %lld --reason ...` or "
+		    "`airlock output discard %lld --reason ...`: %s",
+		    id, tgt, who, hold, id, id, id, cmd);
+		free(hold);
+	} else if (strcmp(ev, "outcome_unknown") == 0)
 		s = xasprintf("airlock: request %lld on %s: OUTCOME UNKNOWN (%s); it may or may "
 		              "not have run and is never re-run automatically; check the target: "
 		              "%s",
@@ -215,6 +223,8 @@ static cJSON *generic_json(const struct wh_event *e, const char *text, const cha
 	add_str(m, "pending_since", e->pending_since);
 	add_str(m, "expires_at", e->expires_at);
 	add_str(m, "at", e->at);
+	if (e->output_hold)
+		cJSON_AddStringToObject(m, "output_hold", e->output_hold);
 	cJSON_AddStringToObject(m, "text", text);
 	return m;
 }
@@ -222,7 +232,8 @@ static cJSON *generic_json(const struct wh_event *e, const char *text, const cha
 static bool urgent(const char *ev)
 {
 	return strcmp(ev, "pending_approval") == 0 || strcmp(ev, "escalation") == 0 ||
-	       strcmp(ev, "outcome_unknown") == 0 || strcmp(ev, "change_outside_airlock") == 0 ||
+	       strcmp(ev, "output_held") == 0 || strcmp(ev, "outcome_unknown") == 0 ||
+	       strcmp(ev, "change_outside_airlock") == 0 ||
 	       strcmp(ev, "access_outside_airlock") == 0;
 }
 

@@ -29,6 +29,7 @@ struct wh_event {
 	const char *target, *command, *cls, *reasons, *requested_by, *state;
 	const char *rewind_status, *error, *decided_by, *decision_reason;
 	const char *pending_since, *expires_at, *at;
+	const char *output_hold; /* output_held: what was held and where (no output bytes) */
 	int exit_code;
 	int has_exit_code;
 	const cJSON *raw;
