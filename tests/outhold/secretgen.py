@@ -12,7 +12,8 @@ NTLM hashes, signed JWTs, Proxmox tickets signed with a fresh RSA key).
 One JSON object per line:
     {"id": "...", "kind": "<secretscan kind name>" | null, "claimed": bool,
      "variant": "plain" | "crlf" | "json" | "split" | "cut",
-     "stdout": "...", "stderr": "...", "truncated": bool, "secret": "..."}
+     "stdout": "...", "stderr": "...", "truncated": bool, "secret": "...",
+     "full_stdout": "..." (cut only: what the command prints before the cap)}
 kind null: harmless output that must not be held (public keys, fingerprints,
 hashes of files, UUIDs, ...).  claimed false: secret material the scanner
 does not claim to recognise (documented in docs/operators.md); consumers
@@ -449,16 +450,18 @@ def variants(s, cap):
         yield dict(s, variant="split", stdout="".join(lines[:half]), stderr="".join(lines[half:]),
                    truncated=False)
     # Cut by the cap inside the secret: harmless lines first, so that the
-    # cap falls a few bytes into the secret, and the capture keeps only what
-    # fits (everything before the secret, and the start of it).
-    at = text.index(s["secret"])
-    k = min(12, len(s["secret"]) // 2)
+    # cap (in bytes, as the transport counts) falls a few bytes into the
+    # secret, and the capture keeps only what fits (everything before the
+    # secret, and the start of it).
+    tb, sb = text.encode(), s["secret"].encode()
+    at = tb.index(sb)
+    k = min(12, len(sb) // 2)
     if at + k < cap:
-        pad = "".join(f"filler line {i:06d} of harmless output\n" for i in range(cap // 36 + 2))
-        pad = pad[: cap - at - k - 1] + "\n"
-        full = pad + text
-        yield dict(s, variant="cut", stdout=full[:cap], stderr="", truncated=True,
-                   secret=s["secret"][:k])
+        line = b"".join(b"filler line %06d of harmless output\n" % i for i in range(cap // 36 + 2))
+        pad = line[: cap - at - k - 1] + b"\n"
+        full = pad + tb
+        yield dict(s, variant="cut", stdout=full[:cap].decode("utf-8", "replace"), stderr="",
+                   truncated=True, secret=sb[:k].decode(), full_stdout=full.decode())
 
 
 def main():

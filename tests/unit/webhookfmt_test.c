@@ -96,6 +96,32 @@ static void test_signed_headers(void **state)
 	wh_request_clear(&r);
 }
 
+/* An output_held event: its text says what was held, where, and how to
+ * decide it, in every format; the json format adds output_hold. */
+static void test_output_held(void **state)
+{
+	static const enum webhook_format formats[] = {WEBHOOK_JSON,    WEBHOOK_SLACK,
+	                                              WEBHOOK_NTFY,    WEBHOOK_MATTERMOST,
+	                                              WEBHOOK_DISCORD, WEBHOOK_MATRIX};
+	struct wh_event e = event("output_held", "cat /srv/app/deploy_key");
+	struct wh_request r;
+
+	(void)state;
+	e.output_hold = "output held: it contains an OpenSSH private key at line 1 of stdout; an "
+	                "operator can release it.";
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		struct config_webhook h = {.url = "https://hooks.example/x", .format = formats[i]};
+		webhookfmt_build(&h, NULL, &e, "3", 1, &r);
+		assert_non_null(strstr(r.body, "an OpenSSH private key at line 1 of stdout"));
+		assert_non_null(strstr(r.body, "airlock output release 42"));
+		assert_string_equal(header(&r, "X-Airlock-Event"), "output_held");
+		if (formats[i] == WEBHOOK_JSON)
+			assert_non_null(
+			    strstr(r.body, "\"output_hold\":\"output held: it contains"));
+		wh_request_clear(&r);
+	}
+}
+
 static void test_ntfy_and_matrix_addresses(void **state)
 {
 	(void)state;
@@ -221,6 +247,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_signature_vector),
 	    cmocka_unit_test(test_link),
+	    cmocka_unit_test(test_output_held),
 	    cmocka_unit_test(test_signed_headers),
 	    cmocka_unit_test(test_ntfy_and_matrix_addresses),
 	    cmocka_unit_test(test_hostile_generated),
