@@ -173,6 +173,21 @@ SELECT is((SELECT count(*)::int FROM due WHERE event = 'output_held'), 3, 'one o
 SELECT is((SELECT count(*)::int FROM due WHERE strpos(due::text, 'SECRETBYTES') > 0 AND execution_id <> :k), 0,
   'no delivery carries a byte of held or discarded output (only the released one''s error is the request''s own now)');
 
+-- ------------------------------------------------------------ a preview's held output
+SET SESSION AUTHORIZATION h_worker;
+SELECT lives_ok(format($$ SELECT airlock.worker_preview(%s, 1, 'cat /srv/aws', 0,
+	'aws_access_key_id = AKIAABCDEFGHIJKLMNOP', '', false, NULL,
+	'{"kind": "aws_access_key", "label": "an AWS access key", "stream": "stdout", "line": 1}') $$, :u),
+  'worker_preview records a preview whose output is held');
+SELECT throws_ok(format($$ SELECT airlock.worker_preview(%s, 2, 'x', 0, '', '', false, NULL, '[]') $$, :u),
+  'AL002', NULL, 'a malformed preview hold is refused');
+RESET SESSION AUTHORIZATION;
+SELECT is((SELECT hold ->> 'kind' FROM airlock.execution_previews WHERE execution_id = :u AND ord = 1),
+  'aws_access_key', 'the preview is marked held, its output kept for operators');
+SELECT ok((SELECT detail -> 'output_hold' ->> 'kind' = 'aws_access_key' AND NOT (detail -> 'output_hold' ? 'label')
+	FROM airlock.execution_events WHERE execution_id = :u AND detail ->> 'step' = 'preview'),
+  'its chained event says so');
+
 -- ------------------------------------------------------------ audit
 SELECT is((SELECT first_broken FROM airlock.audit_verify()), NULL, 'the chain and every record agree');
 SELECT throws_ok('DELETE FROM airlock.output_holds', '42501', NULL, 'a hold is never deleted');
@@ -185,3 +200,4 @@ UPDATE airlock.output_holds SET state = 'held', decided_by = NULL, reason = NULL
 UPDATE airlock.output_holds SET stdout = convert_to('swapped', 'UTF8') WHERE execution_id = :x;
 SELECT matches((SELECT detail FROM airlock.audit_verify()), 'output hold of execution ' || :x,
   'held bytes swapped after the hold no longer match their chained digest');
+SELECT * FROM finish();
