@@ -190,6 +190,35 @@ get bob /r/$id3 >/dev/null
 check_eq "bob rejects with a reason" 200 "$(post bob /r/$id3/reject "csrf=$(csrf_of bob)" 'reason=hidden characters')"
 check_eq "it is rejected" rejected "$(state_of $id3)"
 
+# ---- held output: an observation printed a private key
+mkdir -p "$AIRLOCK_RIG_ROOT/node/srv"
+printf -- '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ webheld-7c1e\n-----END OPENSSH PRIVATE KEY-----\n' \
+	>"$AIRLOCK_RIG_ROOT/node/srv/web-held.txt"
+chmod 644 "$AIRLOCK_RIG_ROOT/node/srv/web-held.txt"
+idh=$(as_agent $A run --target proxmox-host:hubris -- 'cat /srv/web-held.txt')
+idh2=$(as_agent $A run --target proxmox-host:hubris -- 'cat /srv/web-held.txt; echo again')
+check "the observation runs and its output is held" wait_for 60 \
+	"SELECT count(*) = 2 FROM airlock.output_holds WHERE execution_id IN ($idh, $idh2) AND state = 'held'"
+get alice / >/dev/null
+check_out "the pending page lists the held output" "href=\"/r/$idh#held\".*output held.*contains an OpenSSH private key at line 1 of stdout" cat "$WORK/alice.html"
+get alice /r/$idh >/dev/null
+check_out "the request page shows the hold" 'id="hold-state" data-state="held">Output held: it contains an OpenSSH private key at line 1 of stdout' cat "$WORK/alice.html"
+check_out "its bytes behind a click" '<details id="held-bytes"><summary>Show the held output \(126 bytes of stdout' cat "$WORK/alice.html"
+check_out "for the operator to read" 'webheld-7c1e' cat "$WORK/alice.html"
+check_out "and the release and discard forms" 'id="release-output-form".*id="discard-output-form"' cat "$WORK/alice.html"
+check_eq "a release without a reason is refused" 400 "$(post alice /r/$idh/release-output "csrf=$(csrf_of alice)")"
+check_eq "a release without a CSRF token is refused" 403 "$(post alice /r/$idh/release-output 'reason=x')"
+check_eq "still held" held "$(q "SELECT state FROM airlock.output_holds WHERE execution_id = $idh")"
+check_eq "alice releases it" 200 "$(post alice /r/$idh/release-output "csrf=$(csrf_of alice)" 'reason=a test key')"
+check_out "the page says so" 'id="notice">output: released' cat "$WORK/alice.post.html"
+check_out "the agent now reads it" 'webheld-7c1e' as_agent psql -XAtq -c "SELECT airlock.get_execution($idh) ->> 'stdout'"
+check_eq "the release is in the console's history" t \
+	"$(q "SELECT count(*) = 1 FROM airlock.web_history WHERE kind = 'decision' AND login = 'alice' AND execution_id = $idh AND detail = 'output: released'")"
+get bob /r/$idh2 >/dev/null
+check_eq "bob discards the other" 200 "$(post bob /r/$idh2/discard-output "csrf=$(csrf_of bob)" 'reason=not needed')"
+check_eq "it is discarded, by bob" "discarded bob" "$(q "SELECT state || ' ' || decided_by FROM airlock.output_holds WHERE execution_id = $idh2")"
+check_eq "a second decision is refused" 409 "$(post bob /r/$idh2/release-output "csrf=$(csrf_of bob)" 'reason=late')"
+
 # ---- history and audit
 check_eq "history search" 200 "$(get alice '/history?q=nfs-kernel')"
 check_out "finds the request" "href=\"/r/$id1\"" cat "$WORK/alice.html"
