@@ -791,30 +791,46 @@ enum keyfamily { KEY_NONE, KEY_PASSWORD, KEY_TOKEN };
 
 /* A setting's name, lower-cased without _ . - (db_password, MYSQL_ROOT_PASSWORD,
  * client-secret, "SecretAccessKey"), by how it ends. */
+struct suffix {
+	const char *s;
+	size_t n;
+};
+#define SUFFIX(lit)                                                                                \
+	{                                                                                          \
+		lit, sizeof(lit) - 1                                                               \
+	}
+
+static bool ends_with_one(const char *k, size_t n, const struct suffix *x, size_t nx)
+{
+	for (size_t i = 0; i < nx; i++)
+		if (n >= x[i].n && memcmp(k + n - x[i].n, x[i].s, x[i].n) == 0)
+			return true;
+	return false;
+}
+
 static enum keyfamily key_family(const char *k, size_t n)
 {
-	static const char *const pw[] = {"password", "passwd", "passphrase", "psk"};
-	static const char *const tok[] = {
-	    "secret",       "secretkey",  "secretaccesskey", "apikey",     "accesstoken",
-	    "refreshtoken", "authtoken",  "idtoken",         "privatekey", "sessiontoken",
-	    "token",        "accountkey", "clientsecret",    "apitoken",
+	static const struct suffix pw[] = {SUFFIX("password"), SUFFIX("passwd"),
+	                                   SUFFIX("passphrase"), SUFFIX("psk")};
+	static const struct suffix tok[] = {
+	    SUFFIX("secret"),       SUFFIX("secretkey"),   SUFFIX("secretaccesskey"),
+	    SUFFIX("apikey"),       SUFFIX("accesstoken"), SUFFIX("refreshtoken"),
+	    SUFFIX("authtoken"),    SUFFIX("idtoken"),     SUFFIX("privatekey"),
+	    SUFFIX("sessiontoken"), SUFFIX("token"),       SUFFIX("accountkey"),
+	    SUFFIX("clientsecret"), SUFFIX("apitoken"),
 	};
 
+	if (n < 3)
+		return KEY_NONE;
 	/* (not "pwd": the shell's PWD is the working directory) */
 	if (n == 4 && memcmp(k, "pass", 4) == 0)
 		return KEY_PASSWORD;
 	if (n == 4 && memcmp(k, "auth", 4) == 0)
 		return KEY_TOKEN; /* a container registry's "auth": base64 of user:password */
-	for (size_t i = 0; i < sizeof(pw) / sizeof(pw[0]); i++) {
-		size_t m = strlen(pw[i]);
-		if (n >= m && memcmp(k + n - m, pw[i], m) == 0)
-			return KEY_PASSWORD;
-	}
-	for (size_t i = 0; i < sizeof(tok) / sizeof(tok[0]); i++) {
-		size_t m = strlen(tok[i]);
-		if (n >= m && memcmp(k + n - m, tok[i], m) == 0)
-			return KEY_TOKEN;
-	}
+	if (ends_with_one(k, n, pw, sizeof(pw) / sizeof(pw[0])))
+		return KEY_PASSWORD;
+	if (ends_with_one(k, n, tok, sizeof(tok) / sizeof(tok[0])))
+		return KEY_TOKEN;
 	return KEY_NONE;
 }
 
