@@ -7,6 +7,7 @@
 #include "lib/buf.h"
 #include "lib/deadline.h"
 #include "lib/log.h"
+#include "lib/secretscan.h"
 #include "lib/utf8.h"
 #include "lib/xalloc.h"
 #include "transport/transport_int.h"
@@ -451,14 +452,24 @@ out:
 		out->err = xstrdup("");
 	out->duration_ms = deadline_now_ms() - t0;
 	{
-		char reason[200];
+		/* errmsg may quote the first line a command printed on stderr
+		 * (pct's refusals are recognised by their words): never a secret
+		 * into the log. */
+		char reason[200], withheld[96];
+		const char *said = out->errmsg[0] ? out->errmsg : "-";
+		struct secretscan_match m;
+		if (secretscan_find(said, strlen(said), false, &m)) {
+			snprintf(withheld, sizeof(withheld), "[withheld: it contained %s]",
+			         secretscan_kind_label(m.kind));
+			said = withheld;
+		}
 		log_msg(out->status >= TRANSPORT_FAILED ? LOG_WARN : LOG_DEBUG,
 		        "node=%s evt=transport.exec target=%s vmid=%d status=%s exit=%d ms=%lld "
 		        "error=%s reason=%s",
 		        node && node->name ? node->name : "-", target_type_name(type), vmid,
 		        transport_status_name(out->status), out->exit_code,
 		        (long long)out->duration_ms, transport_error_name(out->error),
-		        log_quote(out->errmsg[0] ? out->errmsg : "-", reason, sizeof(reason)));
+		        log_quote(said, reason, sizeof(reason)));
 	}
 	buf_free(&prog);
 	return rc;
