@@ -726,10 +726,11 @@ static bool google(const struct line *l, uc *p)
 static bool placeholder(uc *v, size_t n)
 {
 	static const char *const words[] = {
-	    "null",      "none", "nil",      "true",   "false",    "yes",       "no",
-	    "on",        "off",  "empty",    "unset",  "redacted", "hidden",    "password",
-	    "secret",    "xxx",  "required", "string", "value",    "example",   "changeit",
-	    "undefined", "pass", "passwd",   "token",  "masked",   "sensitive",
+	    "null",   "none",     "nil",       "true",      "false",    "yes",
+	    "no",     "on",       "off",       "empty",     "unset",    "redacted",
+	    "hidden", "password", "secret",    "xxx",       "required", "string",
+	    "value",  "example",  "changeit",  "undefined", "pass",     "passwd",
+	    "token",  "masked",   "sensitive", "sample",    "dummy",    "placeholder",
 	};
 	bool same = true;
 
@@ -841,6 +842,54 @@ static bool is_keych(int c)
 	return is_alnum(c) || c == '_' || c == '.' || c == '-';
 }
 
+/* A quoted value with two spaces or more is a sentence, not a password
+ * (documentation: password = 'Password used to generate key'). */
+static bool prose(uc *v, size_t n)
+{
+	size_t spaces = 0;
+
+	for (size_t i = 0; i < n; i++)
+		spaces += v[i] == ' ';
+	return spaces >= 2;
+}
+
+/* An unquoted value that reads as source code rather than as a secret: a
+ * call, an index, an arrow or a member (argv[3], self.get_token(),
+ * Keyword.Type), or a statement's end right after it (password = pw;). */
+static bool code(const struct line *l, uc *v, size_t n)
+{
+	bool dot = false, digit = false, under = false, lower_ = false, upper_ = false;
+	bool ident = true;
+
+	for (size_t i = 0; i < n; i++) {
+		if (strchr("()[]<>", v[i]) != NULL || (v[i] == '-' && i + 1 < n && v[i + 1] == '>'))
+			return true;
+		dot |= v[i] == '.';
+		digit |= is_digit(v[i]);
+		under |= v[i] == '_';
+		lower_ |= is_lower(v[i]);
+		upper_ |= is_upper(v[i]);
+		ident &= is_alnum(v[i]) || v[i] == '_' || (v[i] == '.' && i > 0 && v[i - 1] != '.');
+	}
+	/* the end of a statement or an argument right after it */
+	if (v + n < l->end && (v[n] == ';' || v[n] == ',' || v[n] == ')'))
+		return true;
+	if (!ident || digit)
+		return false;
+	/* a dotted name (Keyword.Type, self.token), a snake_case variable
+	 * (key_password), a constant (SEC_ERROR_BASE) */
+	return dot || (under && !(lower_ && upper_));
+}
+
+/* Bytes a setting's value in a text file is made of: printable ASCII. */
+static bool printable(uc *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] < 0x20 || v[i] >= 0x7f)
+			return false;
+	return true;
+}
+
 /* At a '=' or ':': is this "<secret key> = <value>" (shell, INI, YAML, JSON,
  * headers, LDIF, --flag=value)? */
 static bool setting(const struct line *l, uc *p)
@@ -910,6 +959,10 @@ static bool setting(const struct line *l, uc *p)
 		return false;
 	if (!long_enough(l, v, n, fam == KEY_PASSWORD ? 4u : 12u) || placeholder(v, n))
 		return false;
+	if (!printable(v, n) || v[0] == '/' || v[0] == ':')
+		return false; /* binary, a path, a type annotation */
+	if (quoted ? prose(v, n) || (v + n + 1 < l->end && v[n + 1] == ')') : code(l, v, n))
+		return false;
 	if (fam == KEY_TOKEN && n >= 12) {
 		for (size_t i = 0; i < n; i++)
 			classes[is_lower(v[i])   ? 0
@@ -918,8 +971,11 @@ static bool setting(const struct line *l, uc *p)
 			                         : 3] = true;
 		if (classes[0] + classes[1] + classes[2] + classes[3] < 2)
 			return false;
+		/* a random token of this length has a digit, nearly always; a
+		 * name (_RSAPrivateKey, challengePassword) has none */
+		if (!classes[2] && n < 32 && !(l->relax && v + n == l->end))
+			return false;
 	}
-	(void)quoted;
 	return true;
 }
 
@@ -946,9 +1002,22 @@ static bool url_credentials(const struct line *l, uc *p)
 		m++;
 	if (l->relax && pw + m == l->end && m >= 4)
 		return true; /* cut by the capture before the host */
-	if (m == 0 || placeholder(pw, m) || !AT(l, pw + m, "@"))
+	if (m == 0 || placeholder(pw, m) || !AT(l, pw + m, "@") || !printable(u, n + 1 + m))
 		return false;
-	return pw + m + 1 < l->end && (is_alnum(pw[m + 1]) || pw[m + 1] == '[');
+	if (pw + m + 1 >= l->end || !(is_alnum(pw[m + 1]) || pw[m + 1] == '['))
+		return false;
+	/* RFC 2606's names are documentation's examples */
+	uc *host = pw + m + 1, *he = host;
+	while (he < l->end && he - host < 256 && (is_alnum(*he) || *he == '.' || *he == '-'))
+		he++;
+	size_t hn = (size_t)(he - host);
+	static const struct suffix docs[] = {SUFFIX("example.com"), SUFFIX("example.org"),
+	                                     SUFFIX("example.net"), SUFFIX(".example"),
+	                                     SUFFIX(".invalid"),    SUFFIX(".test")};
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+		if (hn >= docs[i].n && memcmp(he - docs[i].n, docs[i].s, docs[i].n) == 0)
+			return false;
+	return true;
 }
 
 /* ---------------------------------------------------------------- per byte */
@@ -1099,18 +1168,27 @@ static bool shadow_line(const struct line *l, uc **f, size_t *fl, int nf)
 	}
 	if (nf == 2) /* cut by the capture inside the hash */
 		return l->relax && h + n == l->end && n >= 2 && n < 13 && all(h, n, is_crypt);
-	return n == 13 && all(h, n, is_crypt) && (fl[2] == 0 || all(f[2], fl[2], is_digit));
+	if (n != 13 || !all(h, n, is_crypt) || !(fl[2] == 0 || all(f[2], fl[2], is_digit)))
+		return false;
+	/* a DES hash is 13 random characters: one of them is not a lower-case
+	 * letter or a dot (launchpad.net is a host name) */
+	for (size_t i = 0; i < n; i++)
+		if (is_digit(h[i]) || is_upper(h[i]) || h[i] == '/')
+			return true;
+	return false;
 }
 
 /* ~/.pgpass: hostname:port:database:username:password. */
 static bool pgpass_line(uc **f, size_t *fl, int nf)
 {
-	if (nf != 5 || fl[0] == 0 || has(f[0], fl[0], ' ') || all(f[0], fl[0], is_digit))
+	if (nf != 5 || fl[0] < 2 || has(f[0], fl[0], ' ') || all(f[0], fl[0], is_digit))
+		return false;
+	if (has(f[2], fl[2], ' ') || has(f[1], fl[1], ' '))
 		return false;
 	if (!(fl[1] == 1 && f[1][0] == '*') && !(fl[1] <= 5 && all(f[1], fl[1], is_digit)))
 		return false;
 	return fl[2] > 0 && fl[3] > 0 && !has(f[3], fl[3], ' ') && fl[4] > 0 && f[4][0] != ' ' &&
-	       !placeholder(f[4], fl[4]);
+	       printable(f[0], (size_t)(f[4] + fl[4] - f[0])) && !placeholder(f[4], fl[4]);
 }
 
 static uc *skip_space(const struct line *l, uc *p)
@@ -1146,17 +1224,42 @@ static bool sasl_line(const struct line *l)
 	uc *p = skip_space(l, l->start), *e = token_end(l, p), *u, *ue;
 	uc *colon;
 
-	if (e == p || (*p != '[' && !has(p, (size_t)(e - p), '.')))
+	/* the relay: [host] or [host]:port, or host:port */
+	if (e == p)
 		return false;
-	if (*p == '[' && !has(p, (size_t)(e - p), ']'))
+	uc *h = p, *he = e;
+	if (*p == '[') {
+		uc *close = memchr(p, ']', (size_t)(e - p));
+		if (close == NULL || close == p + 1)
+			return false;
+		h = p + 1;
+		he = close;
+		if (close + 1 < e &&
+		    !(close[1] == ':' && all(close + 2, (size_t)(e - close - 2), is_digit)))
+			return false;
+	} else {
+		uc *c = memchr(p, ':', (size_t)(e - p));
+		if (c == NULL || !all(c + 1, (size_t)(e - c - 1), is_digit))
+			return false;
+		he = c;
+	}
+	for (uc *c = h; c < he; c++)
+		if (!is_alnum(*c) && *c != '.' && *c != '-')
+			return false;
+	if (!has(h, (size_t)(he - h), '.'))
 		return false;
+	/* then user:password, the user a login or an address */
 	u = skip_space(l, e);
 	ue = token_end(l, u);
 	if (u == e || ue == u || skip_space(l, ue) != l->end)
 		return false;
 	colon = memchr(u, ':', (size_t)(ue - u));
-	return colon && colon > u && colon + 1 < ue &&
-	       !placeholder(colon + 1, (size_t)(ue - colon - 1));
+	if (colon == NULL || colon == u || colon + 1 == ue || colon[1] == '/')
+		return false;
+	for (uc *c = u; c < colon; c++)
+		if (!is_alnum(*c) && !strchr("._%+@-", *c))
+			return false;
+	return !placeholder(colon + 1, (size_t)(ue - colon - 1));
 }
 
 /* .netrc (machine h login u password p) and msmtprc (password p alone). */

@@ -379,7 +379,7 @@ class Gen:
     def passwords(self):
         pw = rnd(18)
         self.add("pgpass", "pgpass_line", f"db.example:5432:app:app:{pw}\n*:*:*:replicator:{rnd(12)}\n", pw)
-        self.add("url-postgres", "url_credentials", f"DATABASE_URL=postgresql://app:{pw}@db.example:5432/app\n", pw)
+        self.add("url-postgres", "url_credentials", f"DATABASE_URL=postgresql://app:{pw}@db.prod.acme.internal:5432/app\n", pw)
         gh = "ghp_" + rnd(36)
         self.add("git-credentials", "url_credentials", f"https://bot:{gh}@github.com\n", gh)
         self.add("netrc", "netrc_password", f"machine api.example login bot password {pw}\n", pw)
@@ -415,6 +415,19 @@ class Gen:
                       "Jan 01 12:00:02 hubris sshd[813]: Failed password for invalid user admin from 192.0.2.11\n")
         self.harmless("os-release", 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\n'
                       'VERSION_ID="12"\nID=debian\nHOME_URL="https://www.debian.org/"\n')
+        # Lines that once read as secrets in a scan of a Debian system's
+        # documentation, source and configuration (/usr/share/doc, /etc,
+        # Python's and Perl's libraries): code, prose, examples.
+        self.harmless("source-and-docs",
+                      "    password = argv[3];\n    token = self.get_token()\nToken = Keyword.Type\n"
+                      "        key_password=key_password,\n    private_key: \"_RSAPrivateKey\",\n"
+                      "  1. http://wiki.whatwg.org/wiki/Web_Encodings\n[0] https://www.openssh.com/\n"
+                      "\tslave.pcm plug:trident\n.variablelist td:first-child\n"
+                      '        if url == "tag:launchpad.net:2008:redacted":\n'
+                      "T:45:1024 :189:99343\nnew URL('https://abc:xyz@example.com');\n"
+                      "    SEC_ERROR_BAD_PASSWORD = SEC_ERROR_BASE + 15,\n"
+                      "passphrase = 'Password used to generate key'\nmy $password = $param->{password};\n"
+                      "    password => 'x',\n")
         self.harmless("bearer-prose", "The API takes Bearer tokens; see Bearer authentication in the docs.\n")
 
     # -- documented as not recognised: encoded, compressed, encrypted, custom
