@@ -391,6 +391,8 @@ static bool ntlm(const struct line *l, uc *p)
 		return false;
 	q += n + 1;
 	n = run(l, q, is_hex, 33);
+	if (n < 32 && l->relax && q + n == l->end && n >= 4)
+		return true; /* cut by the capture inside the LM hash */
 	if (n != 32) {
 		size_t x = 0;
 		while (q + x < l->end && x < 32 && (q[x] == 'X' || q[x] == '*'))
@@ -536,7 +538,8 @@ static bool bearer(const struct line *l, uc *p)
 	n = run(l, q, is_tok, 40);
 	for (size_t i = 0; i < n; i++)
 		mixed |= !is_lower(q[i]) && !is_upper(q[i]);
-	return mixed && long_enough(l, q, n, 20);
+	/* cut by the capture, what was kept counts whatever it is made of */
+	return (mixed || (l->relax && q + n == l->end)) && long_enough(l, q, n, 20);
 }
 
 /* Authorization: Basic <base64 of user:password>. */
@@ -564,6 +567,8 @@ static bool jwt(const struct line *l, uc *p)
 	if (!AT(l, p, "eyJ") || !starts_token(l, p, is_b64url))
 		return false;
 	h = run(l, p, is_b64url, 400);
+	if (l->relax && p + h == l->end && h >= 4)
+		return true; /* cut by the capture inside the header */
 	if (h < 12 || p + h == l->end || p[h] != '.')
 		return false;
 	n = run(l, p + h + 1, is_b64url, 12);
@@ -706,6 +711,8 @@ static bool api_token(const struct line *l, uc *p)
 	case 'S':
 		if (prefixed(l, p, "SG.", is_b64url, 22)) {
 			size_t n = run(l, p + 3, is_b64url, 23);
+			if (n < 22)
+				return long_enough(l, p + 3, n, 22);
 			return n == 22 && AT(l, p + 25, ".") &&
 			       long_enough(l, p + 26, run(l, p + 26, is_b64url, 43), 43);
 		}
@@ -963,7 +970,7 @@ static bool setting(const struct line *l, uc *p)
 		return false; /* binary, a path, a type annotation */
 	if (quoted ? prose(v, n) || (v + n + 1 < l->end && v[n + 1] == ')') : code(l, v, n))
 		return false;
-	if (fam == KEY_TOKEN && n >= 12) {
+	if (fam == KEY_TOKEN && n >= 12 && !(l->relax && v + n == l->end)) {
 		for (size_t i = 0; i < n; i++)
 			classes[is_lower(v[i])   ? 0
 			        : is_upper(v[i]) ? 1
@@ -973,7 +980,7 @@ static bool setting(const struct line *l, uc *p)
 			return false;
 		/* a random token of this length has a digit, nearly always; a
 		 * name (_RSAPrivateKey, challengePassword) has none */
-		if (!classes[2] && n < 32 && !(l->relax && v + n == l->end))
+		if (!classes[2] && n < 32)
 			return false;
 	}
 	return true;

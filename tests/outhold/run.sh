@@ -80,13 +80,17 @@ while read -r verdict name; do
 done < <(tests/outhold/leak.py check "$WORK/manifest.jsonl" "$WORK/ids" "$RLOG" "$WORK/d1.log" 2>&1 |
 	sed 's/^# /# /')
 
-# ---- a container command that dresses its stderr as pct's own refusal: the
+# ---- a container command that dresses its stderr as pct's own refusal: run
+# unconfined (approved; in the jail its ready line comes first), the
 # transport takes the command's first stderr line for pct's words and records
 # a refusal quoting it; the quote must not carry the secret, nor the log.
 forged="aws_secret_access_key=Wk7mQ2xR9vT4bN8cL1pZ6yH3jF5dS0aG2eU7iO4"
 printf "Configuration file '%s' does not exist\n" "$forged" >"$(root_of ct)/srv/outhold/forged.txt"
 chmod 644 "$(root_of ct)/srv/outhold/forged.txt"
-fid=$(as_agent $A run --target lxc:nfs-export -- 'cat /srv/outhold/forged.txt >&2; exit 255' 2>/dev/null)
+fid=$(as_agent $A run --declared-risk config_mutation --target lxc:nfs-export -- \
+	'cat /srv/outhold/forged.txt >&2; exit 255' 2>/dev/null)
+wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $fid"
+as_alice $A approve "$fid" --reason "forged refusal test" >/dev/null 2>&1
 check "the forged refusal is recorded as one" wait_for 60 "SELECT state = 'refused' FROM airlock.executions WHERE id = $fid"
 check_out "its reason says a secret was cut out" '\[withheld: the rest contained a password or secret setting\]' \
 	as_agent psql -XAtq -c "SELECT airlock.get_execution($fid) ->> 'error'"

@@ -352,11 +352,11 @@ class Gen:
         self.add("basic", "basic_auth", f"Authorization: Basic {basic}\n", basic)
         j = jwt({"sub": "bot", "iat": int(time.time()), "scope": "admin"}, os.urandom(32))
         self.add("jwt", "jwt", f"token={j}\n", j.split(".")[1])
-        for sid, tokv in (("github", "ghp_" + rnd(36)), ("gitlab", "glpat-" + rnd(20)),
-                          ("slack", "xoxb-" + rnd(12, "0123456789") + "-" + rnd(24)),
-                          ("vault", "hvs." + rnd(90)), ("npm", "npm_" + rnd(36)),
-                          ("stripe", "sk_live_" + rnd(24))):
-            self.add(f"api-token-{sid}", "api_token", f"{sid}: using {tokv}\n", tokv)
+        for sid, prefix, body in (("github", "ghp_", rnd(36)), ("gitlab", "glpat-", rnd(20)),
+                                  ("slack", "xoxb-", rnd(12, "0123456789") + "-" + rnd(24)),
+                                  ("vault", "hvs.", rnd(90)), ("npm", "npm_", rnd(36)),
+                                  ("stripe", "sk_live_", rnd(24))):
+            self.add(f"api-token-{sid}", "api_token", f"{sid}: using {prefix}{body}\n", body)
         vt = rnd(24)
         self.add("vault-token-file", "api_token", "hvs." + vt + "\n", vt)
         wg = b64(os.urandom(32))
@@ -466,10 +466,12 @@ def variants(s, cap):
     # cap (in bytes, as the transport counts) falls a few bytes into the
     # secret, and the capture keeps only what fits (everything before the
     # secret, and the start of it).
+    # Twice: eight bytes of it kept, and twelve (or half of it).
     tb, sb = text.encode(), s["secret"].encode()
     at = tb.index(sb)
-    k = min(12, len(sb) // 2)
-    if at + k < cap:
+    for k in sorted({min(8, len(sb) // 2), min(12, len(sb) // 2)}):
+        if at + k >= cap or k < 4:
+            continue
         line = b"".join(b"filler line %06d of harmless output\n" % i for i in range(cap // 36 + 2))
         pad = line[: cap - at - k - 1] + b"\n"
         full = pad + tb
