@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lib/shellquote.h"
+#include "transport/shell.h"
 
 /* How the jail starts: new mount and IPC namespaces, mounts made private
  * first, so nothing propagates back to the target.  The root tier also gets
@@ -41,7 +42,9 @@ static const char unshare_root[] =
  *    D-Bus system bus: systemctl status needs it, and polkit refuses an
  *    unprivileged uid anything that changes the system.
  * 5. setpriv drops privileges for good (no_new_privs; the bounding set
- *    emptied); the command starts after the ready line.  The root tier needs
+ *    emptied); the command starts after the ready line, under the one shell
+ *    (shell.h) with the environment the line began with (the shell that
+ *    runs this script exports PWD: it is unset first).  The root tier needs
  *    no --ambient-caps (emptying the inheritable set empties the ambient
  *    one): it works with a setpriv or kernel without ambient capabilities. */
 static const char inner_script[] =
@@ -75,7 +78,8 @@ static const char inner_script[] =
     "for n in fd stdin stdout stderr; do [ -L /dev/$n ] && s=\"$s /dev/$n\"; done\n"
     "[ -z \"$s\" ] || cp -P $s $d/ || f links\n"
     "mount -n --move $d /dev || f /dev\n"
-    "r=\"echo airlock-jail: ready $t >&2; exec /bin/sh -c \\\"\\$0\\\"\" c=-all,+dac_read_search\n"
+    "r=\"echo airlock-jail: ready $t >&2; unset PWD; exec " SHELL_EXEC_WORDS
+    " \\\"\\$0\\\"\" c=-all,+dac_read_search\n"
     "[ $t = user ] && exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=$c"
     " --ambient-caps=$c --bounding-set=$c --no-new-privs -- /bin/sh -c \"$r\" \"$2\"\n"
     "exec setpriv --inh-caps=-all --bounding-set=-all --securebits=+noroot,+noroot_locked,"
@@ -112,12 +116,12 @@ int jail_parse(const char *name, enum transport_jail *out)
 void jail_command_line(struct buf *b, enum transport_jail j, const char *command)
 {
 	if (j == TRANSPORT_JAIL_NONE) {
-		buf_puts(b, "/bin/sh -c ");
-	} else {
-		buf_puts(b, j == TRANSPORT_JAIL_ROOT ? unshare_root : unshare_user);
-		shellquote_append(b, inner_script, strlen(inner_script));
-		buf_printf(b, " airlock-jail %s ", jail_name(j));
+		shell_command_words(b, command);
+		return;
 	}
+	buf_puts(b, j == TRANSPORT_JAIL_ROOT ? unshare_root : unshare_user);
+	shellquote_append(b, inner_script, strlen(inner_script));
+	buf_printf(b, " airlock-jail %s ", jail_name(j));
 	shellquote_append(b, command, strlen(command));
 }
 
@@ -125,10 +129,11 @@ size_t jail_overhead(enum transport_jail j)
 {
 	if (j == TRANSPORT_JAIL_NONE)
 		return 0;
-	/* The script holds no single quote: its length plus two; the line's
-	 * "/bin/sh -c " is counted in the unshare prefix. */
+	/* The script holds no single quote: its length plus two; the
+	 * unconfined line's shell words are replaced by the unshare prefix. */
 	return (j == TRANSPORT_JAIL_ROOT ? strlen(unshare_root) : strlen(unshare_user)) -
-	       strlen("/bin/sh -c ") + strlen(inner_script) + 2 + strlen(" airlock-jail root ");
+	       strlen(SHELL_EXEC_WORDS " ") + strlen(inner_script) + 2 +
+	       strlen(" airlock-jail root ");
 }
 
 /* Copies the line at s (up to a newline or end) into dst, printable bytes only. */

@@ -11,7 +11,8 @@
  * mount read-only, nosuid and nodev, gives the command a private /tmp,
  * /var/tmp, /dev/shm and a /dev holding only harmless character devices,
  * hides the pathname sockets of privileged daemons, then drops privileges
- * (setpriv) and runs the command with /bin/sh -c, as it runs unconfined.
+ * (setpriv) and runs the command under the one shell (shell.h), as it runs
+ * unconfined.
  * See docs/transport.md for what each tier prevents and what it cannot.
  *
  * The jail reports on stderr: its first line is "airlock-jail: ready <tier>"
@@ -38,8 +39,10 @@ const char *jail_name(enum transport_jail j);
 /* 0 and *out for one of those names; -1 otherwise. */
 int jail_parse(const char *name, enum transport_jail *out);
 
-/* Appends to b the words a login shell runs for command: "/bin/sh -c 'command'"
- * unconfined, the jail's invocation otherwise.  Every part is one quoted word. */
+/* Appends to b the words a login shell runs for command after the one
+ * shell's environment (shell_env_words): "/bin/bash --noprofile --norc -c
+ * 'command'" unconfined, the jail's invocation otherwise.  Every part is one
+ * quoted word. */
 void jail_command_line(struct buf *b, enum transport_jail j, const char *command);
 /* Bytes the jail adds to the unconfined line (0 for TRANSPORT_JAIL_NONE). */
 size_t jail_overhead(enum transport_jail j);

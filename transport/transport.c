@@ -10,6 +10,7 @@
 #include "lib/secretscan.h"
 #include "lib/utf8.h"
 #include "lib/xalloc.h"
+#include "transport/shell.h"
 #include "transport/transport_int.h"
 
 #include <errno.h>
@@ -230,6 +231,12 @@ static bool pct_refusal(const struct buf *err, int ctid)
 	       strncmp(s, "missing command", 15) == 0;
 }
 
+/* For airlock's own side-door check (print_connection): the node's login
+ * shell prints "S <client address> <client port> <server address> <server
+ * port>" -- this session's $SSH_CONNECTION, which the command's fixed
+ * environment does not carry -- before the command starts. */
+#define CONNECTION_LINE "echo \"S $SSH_CONNECTION\"; "
+
 /* A CT command's first stdout line: `pct status` said the container runs,
  * and only then was pct exec started, on the same channel. */
 #define CT_RUNNING "status: running\n"
@@ -256,36 +263,45 @@ static bool ct_status_refused(struct sshop *op, int ctid, char *why, size_t whyl
 	return true;
 }
 
-/* Host and CT commands carry AIRLOCK_EXEC_ID=<tag> in their environment (pct
- * keeps the environment by default), inherited by everything they start; on
- * the deadline a second channel sends SIGTERM to every process carrying it.
+/* Host and CT commands carry AIRLOCK_EXEC_ID=<tag> in their environment
+ * from the first process on (the node's `env`, `pct` and lxc-attach, then
+ * the one shell's fixed environment holds it), inherited by everything they
+ * start; on the deadline a second channel sends SIGTERM to every process
+ * carrying it.  With print_connection (host only), the node's login shell
+ * first prints CONNECTION_LINE's answer on stdout.
  * A CT command's channel first asks `pct status` and starts pct exec only
  * when the container runs: the check right before executing rides on the
  * command's own channel, as the VM's agent ping does. */
-static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, bool ct, int ctid,
-                      int64_t deadline, size_t cap, const atomic_bool *cancel,
-                      struct transport_result *r)
+static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, const char *tag,
+                      bool ct, int ctid, int64_t deadline, size_t cap, const atomic_bool *cancel,
+                      bool print_connection, struct transport_result *r)
 {
-	char *tag = xasprintf("%d.%ld.%lld", t->pid, atomic_fetch_add(&t->seq, 1),
-	                      (long long)deadline_wall_ms());
 	char *cmdline = ct ? xasprintf("s=$(pct status %d) || exit 255; echo \"$s\"; "
-	                               "[ \"$s\" = 'status: running' ] || exit 255; "
-	                               "AIRLOCK_EXEC_ID=%s pct exec %d -- %s",
+	                               "[ \"$s\" = 'status: running' ] || exit 255; " SHELL_TAG_NAME
+	                               "=%s pct exec %d -- %s",
 	                               ctid, tag, ctid, prog)
-	                   : xasprintf("AIRLOCK_EXEC_ID=%s %s", tag, prog);
-	char why[400];
-	char *kill =
-	    xasprintf("for p in /proc/[0-9]*; do grep -qsxzF AIRLOCK_EXEC_ID=%s "
+	                   : xasprintf("%s" SHELL_TAG_NAME "=%s %s",
+	                               print_connection ? CONNECTION_LINE : "", tag, prog);
+	char why[400], ktag[SHELL_TAG_MAX];
+	char *script =
+	    xasprintf("for p in /proc/[0-9]*; do grep -qsxzF " SHELL_TAG_NAME "=%s "
 	              "\"$p/environ\" && kill -TERM \"${p#/proc/}\"; done 2>/dev/null; true",
 	              tag);
+	struct buf kill = BUF_INIT;
 	struct sshop op;
 	int rc;
+
+	/* The kill is airlock's own command on the node: the one shell too,
+	 * with a tag of its own (its environment must not hold the one it
+	 * looks for). */
+	transport_new_tag(t, ktag);
+	shell_line(&kill, ktag, script);
 
 	/* The status line does not count against the command's cap. */
 	transport_op_setup(&op, cmdline, deadline, ct ? cap + strlen(CT_RUNNING) : cap);
 	op.err_cap = cap;
 	op.cancel = cancel;
-	op.kill_cmdline = kill;
+	op.kill_cmdline = buf_str(&kill);
 	transport_run1(n, &op);
 	if (op.outcome == SSHOP_EXITED && ct && ct_status_refused(&op, ctid, why, sizeof(why))) {
 		/* Nothing ran: no output is the command's. */
@@ -314,9 +330,9 @@ static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, 
 	transport_result_buf(&op.out, &r->out, &r->out_len);
 	transport_result_buf(&op.err, &r->err, &r->err_len);
 	sshop_clear(&op);
-	free(tag);
 	free(cmdline);
-	free(kill);
+	free(script);
+	buf_free(&kill);
 	return rc;
 }
 
@@ -360,10 +376,24 @@ static bool utf8_valid(const unsigned char *s)
 	return true;
 }
 
+size_t transport_quoted_len(const char *command)
+{
+	size_t quoted = 2;
+
+	for (const char *p = command; *p; p++)
+		quoted += *p == '\'' ? 4 : 1; /* shellquote: ' becomes '\'' */
+	return quoted;
+}
+
+void transport_new_tag(struct transport *t, char out[SHELL_TAG_MAX])
+{
+	shell_tag(out, t->pid, atomic_fetch_add(&t->seq, 1), (long long)deadline_wall_ms());
+}
+
 int transport_check_command(enum target_type type, int vmid, const char *command, char *err,
                             size_t errlen)
 {
-	size_t quoted = 2;
+	size_t quoted;
 
 	if ((type == TARGET_VM || type == TARGET_LXC) && vmid < 100) {
 		snprintf(err, errlen, "a guest id is below 100");
@@ -376,8 +406,7 @@ int transport_check_command(enum target_type type, int vmid, const char *command
 		         "nothing was sent");
 		return -1;
 	}
-	for (const char *p = command; *p; p++)
-		quoted += *p == '\'' ? 4 : 1; /* shellquote: ' becomes '\'' */
+	quoted = transport_quoted_len(command);
 	if (quoted + 128 > TRANSPORT_MAX_CMDLINE) {
 		snprintf(err, errlen,
 		         "the command is too long (%zu bytes quoted; the limit is %d); nothing was "
@@ -395,8 +424,8 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 	struct transport_limits dflt = {0};
 	struct buf prog = BUF_INIT;
 	int64_t t0 = deadline_now_ms(), deadline;
-	char why[200];
-	size_t cap;
+	char why[200], tag[SHELL_TAG_MAX];
+	size_t cap, quoted;
 	int rc = -1;
 
 	result_init(out);
@@ -413,26 +442,30 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID, why);
 		goto out;
 	}
-	jail_command_line(&prog, lim->jail, command);
-	/* Counted as for an unconfined line ("/bin/sh -c " is in the 128). */
+	quoted = transport_quoted_len(command);
 	if (lim->jail != TRANSPORT_JAIL_NONE &&
-	    prog.len - strlen("/bin/sh -c ") + 128 > TRANSPORT_MAX_CMDLINE) {
+	    quoted + jail_overhead(lim->jail) + 128 > TRANSPORT_MAX_CMDLINE) {
 		/* The jail's script shares the one SSH packet with the command:
 		 * a command near the limit fits unconfined only. */
 		snprintf(why, sizeof(why),
 		         "the command is too long to run in the read-only jail (%zu bytes quoted; "
 		         "with the jail's %zu the limit is %d); nothing was sent",
-		         prog.len - strlen("/bin/sh -c ") - jail_overhead(lim->jail),
-		         jail_overhead(lim->jail), TRANSPORT_MAX_CMDLINE - 128);
+		         quoted, jail_overhead(lim->jail), TRANSPORT_MAX_CMDLINE - 128);
 		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
 		goto out;
 	}
+	/* Every command: the one shell's environment, then the shell (or the
+	 * jail, which ends in the same shell), then the command. */
+	transport_new_tag(t, tag);
+	shell_env_words(&prog, tag);
+	jail_command_line(&prog, lim->jail, command);
 	struct sshnode *n = transport_pool_get(t, node);
 	switch (type) {
 	case TARGET_PROXMOX_HOST:
 	case TARGET_LXC:
-		rc = exec_plain(t, n, buf_str(&prog), type == TARGET_LXC, vmid, deadline, cap,
-		                lim->cancel, out);
+		rc = exec_plain(t, n, buf_str(&prog), tag, type == TARGET_LXC, vmid, deadline, cap,
+		                lim->cancel, type == TARGET_PROXMOX_HOST && lim->print_connection,
+		                out);
 		break;
 	case TARGET_VM: {
 		struct vmctx c = {t, n, vmid, deadline, cap, lim->cancel, out};

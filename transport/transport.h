@@ -3,15 +3,19 @@
  * Everything goes over SSH to the node that hosts the target: one long-lived
  * libssh2 session per node, a new channel per command (see docs/transport.md).
  *
- *   host: /bin/sh -c '<command>'
- *   VM:   qm guest exec <vmid> --timeout <n> -- /bin/sh -c '<command>'
- *   CT:   pct exec <ctid> -- /bin/sh -c '<command>'
+ *   host: <one shell> '<command>'
+ *   VM:   qm guest exec <vmid> --timeout <n> -- <one shell> '<command>'
+ *   CT:   pct exec <ctid> -- <one shell> '<command>'
  *
- * With limits.jail set, "/bin/sh -c '<command>'" becomes the jail's
- * invocation (jail.h): the same command, in a read-only jail on the target.
+ * where <one shell> is bash with no startup file and a fixed environment
+ * (shell.h): `/usr/bin/env -i PATH=... HOME=/root LANG=C.UTF-8
+ * AIRLOCK_EXEC_ID=<tag> /bin/bash --noprofile --norc -c`, the shell the
+ * classifier parses.  With limits.jail set, the words after the environment
+ * become the jail's invocation (jail.h), which ends in the same shell: the
+ * same command, in a read-only jail on the target.
  *
  * The node's login shell parses that line once more, so the command is one
- * single-quoted word (lib/shellquote): the guest's /bin/sh receives exactly the
+ * single-quoted word (lib/shellquote): the target's bash receives exactly the
  * bytes given here, and the login shell interprets none of them.
  *
  * Thread safety: one struct transport serves any number of threads at once;
@@ -87,6 +91,11 @@ struct transport_limits {
 	size_t output_cap;         /* 0 = the config's */
 	const atomic_bool *cancel; /* optional: set from any thread to cancel */
 	enum transport_jail jail;  /* run it in the read-only jail (jail.h); 0 = unconfined */
+	/* Host only, for airlock's own side-door check: the node's login shell
+	 * first prints "S $SSH_CONNECTION" (this session's client address and
+	 * port as sshd saw them) as the first line of stdout; the command
+	 * still gets only the one shell's fixed environment. */
+	bool print_connection;
 };
 
 struct transport_result {

@@ -9,6 +9,7 @@
 
 #include "lib/buf.h"
 #include "transport/qmjson.h"
+#include "transport/shell.h"
 #include "transport/sshnode.h"
 #include "transport/transport.h"
 
@@ -63,6 +64,10 @@ struct vmctx {
 
 /* Copies src into dst (size n), cut to fit; always NUL-terminated. */
 void transport_set_text(char *dst, size_t n, const char *src);
+/* The length of command once quoted as one shell word (lib/shellquote). */
+size_t transport_quoted_len(const char *command);
+/* A new AIRLOCK_EXEC_ID tag for one command (shell.h). */
+void transport_new_tag(struct transport *t, char out[SHELL_TAG_MAX]);
 /* The node's pooled session, made on first use (pool.c). */
 struct sshnode *transport_pool_get(struct transport *t, const struct transport_node *node);
 /* Moves b's bytes into *p and *len (NUL-terminated). */
