@@ -42,8 +42,8 @@ const char *transport_status_name(enum transport_status s)
 
 const char *transport_error_name(enum transport_error e)
 {
-	static const char *names[] = {"none", "connect", "hostkey",  "auth",    "ssh",
-	                              "lost", "pve",     "protocol", "invalid", "jail"};
+	static const char *names[] = {"none", "connect",  "hostkey", "auth", "ssh",  "lost",
+	                              "pve",  "protocol", "invalid", "jail", "shell"};
 	return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "?";
 }
 
@@ -417,14 +417,44 @@ int transport_check_command(enum target_type type, int vmid, const char *command
 	return 0;
 }
 
+int transport_run_prog(struct transport *t, const struct transport_node *node,
+                       enum target_type type, int vmid, const char *prog, const char *tag,
+                       int64_t deadline, size_t cap, const atomic_bool *cancel,
+                       bool print_connection, struct transport_result *out)
+{
+	struct sshnode *n = transport_pool_get(t, node);
+
+	switch (type) {
+	case TARGET_PROXMOX_HOST:
+	case TARGET_LXC:
+		return exec_plain(t, n, prog, tag, type == TARGET_LXC, vmid, deadline, cap, cancel,
+		                  type == TARGET_PROXMOX_HOST && print_connection, out);
+	case TARGET_VM: {
+		struct vmctx c = {t, n, vmid, deadline, cap, cancel, out};
+		return transport_exec_vm(&c, prog);
+	}
+	default:
+		return transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID,
+		                      "unknown target type");
+	}
+}
+
 int transport_exec(struct transport *t, const struct transport_node *node, enum target_type type,
                    int vmid, const char *command, const struct transport_limits *lim,
                    struct transport_result *out)
 {
+	return transport_exec_command(t, node, type, vmid, command, lim, true, out);
+}
+
+int transport_exec_command(struct transport *t, const struct transport_node *node,
+                           enum target_type type, int vmid, const char *command,
+                           const struct transport_limits *lim, bool honour_shell,
+                           struct transport_result *out)
+{
 	struct transport_limits dflt = {0};
 	struct buf prog = BUF_INIT;
 	int64_t t0 = deadline_now_ms(), deadline;
-	char why[200], tag[SHELL_TAG_MAX];
+	char why[sizeof(out->errmsg)], tag[SHELL_TAG_MAX];
 	size_t cap, quoted;
 	int rc = -1;
 
@@ -440,6 +470,12 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 	}
 	if (transport_check_command(type, vmid, command, why, sizeof(why)) < 0) {
 		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID, why);
+		goto out;
+	}
+	/* A target whose last shell probe found no bash runs nothing: no
+	 * other shell may run what was judged as bash. */
+	if (honour_shell && transport_shell_refused(t, node, type, vmid, why, sizeof(why)) < 0) {
+		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_SHELL, why);
 		goto out;
 	}
 	quoted = transport_quoted_len(command);
@@ -459,23 +495,8 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 	transport_new_tag(t, tag);
 	shell_env_words(&prog, tag);
 	jail_command_line(&prog, lim->jail, command);
-	struct sshnode *n = transport_pool_get(t, node);
-	switch (type) {
-	case TARGET_PROXMOX_HOST:
-	case TARGET_LXC:
-		rc = exec_plain(t, n, buf_str(&prog), tag, type == TARGET_LXC, vmid, deadline, cap,
-		                lim->cancel, type == TARGET_PROXMOX_HOST && lim->print_connection,
-		                out);
-		break;
-	case TARGET_VM: {
-		struct vmctx c = {t, n, vmid, deadline, cap, lim->cancel, out};
-		rc = transport_exec_vm(&c, buf_str(&prog));
-		break;
-	}
-	default:
-		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID, "unknown target type");
-		break;
-	}
+	rc = transport_run_prog(t, node, type, vmid, buf_str(&prog), tag, deadline, cap,
+	                        lim->cancel, lim->print_connection, out);
 	if (lim->jail != TRANSPORT_JAIL_NONE && out->err != NULL)
 		rc = jail_result(lim->jail, out, rc);
 out:

@@ -84,6 +84,7 @@ enum transport_error {
 	TRANSPORT_ERR_PROTOCOL, /* qm printed something that is not its JSON */
 	TRANSPORT_ERR_INVALID,  /* the request cannot be sent (bad target, too long, ...) */
 	TRANSPORT_ERR_JAIL,     /* the jail could not be built: the command never started */
+	TRANSPORT_ERR_SHELL,    /* the target has no bash (transport_shell_probe): nothing sent */
 };
 
 struct transport_limits {
@@ -201,8 +202,48 @@ const char *transport_agent_attr(enum transport_probe_state s);
 /* "exited", "signaled", "timed_out", "cancelled", "failed", "unknown". */
 const char *transport_status_name(enum transport_status s);
 /* "none", "connect", "hostkey", "auth", "ssh", "lost", "pve", "protocol", "invalid",
- * "jail". */
+ * "jail", "shell". */
 const char *transport_error_name(enum transport_error e);
+
+/* ---- the one shell (shell.h) on each target ---------------------------------- */
+
+enum transport_shell_state {
+	TRANSPORT_SHELL_BASH,    /* /bin/bash is GNU bash, as modelled: commands run there */
+	TRANSPORT_SHELL_NONE,    /* no usable /bin/bash: nothing runs there */
+	TRANSPORT_SHELL_UNKNOWN, /* the target could not be asked (detail says why) */
+};
+
+struct transport_shell {
+	enum transport_shell_state state;
+	char bash_version[64]; /* BASH: $BASH_VERSION, e.g. "5.2.15(1)-release" */
+	char bash_path[256];   /* BASH: where /bin/bash leads (readlink -f), e.g. /usr/bin/bash */
+	char sh[256];          /* where /bin/sh leads, e.g. /usr/bin/dash; "" when unknown */
+	char detail[400];      /* one line for the operator: what was found (and, NONE, why) */
+};
+
+/* Asks the target which shell its commands get: runs, under the one shell
+ * itself, a script that prints $BASH_VERSION, where /bin/bash and /bin/sh
+ * lead and whether bash is in POSIX mode.  When the one shell does not start
+ * (no /bin/bash, or one that is not GNU bash), it asks, without any shell,
+ * `readlink -f /bin/sh`, to say what the target has instead.  Always fills
+ * *out.  The answer is remembered on t: while a target's last answer is
+ * TRANSPORT_SHELL_NONE, transport_exec sends it nothing (TRANSPORT_FAILED,
+ * TRANSPORT_ERR_SHELL, errmsg from transport_shell_refused); an answer of
+ * BASH lifts that.  0 when the target answered (BASH or NONE); -1 when it
+ * could not be asked (UNKNOWN; nothing is remembered). */
+int transport_shell_probe(struct transport *t, const struct transport_node *node,
+                          enum target_type type, int vmid, int timeout_ms,
+                          struct transport_shell *out);
+
+/* -1 with the reason in why when the target's last shell probe found no
+ * bash: what is missing and what to do; 0 otherwise (bash, or never
+ * probed: then the one shell's line itself fails on a target without
+ * bash, and nothing else runs). */
+int transport_shell_refused(struct transport *t, const struct transport_node *node,
+                            enum target_type type, int vmid, char *why, size_t whylen);
+
+/* "bash", "none", "unknown". */
+const char *transport_shell_state_name(enum transport_shell_state s);
 
 struct transport_stats {
 	long sessions_opened; /* connects to this node (1 + reconnects) */

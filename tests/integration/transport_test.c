@@ -1379,6 +1379,112 @@ static void hostkey_case(const char *known_hosts, const char *pin, const char *w
 	transport_free(t);
 }
 
+/* ---- the one shell on each target ------------------------------------------ */
+
+/* The first line a local command prints (the rig's guests share the
+ * machine's /usr: their bash is this machine's). */
+static void local_line(const char *cmd, char *out, size_t outlen)
+{
+	FILE *p = popen(cmd, "r");
+
+	out[0] = '\0';
+	if (p != NULL && fgets(out, (int)outlen, p) != NULL)
+		out[strcspn(out, "\n")] = '\0';
+	if (p != NULL)
+		pclose(p);
+}
+
+static void t_shell(void)
+{
+	char version[64], bash[256], sh[256];
+
+	local_line("/bin/bash -c 'echo $BASH_VERSION'", version, sizeof(version));
+	local_line("readlink -f /bin/bash", bash, sizeof(bash));
+	local_line("readlink -f /bin/sh", sh, sizeof(sh));
+	for (size_t i = 0; i < 3; i++) {
+		struct transport_shell r;
+		const char *w = tname(targets[i].type, targets[i].id);
+		int rc = transport_shell_probe(T, &node, targets[i].type, targets[i].id, 60000, &r);
+		CHECK(rc == 0 && r.state == TRANSPORT_SHELL_BASH && strcmp(r.bash_version, version) == 0 &&
+		          strcmp(r.bash_path, bash) == 0 && strcmp(r.sh, sh) == 0,
+		      "%s: the shell probe finds bash %s at %s, /bin/sh is %s (%s: %s)", w, version,
+		      bash, sh, transport_shell_state_name(r.state), r.detail);
+	}
+}
+
+/* A container with busybox alone (rigctl ct-add --busybox): no bash.  Its
+ * commands never run under a shell the classifier did not model: before
+ * any probe the one shell's line fails there with nothing run; once the
+ * probe has found it, nothing is even sent; once bash is there and the probe
+ * has seen it, commands run. */
+static void t_noshell(void)
+{
+	const char *root = env("AIRLOCK_RIG_ROOT");
+	char ct[256], path[512], cmd[2048];
+	struct transport_result r;
+	struct transport_shell sh;
+	int before;
+
+	rigctl("ct-add 205 --busybox");
+	snprintf(ct, sizeof(ct), "%s/guests/ct205/root", root);
+
+	/* What the command would do under the container's own /bin/sh (busybox
+	 * ash): it runs there, so the checks below can fail. */
+	snprintf(cmd, sizeof(cmd),
+	         "ssh -F '%s' %s \"pct exec 205 -- /bin/sh -c 'echo ran > /tmp/airlock-ash'\"",
+	         env("AIRLOCK_RIG_SSH_CONFIG"), env("AIRLOCK_RIG_NODE"));
+	snprintf(path, sizeof(path), "%s/tmp/airlock-ash", ct);
+	CHECK(system(cmd) == 0 && exists(path),
+	      "ct:205: busybox's /bin/sh runs a command when asked directly");
+
+	/* Never probed: the one shell's line itself refuses to start anything. */
+	run(TARGET_LXC, 205, "echo ran > /tmp/airlock-noshell; echo ran", 60000, 0, &r);
+	snprintf(path, sizeof(path), "%s/tmp/airlock-noshell", ct);
+	CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 127 && r.out_len == 0 &&
+	          strstr(r.err, "/bin/bash") && !exists(path),
+	      "ct:205 before any probe: env cannot start /bin/bash, nothing ran (exit %d: %s)",
+	      r.exit_code, r.err);
+	transport_result_free(&r);
+
+	CHECK(transport_shell_probe(T, &node, TARGET_LXC, 205, 60000, &sh) == 0 &&
+	          sh.state == TRANSPORT_SHELL_NONE && strstr(sh.detail, "no /bin/bash") &&
+	          strcmp(sh.sh, "/bin/busybox") == 0,
+	      "ct:205: the shell probe finds no bash, /bin/sh is busybox (%s: %s)",
+	      transport_shell_state_name(sh.state), sh.detail);
+
+	before = log_count_end("ct:205", ARGV_LOGGED("echo ran"));
+	run(TARGET_LXC, 205, "echo ran", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_SHELL &&
+	          strstr(r.errmsg, "container 205 on node") && strstr(r.errmsg, "has no bash") &&
+	          strstr(r.errmsg, "Install bash") &&
+	          log_count_end("ct:205", ARGV_LOGGED("echo ran")) == before,
+	      "ct:205 after the probe: refused before sending, saying what to do (%s)", r.errmsg);
+	transport_result_free(&r);
+	char why[600];
+	CHECK(transport_shell_refused(T, &node, TARGET_LXC, 205, why, sizeof(why)) < 0 &&
+	          transport_shell_refused(T, &node, TARGET_LXC, 201, why, sizeof(why)) == 0,
+	      "the refusal is the bash-less container's only");
+
+	/* bash arrives (the machine's, with its libraries); until the probe has
+	 * seen it, the refusal stands; then commands run. */
+	snprintf(cmd, sizeof(cmd),
+	         "rm -f '%s/pve/lxc/205.busybox' && ln -s usr/lib '%s/lib' && ln -s usr/lib64 "
+	         "'%s/lib64' && ln -s /usr/bin/bash '%s/bin/bash'",
+	         root, ct, ct, ct);
+	CHECK(system(cmd) == 0, "ct:205: bash installed");
+	run(TARGET_LXC, 205, "echo ran", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_SHELL,
+	      "ct:205: still refused until a probe has seen bash");
+	transport_result_free(&r);
+	CHECK(transport_shell_probe(T, &node, TARGET_LXC, 205, 60000, &sh) == 0 &&
+	          sh.state == TRANSPORT_SHELL_BASH,
+	      "ct:205: the probe finds bash now (%s)", sh.detail);
+	run(TARGET_LXC, 205, "echo ran", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 0 && strcmp(r.out, "ran\n") == 0,
+	      "ct:205: and its commands run (%s %s)", transport_status_name(r.status), r.errmsg);
+	transport_result_free(&r);
+}
+
 static void t_hostkey(void)
 {
 	const char *root = env("AIRLOCK_RIG_ROOT");
@@ -1430,6 +1536,8 @@ int main(int argc, char **argv)
 	    {"concurrent", t_concurrent},
 	    {"idle", t_idle},
 	    {"sshd_killed", t_sshd_killed},
+	    {"shell", t_shell},
+	    {"noshell", t_noshell},
 	    {"hostkey", t_hostkey},
 	    {"rekeyed", t_rekeyed}, /* only when named */
 	};
