@@ -40,8 +40,8 @@ const char *jail_name(enum transport_jail j);
 int jail_parse(const char *name, enum transport_jail *out);
 
 /* Appends to b the words a login shell runs for command after the one
- * shell's environment (shell_env_words): "/bin/bash --noprofile --norc -c
- * 'command'" unconfined, the jail's invocation otherwise.  Every part is one
+ * shell's environment (shell_env_words): SHELL_EXEC_WORDS 'command'
+ * unconfined, the jail's invocation otherwise.  Every part is one
  * quoted word. */
 void jail_command_line(struct buf *b, enum transport_jail j, const char *command);
 /* Bytes the jail adds to the unconfined line (0 for TRANSPORT_JAIL_NONE). */

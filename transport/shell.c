@@ -6,7 +6,13 @@
 
 #include "lib/shellquote.h"
 
-const char *const shell_argv[] = {SHELL_PATH, "--noprofile", "--norc", "-c", NULL};
+/* --noprofile --norc: no startup file.  +O extglob, +O xpg_echo: bash's
+ * defaults for the two may be built in either way; extglob changes how
+ * bash parses !(...) and @(...), xpg_echo what echo does with backslashes.
+ * Pinned off, as the classifier reads a command; and dash and busybox ash
+ * refuse +O, so no other shell runs it. */
+const char *const shell_argv[] = {SHELL_PATH, "--noprofile", "--norc", "+O", "extglob",
+                                  "+O",       "xpg_echo",    "-c",     NULL};
 
 /* Root's PATH on Debian and Proxmox VE; HOME: airlock logs in as root (qm
  * and pct need it) and qemu-ga and pct exec run commands as root; LANG:

@@ -206,9 +206,8 @@ int transport_shell_probe(struct transport *t, const struct transport_node *node
 			snprintf(found, sizeof(found), SHELL_PATH " cannot be executed (%s)", line);
 		else
 			snprintf(found, sizeof(found),
-			         SHELL_PATH
-			         " is not GNU bash: it refused --noprofile --norc (exit %d: "
-			         "%s)",
+			         SHELL_PATH " is not GNU bash: it refused bash's options (exit %d: "
+			                    "%s)",
 			         r.exit_code, line);
 	} else if (r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_PVE &&
 	           strstr(r.errmsg, "Failed to execute child process")) {
@@ -217,7 +216,7 @@ int transport_shell_probe(struct transport *t, const struct transport_node *node
 	}
 	if (out->state == TRANSPORT_SHELL_BASH) {
 		snprintf(out->detail, sizeof(out->detail),
-		         "bash %.60s at %.120s runs every command (--noprofile --norc, fixed "
+		         "bash %.60s at %.120s runs every command (no startup file, fixed "
 		         "environment); /bin/sh is %.120s",
 		         out->bash_version, out->bash_path, out->sh[0] ? out->sh : "unknown");
 		memo_set(t, node, type, vmid, NULL);

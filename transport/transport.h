@@ -9,7 +9,8 @@
  *
  * where <one shell> is bash with no startup file and a fixed environment
  * (shell.h): `/usr/bin/env -i PATH=... HOME=/root LANG=C.UTF-8
- * AIRLOCK_EXEC_ID=<tag> /bin/bash --noprofile --norc -c`, the shell the
+ * AIRLOCK_EXEC_ID=<tag> /bin/bash --noprofile --norc +O extglob +O
+ * xpg_echo -c`, the shell the
  * classifier parses.  With limits.jail set, the words after the environment
  * become the jail's invocation (jail.h), which ends in the same shell: the
  * same command, in a read-only jail on the target.

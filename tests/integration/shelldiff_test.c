@@ -385,13 +385,15 @@ int main(void)
 		char dir[128];
 		snprintf(dir, sizeof(dir), "%s/%zu.bash", base, i);
 		char *cmd = with_dir(cases[i].command, dir);
-		char *bash_argv[8];
-		size_t k = 0;
-		for (; shell_argv[k] != NULL && k < 6; k++)
+		size_t k = 0, na = 0;
+		while (shell_argv[na] != NULL)
+			na++;
+		char **bash_argv = xcalloc(na + 2, sizeof(*bash_argv));
+		for (; k < na; k++)
 			bash_argv[k] = (char *)shell_argv[k];
-		bash_argv[k++] = cmd;
-		bash_argv[k] = NULL;
+		bash_argv[k] = cmd;
 		run_local(bash_argv, dir, &o->bash);
+		free(bash_argv);
 		free(cmd);
 		snprintf(dir, sizeof(dir), "%s/%zu.sh", base, i);
 		cmd = with_dir(cases[i].command, dir);

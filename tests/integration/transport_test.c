@@ -242,10 +242,11 @@ static int pwned_in(const char *dir)
 #define SELF_ARGV SELF_DUMP("cmdline")
 #define SELF_ENV  SELF_DUMP("environ")
 /* What the target's shell's argv starts with: the one shell (shell.h). */
-#define ONE_SHELL_ARGV "/bin/bash\0--noprofile\0--norc\0-c\0"
+#define ONE_SHELL_ARGV "/bin/bash\0--noprofile\0--norc\0+O\0extglob\0+O\0xpg_echo\0-c\0"
 /* How the rig logs the end of a guest's argv for command (no quote in it):
  * pct and qm write each element single-quoted. */
-#define ARGV_LOGGED(command) "'/bin/bash' '--noprofile' '--norc' '-c' '" command "'"
+#define ARGV_LOGGED(command)                                                                       \
+	"'/bin/bash' '--noprofile' '--norc' '+O' 'extglob' '+O' 'xpg_echo' '-c' '" command "'"
 
 /* Whether env (len bytes, NUL-separated) is exactly the one shell's fixed
  * environment with a tag, in any order (the jail's shells re-export it in
@@ -1405,8 +1406,9 @@ static void t_shell(void)
 		struct transport_shell r;
 		const char *w = tname(targets[i].type, targets[i].id);
 		int rc = transport_shell_probe(T, &node, targets[i].type, targets[i].id, 60000, &r);
-		CHECK(rc == 0 && r.state == TRANSPORT_SHELL_BASH && strcmp(r.bash_version, version) == 0 &&
-		          strcmp(r.bash_path, bash) == 0 && strcmp(r.sh, sh) == 0,
+		CHECK(rc == 0 && r.state == TRANSPORT_SHELL_BASH &&
+		          strcmp(r.bash_version, version) == 0 && strcmp(r.bash_path, bash) == 0 &&
+		          strcmp(r.sh, sh) == 0,
 		      "%s: the shell probe finds bash %s at %s, /bin/sh is %s (%s: %s)", w, version,
 		      bash, sh, transport_shell_state_name(r.state), r.detail);
 	}

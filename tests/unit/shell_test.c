@@ -19,6 +19,9 @@
 #include "lib/buf.h"
 #include "transport/jail.h"
 
+/* The one shell's argv before the command, NUL-separated. */
+#define ONE_ARGV "/bin/bash\0--noprofile\0--norc\0+O\0extglob\0+O\0xpg_echo\0-c\0"
+
 static void test_line_words(void **state)
 {
 	struct buf b = BUF_INIT;
@@ -29,11 +32,13 @@ static void test_line_words(void **state)
 	                    "/usr/bin/env -i "
 	                    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "
 	                    "HOME=/root LANG=C.UTF-8 AIRLOCK_EXEC_ID=12.3.456 "
-	                    "/bin/bash --noprofile --norc -c 'echo '\\''hi'\\'''");
+	                    "/bin/bash --noprofile --norc +O extglob +O xpg_echo -c "
+	                    "'echo '\\''hi'\\'''");
 	buf_reset(&b);
 	/* The jail's unconfined form is the same shell. */
 	jail_command_line(&b, TRANSPORT_JAIL_NONE, "true");
-	assert_string_equal(buf_str(&b), "/bin/bash --noprofile --norc -c 'true'");
+	assert_string_equal(buf_str(&b),
+	                    "/bin/bash --noprofile --norc +O extglob +O xpg_echo -c 'true'");
 	buf_reset(&b);
 	/* Only digits and dots of a tag reach the line. */
 	shell_env_words(&b, "1.2; touch /tmp/x");
@@ -45,8 +50,12 @@ static void test_line_words(void **state)
 	assert_string_equal(shell_argv[0], SHELL_PATH);
 	assert_string_equal(shell_argv[1], "--noprofile");
 	assert_string_equal(shell_argv[2], "--norc");
-	assert_string_equal(shell_argv[3], "-c");
-	assert_null(shell_argv[4]);
+	assert_string_equal(shell_argv[3], "+O");
+	assert_string_equal(shell_argv[4], "extglob");
+	assert_string_equal(shell_argv[5], "+O");
+	assert_string_equal(shell_argv[6], "xpg_echo");
+	assert_string_equal(shell_argv[7], "-c");
+	assert_null(shell_argv[8]);
 	assert_string_equal(shell_env[1], "HOME=/root");
 	assert_null(shell_env[3]);
 }
@@ -160,7 +169,7 @@ static void test_runs_as_modelled(void **state)
 	shell_line(&line, "77.1.2", cmd);
 	out = run_line(buf_str(&line), envp, &st, &len);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	buf_append(&want, "/bin/bash\0--noprofile\0--norc\0-c\0", 32);
+	buf_append(&want, ONE_ARGV, sizeof(ONE_ARGV) - 1);
 	buf_puts(&want, cmd);
 	buf_append(&want, "\0\n", 2);
 	for (size_t i = 0; shell_env[i]; i++) {
@@ -178,12 +187,77 @@ static void test_runs_as_modelled(void **state)
 	unlink(bash_env);
 }
 
+/* Runs prog as name with the one shell's options and command (or, pinned
+ * false, with only --noprofile --norc -c); its exit status. */
+static int run_as(const char *prog, const char *name, bool pinned, const char *command)
+{
+	const char *argv[16];
+	size_t n = 0;
+	int st;
+	pid_t pid;
+
+	for (size_t i = 0; shell_argv[i] != NULL; i++)
+		assert_true(i < sizeof(argv) / sizeof(argv[0]) - 2);
+
+	argv[n++] = name;
+	for (size_t i = 1; shell_argv[i] != NULL; i++)
+		if (pinned ||
+		    (strcmp(shell_argv[i], "+O") != 0 && strcmp(shell_argv[i - 1], "+O") != 0))
+			argv[n++] = shell_argv[i];
+	argv[n++] = command;
+	argv[n] = NULL;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		freopen("/dev/null", "w", stderr);
+		execv(prog, (char *const *)argv);
+		_exit(99);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A /bin/bash that is another shell runs nothing: dash and busybox ash
+ * refuse the one shell's +O options, though both accept the rest (so
+ * without the pins they would run the command the classifier read as bash). */
+static void test_other_shells_refuse(void **state)
+{
+	static const char *shells[][2] = {{"/bin/dash", "dash"}, {"/bin/busybox", "ash"}};
+	char cmd[128];
+	(void)state;
+
+	snprintf(cmd, sizeof(cmd), "echo ran > /tmp/airlock-shell-test.%d.other", (int)getpid());
+	for (size_t i = 0; i < sizeof(shells) / sizeof(shells[0]); i++) {
+		char other[64];
+		snprintf(other, sizeof(other), "/tmp/airlock-shell-test.%d.other", (int)getpid());
+		if (access(shells[i][0], X_OK) != 0) {
+			fail_msg("%s is missing (scripts/install-deps installs it)", shells[i][0]);
+			continue;
+		}
+		unlink(other);
+		if (strcmp(shells[i][1], "ash") == 0) {
+			/* busybox ash takes --noprofile --norc and runs the command */
+			assert_int_equal(run_as(shells[i][0], shells[i][1], false, cmd), 0);
+			assert_int_equal(access(other, F_OK), 0);
+			unlink(other);
+		}
+		assert_int_not_equal(run_as(shells[i][0], shells[i][1], true, cmd), 0);
+		assert_int_equal(access(other, F_OK), -1);
+	}
+	/* and bash runs it */
+	assert_int_equal(run_as(SHELL_PATH, "bash", true, cmd), 0);
+	snprintf(cmd, sizeof(cmd), "/tmp/airlock-shell-test.%d.other", (int)getpid());
+	assert_int_equal(access(cmd, F_OK), 0);
+	unlink(cmd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_line_words),
 	    cmocka_unit_test(test_tags),
 	    cmocka_unit_test(test_runs_as_modelled),
+	    cmocka_unit_test(test_other_shells_refuse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
