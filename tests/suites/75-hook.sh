@@ -262,7 +262,7 @@ check_eq "remember: another operator's approval writes the catalog" approved \
 	"$(psql -qtA -U bob -c "SELECT airlock.decide_tool($req, true)")"
 check_eq "remember: now known as mutating" mutating \
 	"$("${H[@]}" -c "SELECT airlock.check_tool('winrm', 'restart_iis')->>'verdict'")"
-check "remember: a later seed keeps what an operator approved" $A seed seeds/
+check "remember: a later seed keeps what an operator approved" $A seed "$HOOK_SEEDS"
 check_eq "remember: still known after the seed" mutating \
 	"$("${H[@]}" -c "SELECT airlock.check_tool('winrm', 'restart_iis')->>'verdict'")"
 check_eq "catalog: exec-style tools route through airlock run" 'exec|exec' \
