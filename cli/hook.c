@@ -2,6 +2,7 @@
  * --install / --check for its settings block (hook/hook.h). */
 #include "cli/cli.h"
 
+#include "cli/hostcheck.h"
 #include "hook/hook.h"
 
 #include <limits.h>
@@ -10,6 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* One side-door finding, as --check prints its lines. */
+static void show_finding(void *ctx, const struct sidedoor_finding *f)
+{
+	static const char *const tag[] = {"ok  ", "OPEN", "warn", "FAIL"};
+
+	(void)ctx;
+	printf("%s %s: %s\n", tag[f->status], f->subject, f->detail);
+	if (f->fix != NULL && f->status != SIDEDOOR_CLOSED)
+		printf("     fix: %s\n", f->fix);
+}
 
 static void usage(FILE *f)
 {
@@ -45,10 +57,17 @@ static void usage(FILE *f)
 	    "settings (Claude Code %s or later) with allowManagedHooksOnly.\n"
 	    "--check verifies the block is there and live (it runs it on a `qm list`),\n"
 	    "onFailure and allowManagedHooksOnly as this host's Claude Code reads them, and\n"
-	    "that the MCP server named NAME runs airlock-mcp.\n"
+	    "that the MCP server named NAME runs airlock-mcp; then the side door: for every\n"
+	    "node airlock manages (airlock.side_door_targets with an operator's login, or\n"
+	    "each --node), every SSH key of this host (~/.ssh, ~/.ssh/config, ssh's defaults,\n"
+	    "the running ssh-agent) is offered to the node without ever logging in, API\n"
+	    "tokens in the environment and in files are looked for, and the SSH and API\n"
+	    "ports are tried.  Each open way in is printed with what to remove; the result\n"
+	    "is reported to airlock (airlock.report_host_check).\n"
 	    "\n"
 	    "exit codes: 0 no decision, allow or ask (the JSON says which); 2 deny or usage\n"
-	    "            error.  --install/--check: 0 done/in force, 1 not.\n",
+	    "            error.  --install: 0 done, 1 not.  --check: 0 the block is in force\n"
+	    "            and the side door is closed, 1 not.\n",
 	    HOOK_BUDGET_MS, HOOK_SETTINGS_TIMEOUT_S, HOOK_ON_FAILURE_SINCE,
 	    HOOK_MANAGED_ONLY_SINCE);
 }
@@ -57,6 +76,8 @@ int cli_hook(int argc, char **argv)
 {
 	struct hook_opts o = {.self = "airlock", .budget_ms = HOOK_BUDGET_MS};
 	const char *scope = NULL, *settings = NULL, *claude = NULL;
+	const char *nodes[64];
+	size_t nnodes = 0;
 	bool install = false, check = false, self_given = false;
 
 	for (int i = 1; i < argc; i++) {
@@ -81,6 +102,12 @@ int cli_hook(int argc, char **argv)
 			o.self = v, self_given = true, i++;
 		} else if (v != NULL && strcmp(a, "--claude-version") == 0) {
 			claude = v, i++;
+		} else if (v != NULL && strcmp(a, "--node") == 0) {
+			if (nnodes == 64) {
+				fprintf(stderr, "airlock hook: at most 64 --node: denied\n");
+				return 2;
+			}
+			nodes[nnodes++] = v, i++;
 		} else if (v != NULL && strcmp(a, "--log") == 0) {
 			o.log_path = v, i++;
 		} else if (v != NULL && strcmp(a, "--scope") == 0) {
@@ -110,6 +137,10 @@ int cli_hook(int argc, char **argv)
 		fprintf(stderr, "airlock hook: --scope must be user or managed\n");
 		return 2;
 	}
+	if (nnodes > 0 && !check) {
+		fprintf(stderr, "airlock hook: --node goes with --check\n");
+		return 2;
+	}
 	if (install || check) {
 		char *path = settings ? strdup(settings) : hook_settings_path(scope);
 		char *managed_path = hook_settings_path("managed");
@@ -133,8 +164,24 @@ int cli_hook(int argc, char **argv)
 		else if (claude == NULL && hook_claude_version(version, sizeof(version)))
 			cv = version;
 		if (check) {
+			int open;
+
 			rc = hook_check(path, cv, managed) > 0 ? 1 : 0;
 			free(path);
+			printf("side door: every way this host could log in to a node or call its "
+			       "API\n");
+			open = hostcheck_run(&(struct hostcheck_opts){
+			    .db = o.db, .nodes = nodes, .nnodes = nnodes, .show = show_finding});
+			if (open != 0) {
+				if (open > 0)
+					printf("side door: %d way(s) in are open or cannot be told "
+					       "closed\n",
+					       open);
+				rc = 1;
+			} else {
+				printf("side door: closed: no credential here logs in to a node or "
+				       "calls its API\n");
+			}
 			return rc;
 		}
 		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);

@@ -6,7 +6,8 @@
 # garbage on stdin, budget exhausted, killed by signals, binary missing);
 # --install/--check; the SQL side (least knowledge for agents, the
 # destination oracle, the append-only hook history, remembering a tool);
-# detection of side doors on the rig (tests/hook/detect.sh) and guard-first
+# detection of side doors on the rig (tests/hook/detect.sh), the side door
+# proven closed by hook --check and doctor (sidedoor.sh) and guard-first
 # for mutating tools with a real airlockd and ZVM simulator (guard.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -324,6 +325,11 @@ check_out "help: airlock hook --help" 'PreToolUse' $A hook --help
 check "detection: side-door logins and changes raised by the probes (tests/hook/detect.sh)" \
 	env -u AIRLOCK_PGTMP -u PGHOST -u PGPORT -u PGDATABASE -u PGUSER -u HOME \
 	scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/hook/detect.sh
+
+# ---- the side door proven open, then closed: hook --check and doctor on the rig
+check "side door: hook --check and doctor see the agent host's key, then none (tests/hook/sidedoor.sh)" \
+	env -u AIRLOCK_PGTMP -u PGHOST -u PGPORT -u PGDATABASE -u PGUSER -u HOME \
+	scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/hook/sidedoor.sh
 
 # ---- mutating tools: a guard request carried out by a real airlockd with the ZVM simulator
 check "guard first: airlockd, the rig and the ZVM simulator (tests/hook/guard.sh)" \
