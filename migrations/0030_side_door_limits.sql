@@ -652,6 +652,7 @@ $$;
 -- (the agent's host says so; nothing checks it).
 ALTER TABLE airlock.hook_events ADD COLUMN client_addr inet, ADD COLUMN host text;
 CREATE INDEX hook_events_agent_at ON airlock.hook_events (agent, at);
+CREATE INDEX hook_events_at ON airlock.hook_events (at);
 COMMENT ON TABLE airlock.hook_events IS
 	'Every deny and ask of `airlock hook` (attempted side doors), append-only, as reported by the agent''s host and not verified: agent is the login, client_addr the connection''s address.';
 
@@ -797,6 +798,29 @@ CREATE VIEW airlock.side_door AS
 	WHERE k.name IN ('access_outside_airlock', 'change_outside_airlock') AND k.status = 'failing';
 COMMENT ON VIEW airlock.side_door IS
 	'Side-door findings for operators: hook denials and asks and host checks as agents'' hosts reported them (not verified), failing probe checks (observed by airlockd).';
+
+-- The side door in one line (the pending page, `airlock pending`): failing
+-- probe findings now, hook denials and asks since `since`, and the agents'
+-- hosts whose latest check reported an open door.
+CREATE FUNCTION airlock.side_door_summary(since interval DEFAULT interval '24 hours')
+RETURNS TABLE (probe_findings integer, denials integer, asks integer, hosts_open integer,
+	       open_hosts text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
+	WITH latest AS (
+		SELECT DISTINCT ON (c.agent, c.host) c.agent, c.host, c.open_doors
+		FROM airlock.host_checks c
+		WHERE c.at > now() - since
+		ORDER BY c.agent, c.host, c.id DESC)
+	SELECT (SELECT count(*)::integer FROM airlock.checks k
+		WHERE k.name IN ('access_outside_airlock', 'change_outside_airlock')
+		  AND k.status = 'failing'),
+	       (SELECT count(*)::integer FROM airlock.hook_events h
+		WHERE h.decision = 'deny' AND h.at > now() - since),
+	       (SELECT count(*)::integer FROM airlock.hook_events h
+		WHERE h.decision = 'ask' AND h.at > now() - since),
+	       (SELECT count(*)::integer FROM latest WHERE open_doors > 0),
+	       (SELECT string_agg(DISTINCT host, ', ') FROM latest WHERE open_doors > 0)
+$$;
 
 -- Announcing them: what each host (the client address the database saw;
 -- "local" for a socket) reported since its last announcement, at most one
@@ -1068,7 +1092,8 @@ GRANT EXECUTE ON FUNCTION
 	airlock.guard(text, text, text, text),
 	airlock.report_host_check(text, integer, jsonb)
 TO airlock_agent, airlock_operator;
-GRANT EXECUTE ON FUNCTION airlock.side_door_targets() TO airlock_operator;
+GRANT EXECUTE ON FUNCTION airlock.side_door_targets(), airlock.side_door_summary(interval)
+TO airlock_operator;
 GRANT EXECUTE ON FUNCTION airlock.side_door_due(integer) TO airlock_scheduler, airlock_worker;
 -- Row security evaluates its expression as the reading role.
 GRANT EXECUTE ON FUNCTION airlock._sees(text, text) TO airlock_agent;

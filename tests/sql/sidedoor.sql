@@ -170,6 +170,23 @@ SET SESSION AUTHORIZATION sd_ada;
 SELECT is((SELECT string_agg(slug || ' ' || address || ':' || ssh_port || ' api ' || api_port, ', ') FROM airlock.side_door_targets()),
   'proxmox-host:hubris 10.9.0.1:2222 api 8006, proxmox-host:nyx 10.9.0.2:22 api 8006',
   'an operator reads every node''s SSH and API endpoint for a host check');
+SELECT is((SELECT probe_findings || ' ' || denials || ' ' || asks || ' ' || hosts_open || ' ' || open_hosts
+  FROM airlock.side_door_summary()), '0 5 3 1 agent-box',
+  'side_door_summary: the last day''s denials and asks, and the host whose latest check is open');
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION sd_ares;
+SELECT throws_ok($$ SELECT * FROM airlock.side_door_summary() $$, '42501', NULL, 'an agent cannot read the summary');
+RESET SESSION AUTHORIZATION;
+-- the host checks again and is closed: its latest report is what counts
+UPDATE airlock.gate_door_limits SET host_checks_per_minute = 100;
+SET SESSION AUTHORIZATION sd_ares;
+SELECT ok(airlock.report_host_check('agent-box', 0, '[]') > 0, 'the host reports a check with no open door');
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION sd_ada;
+SELECT is((SELECT hosts_open || '|' || coalesce(open_hosts, '') FROM airlock.side_door_summary()), '0|',
+  'side_door_summary: no host open once its latest check is closed');
+SELECT is((SELECT denials FROM airlock.side_door_summary(interval '0 seconds')), 0,
+  'side_door_summary: counts only within the window asked for');
 RESET SESSION AUTHORIZATION;
 
 -- ============================================================ remember_tool
