@@ -215,8 +215,8 @@ def statements():
     s("special parameters", "$-", "echo \"[$-]\"")
     s("special parameters", "$0", "case $0 in *bash) echo bash ;; *) echo other ;; esac")
     # globbing options
-    s("globbing", "nullglob", "shopt -s nullglob; echo [ /nonexistent* ]")
-    s("globbing", "failglob", "shopt -s failglob; echo /nonexistent*; echo after")
+    s("globbing", "nullglob", "shopt -s nullglob; echo [ /proc/airlock-no-such-entry* ]")
+    s("globbing", "failglob", "shopt -s failglob; echo /proc/airlock-no-such-entry*; echo after")
     s("globbing", "dotglob", "touch .h v; shopt -s dotglob; echo *")
     s("globbing", "nocaseglob", "touch A; shopt -s nocaseglob; echo a*")
     s("globbing", "globstar", "mkdir -p x/y; touch x/y/z; shopt -s globstar; echo **/z")
