@@ -8,6 +8,7 @@
 #include "lib/deadline.h"
 #include "lib/log.h"
 #include "lib/secretscan.h"
+#include "lib/shellquote.h"
 #include "lib/utf8.h"
 #include "lib/xalloc.h"
 #include "transport/transport_int.h"
@@ -264,7 +265,7 @@ static bool ct_status_refused(struct sshop *op, int ctid, char *why, size_t whyl
  * command's own channel, as the VM's agent ping does. */
 static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, bool ct, int ctid,
                       int64_t deadline, size_t cap, const atomic_bool *cancel,
-                      struct transport_result *r)
+                      struct transport_result *r, const char *in, size_t in_len)
 {
 	char *tag = xasprintf("%d.%ld.%lld", t->pid, atomic_fetch_add(&t->seq, 1),
 	                      (long long)deadline_wall_ms());
@@ -286,6 +287,8 @@ static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, 
 	op.err_cap = cap;
 	op.cancel = cancel;
 	op.kill_cmdline = kill;
+	op.in = in;
+	op.in_len = in_len;
 	transport_run1(n, &op);
 	if (op.outcome == SSHOP_EXITED && ct && ct_status_refused(&op, ctid, why, sizeof(why))) {
 		/* Nothing ran: no output is the command's. */
@@ -322,26 +325,76 @@ static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, 
 
 /* ---- the entry point ------------------------------------------------------------ */
 
-/* A jailed command's outcome: the jail's ready line is removed from stderr;
- * without it the command never started, whatever the shell's status says. */
-static int jail_result(enum transport_jail j, struct transport_result *r, int rc)
+/* A jailed command's outcome: the jail's ready line is removed from stderr
+ * (its facts kept); without it the command never started, whatever the
+ * shell's status says.  *missing: the helper is not on the target. */
+static int jail_result(enum transport_jail j, struct transport_result *r, int rc, bool *missing)
 {
 	char why[400];
+	enum jail_report rep;
 
-	/* A guest agent that cannot start unshare (qm's "Failed to execute child
-	 * process") is a guest without the jail's tools. */
+	*missing = false;
+	/* A guest agent that cannot start /bin/sh (qm's "Failed to execute
+	 * child process") is a guest without the jail's tools. */
 	if (r->status == TRANSPORT_FAILED && r->error == TRANSPORT_ERR_PVE &&
 	    strstr(r->errmsg, "Failed to execute child process")) {
 		r->error = TRANSPORT_ERR_JAIL;
 		return rc;
 	}
-	if (jail_report(j, r->err, &r->err_len, why, sizeof(why)) == JAIL_REPORT_READY)
+	if (r->err == NULL)
+		return rc;
+	rep = jail_report(j, r->err, &r->err_len, why, sizeof(why), r->jail_facts,
+	                  sizeof(r->jail_facts));
+	if (rep == JAIL_REPORT_READY)
 		return rc;
 	if (r->status != TRANSPORT_EXITED && r->status != TRANSPORT_SIGNALED)
 		return rc; /* timed out, cancelled, failed, unknown: as the transport said */
+	*missing = rep == JAIL_REPORT_MISSING && r->status == TRANSPORT_EXITED && r->exit_code == 125;
 	r->exit_code = -1;
 	r->signal = 0;
 	return transport_fail(r, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
+}
+
+/* Copies the jail helper to the target (a root-only folder, then checked by
+ * its SHA-256 there): over the pooled session from stdin on a host and in a
+ * CT (pct exec), through the guest agent in a VM.  0, or -1 with why. */
+static int jail_install(struct transport *t, struct sshnode *n, enum target_type type, int vmid,
+                        int64_t deadline, char *why, size_t whylen)
+{
+	char *script = jail_install_script(t->jail_sha, t->arch);
+	struct transport_result r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.exit_code = -1;
+	if (type == TARGET_VM) {
+		struct vmctx c = {t, n, vmid, deadline, 4096, NULL, &r};
+		rc = transport_vm_install(&c, script, t->jail_bytes, t->jail_len, why, whylen);
+	} else {
+		struct buf prog = BUF_INIT;
+		buf_puts(&prog, "/bin/sh -c ");
+		shellquote_append(&prog, script, strlen(script));
+		rc = exec_plain(t, n, buf_str(&prog), type == TARGET_LXC, vmid, deadline, 4096, NULL,
+		                &r, t->jail_bytes, t->jail_len);
+		if (rc == 0 && (r.status != TRANSPORT_EXITED || r.exit_code != 0)) {
+			char fac[8];
+			size_t len = r.err_len;
+			if (r.err == NULL ||
+			    jail_report(TRANSPORT_JAIL_USER, r.err, &len, why, whylen, fac, sizeof(fac)) !=
+			        JAIL_REPORT_FAILED || strncmp(why, "the jail ended", 14) == 0)
+				snprintf(why, whylen, "installing the jail helper failed (exit %d): %.200s",
+				         r.exit_code, r.err && r.err[0] ? r.err : "no message");
+			rc = -1;
+		} else if (rc != 0) {
+			snprintf(why, whylen, "installing the jail helper failed: %.300s", r.errmsg);
+		}
+		buf_free(&prog);
+	}
+	log_msg(rc == 0 ? LOG_INFO : LOG_WARN, "evt=transport.jail_install target=%s vmid=%d ok=%d",
+	        target_type_name(type), vmid, rc == 0);
+	transport_result_free(&r);
+	free(script);
+	return rc;
 }
 
 /* Valid UTF-8 throughout, by the one strict decoder (lib/utf8.h). */
@@ -395,7 +448,7 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 	struct transport_limits dflt = {0};
 	struct buf prog = BUF_INIT;
 	int64_t t0 = deadline_now_ms(), deadline;
-	char why[200];
+	char why[400];
 	size_t cap;
 	int rc = -1;
 
@@ -413,38 +466,75 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID, why);
 		goto out;
 	}
-	jail_command_line(&prog, lim->jail, command);
+	if (lim->jail != TRANSPORT_JAIL_NONE && t->jail_len == 0) {
+		snprintf(why, sizeof(why), "%s; nothing was sent", t->jail_why);
+		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
+		goto out;
+	}
+	/* The helper's own deadline is a backstop 2 s behind the transport's:
+	 * it ends the request even when the transport's kill cannot reach it. */
+	jail_command_line(&prog, lim->jail, lim->jail_spec, t->jail_sha, deadline - t0 + 2000,
+	                  command);
 	/* Counted as for an unconfined line ("/bin/sh -c " is in the 128). */
 	if (lim->jail != TRANSPORT_JAIL_NONE &&
 	    prog.len - strlen("/bin/sh -c ") + 128 > TRANSPORT_MAX_CMDLINE) {
-		/* The jail's script shares the one SSH packet with the command:
-		 * a command near the limit fits unconfined only. */
+		/* The helper's arguments (the secret stores above all) share the
+		 * one SSH packet with the command: a command near the limit fits
+		 * unconfined only. */
+		size_t quoted = 2;
+		for (const char *c = command; *c; c++)
+			quoted += *c == '\'' ? 4 : 1;
 		snprintf(why, sizeof(why),
-		         "the command is too long to run in the read-only jail (%zu bytes quoted; "
-		         "with the jail's %zu the limit is %d); nothing was sent",
-		         prog.len - strlen("/bin/sh -c ") - jail_overhead(lim->jail),
-		         jail_overhead(lim->jail), TRANSPORT_MAX_CMDLINE - 128);
+		         "the command is too long to run in the jail (%zu bytes quoted; with the "
+		         "jail's %zu the limit is %d); nothing was sent",
+		         quoted, prog.len - strlen("/bin/sh -c ") - quoted, TRANSPORT_MAX_CMDLINE - 128);
 		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
 		goto out;
 	}
 	struct sshnode *n = transport_pool_get(t, node);
-	switch (type) {
-	case TARGET_PROXMOX_HOST:
-	case TARGET_LXC:
-		rc = exec_plain(t, n, buf_str(&prog), type == TARGET_LXC, vmid, deadline, cap,
-		                lim->cancel, out);
-		break;
-	case TARGET_VM: {
-		struct vmctx c = {t, n, vmid, deadline, cap, lim->cancel, out};
-		rc = transport_exec_vm(&c, buf_str(&prog));
-		break;
+	for (int attempt = 0;; attempt++) {
+		bool missing = false;
+		switch (type) {
+		case TARGET_PROXMOX_HOST:
+		case TARGET_LXC:
+			rc = exec_plain(t, n, buf_str(&prog), type == TARGET_LXC, vmid, deadline, cap,
+			                lim->cancel, out, NULL, 0);
+			break;
+		case TARGET_VM: {
+			struct vmctx c = {t, n, vmid, deadline, cap, lim->cancel, out};
+			rc = transport_exec_vm(&c, buf_str(&prog));
+			break;
+		}
+		default:
+			transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID,
+			               "unknown target type");
+			break;
+		}
+		if (lim->jail == TRANSPORT_JAIL_NONE)
+			break;
+		rc = jail_result(lim->jail, out, rc, &missing);
+		if (!missing)
+			break;
+		if (attempt > 0) {
+			/* Installed, and still not the one airlockd has: refuse. */
+			transport_set_text(out->errmsg, sizeof(out->errmsg),
+			                   "the jail helper on the target is not the one airlockd sent "
+			                   "(SHA-256 mismatch after installing it); nothing ran");
+			break;
+		}
+		/* Nothing ran: the check refused before the helper started. */
+		char iwhy[400];
+		if (jail_install(t, n, type, vmid, deadline, iwhy, sizeof(iwhy)) != 0) {
+			transport_set_text(out->errmsg, sizeof(out->errmsg), iwhy);
+			break;
+		}
+		out->jail_installed = true;
+		transport_result_free(out);
+		out->status = TRANSPORT_EXITED;
+		out->error = TRANSPORT_ERR_NONE;
+		out->errmsg[0] = '\0';
+		out->exit_code = -1;
 	}
-	default:
-		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID, "unknown target type");
-		break;
-	}
-	if (lim->jail != TRANSPORT_JAIL_NONE && out->err != NULL)
-		rc = jail_result(lim->jail, out, rc);
 out:
 	if (out->out == NULL)
 		out->out = xstrdup("");

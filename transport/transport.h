@@ -7,8 +7,10 @@
  *   VM:   qm guest exec <vmid> --timeout <n> -- /bin/sh -c '<command>'
  *   CT:   pct exec <ctid> -- /bin/sh -c '<command>'
  *
- * With limits.jail set, "/bin/sh -c '<command>'" becomes the jail's
- * invocation (jail.h): the same command, in a read-only jail on the target.
+ * With limits.jail set, "/bin/sh -c '<command>'" becomes the jail helper's
+ * check and invocation (jail.h): the same command, in a jail on the target.
+ * A target without the helper (or with another one) gets it first, through
+ * the same session.
  *
  * The node's login shell parses that line once more, so the command is one
  * single-quoted word (lib/shellquote): the guest's /bin/sh receives exactly the
@@ -49,6 +51,8 @@ struct transport_config {
 	int poll_interval_ms;    /* `qm guest exec-status` polling; 0 = 1000 */
 	const struct transport_node_key *node_keys; /* copied by transport_new */
 	size_t nnode_keys;
+	const char *jail_helper; /* the jail helper (build/bin/airlock-jail) copied to
+	                            targets; NULL: jailed commands fail (ERR_JAIL) */
 };
 
 /* Connection facts of one node, from its entity row.  Borrowed for the call. */
@@ -86,7 +90,8 @@ struct transport_limits {
 	int timeout_ms;            /* airlock's deadline for the whole command; 0 = 600000 */
 	size_t output_cap;         /* 0 = the config's */
 	const atomic_bool *cancel; /* optional: set from any thread to cancel */
-	enum transport_jail jail;  /* run it in the read-only jail (jail.h); 0 = unconfined */
+	enum transport_jail jail;  /* run it in the jail (jail.h); 0 = unconfined */
+	const struct transport_jail_spec *jail_spec; /* how (NULL: defaults, no secret stores) */
 };
 
 struct transport_result {
@@ -102,6 +107,9 @@ struct transport_result {
 	int64_t guest_pid;          /* VM: the guest pid qm reported, else 0 */
 	enum transport_error error; /* FAILED / UNKNOWN, and TIMED_OUT that could not kill */
 	char errmsg[512];
+	char jail_facts[256]; /* jailed: what the jail's ready line said (uid, network,
+	                         limits), "" otherwise */
+	bool jail_installed;  /* the jail helper was (re)installed on the target first */
 };
 
 struct transport;

@@ -48,6 +48,11 @@ struct transport {
 	char **key_text;                      /* owned: node, key, node, key, ... */
 	pthread_mutex_t mu;
 	struct pool_entry *pool; /* under mu */
+	char *jail_bytes;        /* the jail helper's file, read once */
+	size_t jail_len;
+	char jail_sha[65];   /* its SHA-256, hex ("" without a helper) */
+	char jail_why[300];  /* why there is no helper */
+	char arch[72];       /* uname -m of this machine: the helper's architecture */
 };
 
 /* A VM command in flight: where, until when, and the result to fill. */
@@ -86,5 +91,9 @@ int transport_op_not_exited(const struct sshop *op, struct transport_result *r);
  * exec-status polls until it exits, the deadline passes (kill by pid) or
  * cancel is set (qm.c).  A failed ping is a clean "nothing ran". */
 int transport_exec_vm(struct vmctx *c, const char *prog);
+/* Installs the jail helper in a VM through the guest agent (qm guest exec
+ * --pass-stdin): 0, or -1 with the reason in why. */
+int transport_vm_install(struct vmctx *c, const char *script, const char *data, size_t len,
+                         char *why, size_t whylen);
 
 #endif
