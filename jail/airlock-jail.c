@@ -977,8 +977,12 @@ static bool cg_v1(const struct jopts *o, struct limits *l, const char *name)
 		if (mkdir_ok(p) != 0)
 			return false;
 		snprintf(l->v1[i], sizeof(l->v1[i]), "/sys/fs/cgroup/%s/airlock/%.63s", v1ctl[i], name);
-		if (mkdir(l->v1[i], 0755) != 0)
-			refuse("%s: %s", l->v1[i], strerror(errno));
+		if (mkdir(l->v1[i], 0755) != 0) {
+			/* Not ours to write (a user namespace): no cgroup here. */
+			while (i-- > 0)
+				rmdir(l->v1[i]);
+			return false;
+		}
 	}
 	l->kind = CG_V1;
 	snprintf(buf, sizeof(buf), "%lld", o->mem);
@@ -1092,7 +1096,7 @@ static void drop_caps(void)
 static _Noreturn void run_command(const struct jopts *o, unsigned long uid, const char *facts)
 {
 	extern char **environ;
-	char *argv[] = {"sh", "-c", (char *)o->command, NULL};
+	char *argv[] = {"/bin/sh", "-c", (char *)o->command, NULL};
 
 	if (setsid() < 0)
 		refuse("setsid: %s", strerror(errno));

@@ -90,6 +90,9 @@ def _check(rc, what):
         raise OSError(e, "%s: %s" % (what, os.strerror(e)))
 
 
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+
+
 def _mount(src, dst, fstype, flags, data=None):
     enc = lambda s: None if s is None else s.encode()
     _check(
@@ -156,7 +159,12 @@ def enter_root(root, hostname, binds=(), blockdev=None):
         _mount(src, inner, None, MS_BIND)
         if ro:
             _mount(None, inner, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    os.chroot(root)
+    # pivot_root, not chroot: a real host, VM or container has a root that is
+    # its mount namespace's root, and the kernel refuses new user namespaces
+    # (the jail's) to a chrooted process.
+    os.chdir(root)
+    _check(_libc.syscall(_SYS_PIVOT_ROOT[os.uname().machine], b".", b"."), "pivot_root")
+    _check(_libc.umount2(b".", 2), "umount the old root")  # MNT_DETACH
     os.chdir("/")
     socket.sethostname(hostname)
 
