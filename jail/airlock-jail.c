@@ -82,12 +82,12 @@ struct cap_header {
 struct cap_data {
 	uint32_t effective, permitted, inheritable;
 };
-#define SECBIT_NOROOT (1 << 0)
-#define SECBIT_NOROOT_LOCKED (1 << 1)
-#define SECBIT_NO_SETUID_FIXUP (1 << 2)
-#define SECBIT_NO_SETUID_FIXUP_LOCKED (1 << 3)
-#define SECBIT_KEEP_CAPS_LOCKED (1 << 5)
-#define SECBIT_NO_CAP_AMBIENT_RAISE (1 << 6)
+#define SECBIT_NOROOT                      (1 << 0)
+#define SECBIT_NOROOT_LOCKED               (1 << 1)
+#define SECBIT_NO_SETUID_FIXUP             (1 << 2)
+#define SECBIT_NO_SETUID_FIXUP_LOCKED      (1 << 3)
+#define SECBIT_KEEP_CAPS_LOCKED            (1 << 5)
+#define SECBIT_NO_CAP_AMBIENT_RAISE        (1 << 6)
 #define SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED (1 << 7)
 
 #ifndef JAIL_DIR
@@ -95,8 +95,8 @@ struct cap_data {
 #endif
 
 #define MAX_SECRETS 256
-#define MAX_WRITES 64
-#define MAX_COVERS 4096
+#define MAX_WRITES  64
+#define MAX_COVERS  4096
 #define ARG_MAX_LEN 4096
 
 enum tier { TIER_USER, TIER_ROOT, TIER_WRITE };
@@ -217,7 +217,8 @@ int jail_parse_args(int argc, char **argv, struct jopts *o, char *err, size_t er
 			else if (strcmp(val, "write") == 0)
 				o->tier = TIER_WRITE;
 			else {
-				snprintf(err, errlen, "tier `%.32s` is not user, root or write", val);
+				snprintf(err, errlen, "tier `%.32s` is not user, root or write",
+				         val);
 				return -1;
 			}
 			tier = true;
@@ -249,7 +250,8 @@ int jail_parse_args(int argc, char **argv, struct jopts *o, char *err, size_t er
 			break;
 		case 'S':
 			if (!path_ok(val, false, true)) {
-				snprintf(err, errlen, "secret store `%.200s` is not an absolute path or glob",
+				snprintf(err, errlen,
+				         "secret store `%.200s` is not an absolute path or glob",
 				         val);
 				return -1;
 			}
@@ -262,19 +264,22 @@ int jail_parse_args(int argc, char **argv, struct jopts *o, char *err, size_t er
 		case 'w':
 			if (!path_ok(val, true, false)) {
 				snprintf(err, errlen,
-				         "write path `%.200s` is not an absolute, normalised path without "
+				         "write path `%.200s` is not an absolute, normalised path "
+				         "without "
 				         "glob characters",
 				         val);
 				return -1;
 			}
 			for (size_t k = 0; k < sizeof(no_write) / sizeof(no_write[0]); k++)
-				if (path_within(val, no_write[k]) || path_within(no_write[k], val)) {
-					snprintf(err, errlen, "write path `%.200s` overlaps %s", val,
-					         no_write[k]);
+				if (path_within(val, no_write[k]) ||
+				    path_within(no_write[k], val)) {
+					snprintf(err, errlen, "write path `%.200s` overlaps %s",
+					         val, no_write[k]);
 					return -1;
 				}
 			if (strcmp(val, "/") == 0) {
-				snprintf(err, errlen, "write path / would make everything writable");
+				snprintf(err, errlen,
+				         "write path / would make everything writable");
 				return -1;
 			}
 			if (o->nwrites == MAX_WRITES) {
@@ -314,7 +319,8 @@ int jail_parse_args(int argc, char **argv, struct jopts *o, char *err, size_t er
 			if (strpbrk(o->secrets[s], "*?[") == NULL &&
 			    (path_within(o->writes[w], o->secrets[s]) ||
 			     path_within(o->secrets[s], o->writes[w]))) {
-				snprintf(err, errlen, "write path `%.200s` overlaps the secret store %.200s",
+				snprintf(err, errlen,
+				         "write path `%.200s` overlaps the secret store %.200s",
 				         o->writes[w], o->secrets[s]);
 				return -1;
 			}
@@ -413,7 +419,7 @@ struct jail_mount_attr {
 };
 #define JA_RDONLY 0x1
 #define JA_NOSUID 0x2
-#define JA_NODEV 0x4
+#define JA_NODEV  0x4
 #define JA_NOEXEC 0x8
 
 static int setattr(const char *path, bool recursive, uint64_t set, uint64_t clr)
@@ -630,9 +636,10 @@ static void write_prepare(const struct jopts *o, struct plan *pl)
 			slash = strrchr(parent, '/');
 			*(slash == parent ? slash + 1 : slash) = '\0';
 			if (realpath(parent, real) == NULL || strcmp(real, parent) != 0)
-				refuse("write path %s: its folder %s is missing or reached through a "
-				       "symbolic link",
-				       p, parent);
+				refuse(
+				    "write path %s: its folder %s is missing or reached through a "
+				    "symbolic link",
+				    p, parent);
 			if (dir && mkdir(p, 0755) != 0)
 				refuse("write path %s: %s", p, strerror(errno));
 			if (!dir)
@@ -640,12 +647,14 @@ static void write_prepare(const struct jopts *o, struct plan *pl)
 		} else if (realpath(p, real) == NULL || strcmp(real, p) != 0) {
 			refuse("write path %s is reached through a symbolic link", p);
 		} else if (dir != S_ISDIR(st.st_mode)) {
-			refuse("write path %s: the verdict says %s, the target has %s", o->writes[i],
-			       dir ? "a folder" : "a file", S_ISDIR(st.st_mode) ? "a folder" : "a file");
+			refuse("write path %s: the verdict says %s, the target has %s",
+			       o->writes[i], dir ? "a folder" : "a file",
+			       S_ISDIR(st.st_mode) ? "a folder" : "a file");
 		}
 		for (int c = 0; c < pl->ncovers; c++)
 			if (path_within(p, pl->covers[c]) || path_within(pl->covers[c], p))
-				refuse("write path %s overlaps the secret store %s", p, pl->covers[c]);
+				refuse("write path %s overlaps the secret store %s", p,
+				       pl->covers[c]);
 	}
 }
 
@@ -667,15 +676,22 @@ static void write_binds(const struct jopts *o, struct plan *pl)
 	}
 }
 
+static void fs_at(const char *name, const char *type, const char *where, const char *opts,
+                  unsigned long flags)
+{
+	if (mount(name, where, type, MS_NOSUID | MS_NODEV | flags, opts) != 0)
+		refuse("%s on %s: %s", type, where, strerror(errno));
+}
+
 static void tmpfs(const char *where, const char *opts, unsigned long flags)
 {
-	if (mount("airlock-tmp", where, "tmpfs", MS_NOSUID | MS_NODEV | flags, opts) != 0)
-		refuse("tmpfs on %s: %s", where, strerror(errno));
+	fs_at("airlock-tmp", "tmpfs", where, opts, flags);
 }
 
 static void build_mounts(const struct jopts *o, struct plan *pl)
 {
-	static const char *const devs[] = {"null", "zero", "full", "random", "urandom", "tty", "zfs"};
+	static const char *const devs[] = {"null",    "zero", "full", "random",
+	                                   "urandom", "tty",  "zfs"};
 	static const char *const links[][2] = {{"fd", "/proc/self/fd"},
 	                                       {"stdin", "/proc/self/fd/0"},
 	                                       {"stdout", "/proc/self/fd/1"},
@@ -704,16 +720,21 @@ static void build_mounts(const struct jopts *o, struct plan *pl)
 	/* The staging place: an empty file and folder for the covers, the new /dev. */
 	if (mkdir(STAGE, 0700) != 0)
 		refuse("mkdir %s: %s", STAGE, strerror(errno));
-	tmpfs(STAGE, "size=16k,mode=0755", MS_NOEXEC);
+	/* ramfs: it reports no blocks, so df leaves the covers out as it does
+	 * other pseudo file systems. */
+	fs_at("airlock-cover", "ramfs", STAGE, "mode=0755", MS_NOEXEC);
 	make_file(STAGE "/empty", 0444);
-	if (mkdir(STAGE "/emptydir", 0555) != 0 || mkdir(STAGE "/dev", 0755) != 0)
+	if (mkdir(STAGE "/emptydir", 0555) != 0)
 		refuse("mkdir in %s: %s", STAGE, strerror(errno));
+	if (mkdir(STAGE "/dev", 0755) != 0)
+		refuse("mkdir in %s: %s", STAGE, strerror(errno));
+	fs_at("airlock-dev", "tmpfs", STAGE "/dev", "size=64k,mode=0755", MS_NOEXEC);
 	if (mount(NULL, STAGE, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-	          "size=16k,mode=0755") != 0)
+	          "mode=0755") != 0)
 		refuse("read-only staging: %s", strerror(errno));
 
-	/* /dev: a tmpfs with only harmless devices, bound from the old one. */
-	tmpfs(STAGE "/dev", "size=64k,mode=0755", MS_NOEXEC);
+	/* /dev: a tmpfs with only harmless devices, bound from the old one
+	 * (mounted above before the staging place became read-only). */
 	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
 		struct stat st;
 		char src[64];
@@ -737,7 +758,8 @@ static void build_mounts(const struct jopts *o, struct plan *pl)
 	if (mkdir(STAGE "/dev/shm", 01777) != 0 || mkdir(STAGE "/dev/pts", 0755) != 0)
 		refuse("/dev/shm: %s", strerror(errno));
 	tmpfs(STAGE "/dev/shm", opts, MS_NOEXEC);
-	if (mount(NULL, STAGE "/dev", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	if (mount(NULL, STAGE "/dev", NULL,
+	          MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	          "size=64k,mode=0755") != 0)
 		refuse("read-only /dev: %s", strerror(errno));
 	if (mount(STAGE "/dev", "/dev", NULL, MS_MOVE, NULL) != 0)
@@ -760,7 +782,8 @@ static void build_mounts(const struct jopts *o, struct plan *pl)
 		const char *c = pl->covers[i];
 		if (i > 0 && path_within(c, pl->covers[i - 1]) && is_dir(pl->covers[i - 1]))
 			continue; /* inside a folder covered already */
-		if (mount(is_dir(c) ? STAGE "/emptydir" : STAGE "/empty", c, NULL, MS_BIND, NULL) != 0 &&
+		if (mount(is_dir(c) ? STAGE "/emptydir" : STAGE "/empty", c, NULL, MS_BIND, NULL) !=
+		        0 &&
 		    errno != ENOENT)
 			refuse("covering the secret store %s: %s", c, strerror(errno));
 	}
@@ -976,7 +999,8 @@ static bool cg_v1(const struct jopts *o, struct limits *l, const char *name)
 		snprintf(p, sizeof(p), "/sys/fs/cgroup/%s/airlock", v1ctl[i]);
 		if (mkdir_ok(p) != 0)
 			return false;
-		snprintf(l->v1[i], sizeof(l->v1[i]), "/sys/fs/cgroup/%s/airlock/%.63s", v1ctl[i], name);
+		snprintf(l->v1[i], sizeof(l->v1[i]), "/sys/fs/cgroup/%s/airlock/%.63s", v1ctl[i],
+		         name);
 		if (mkdir(l->v1[i], 0755) != 0) {
 			/* Not ours to write (a user namespace): no cgroup here. */
 			while (i-- > 0)
@@ -1109,7 +1133,8 @@ static _Noreturn void run_command(const struct jopts *o, unsigned long uid, cons
 		set_rlimit(RLIMIT_AS, (rlim_t)o->mem, "memory");
 		if (o->deadline_ms > 0)
 			set_rlimit(RLIMIT_CPU,
-			           (rlim_t)(o->deadline_ms / 1000 * o->cpu_pct / 100 + 1), "CPU time");
+			           (rlim_t)(o->deadline_ms / 1000 * o->cpu_pct / 100 + 1),
+			           "CPU time");
 		if (setpriority(PRIO_PROCESS, 0, 10) != 0)
 			refuse("nice: %s", strerror(errno));
 	}
@@ -1133,11 +1158,10 @@ static _Noreturn void run_command(const struct jopts *o, unsigned long uid, cons
 	} else {
 		if (setgroups(0, NULL) != 0)
 			refuse("setgroups: %s", strerror(errno));
-		if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-		                                 SECBIT_NO_SETUID_FIXUP |
-		                                 SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-		                                 SECBIT_NO_CAP_AMBIENT_RAISE |
-		                                 SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+		if (prctl(PR_SET_SECUREBITS,
+		          SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+		              SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+		              SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
 		          0, 0, 0) != 0)
 			refuse("securebits: %s", strerror(errno));
 		drop_bounding();
@@ -1147,6 +1171,8 @@ static _Noreturn void run_command(const struct jopts *o, unsigned long uid, cons
 		refuse("no_new_privs: %s", strerror(errno));
 	if (access(".", X_OK) != 0 && chdir("/") != 0)
 		refuse("chdir /: %s", strerror(errno));
+	/* Nothing of the caller's but stdin, stdout and stderr (close_range). */
+	syscall(436, 3U, ~0U, 0U);
 	say("ready %s %s", tier_name[o->tier], facts);
 	execve("/bin/sh", argv, environ);
 	say("cannot run /bin/sh: %s", strerror(errno));
@@ -1155,20 +1181,29 @@ static _Noreturn void run_command(const struct jopts *o, unsigned long uid, cons
 
 /* ---- init: pid 1 of the request's namespaces ------------------------------------------ */
 
-static _Noreturn void init_main(const struct jopts *o, int syncfd, int statusfd,
-                                unsigned long uid, const char *facts)
+static _Noreturn void init_main(const struct jopts *o, int syncfd, int statusfd, unsigned long uid,
+                                const char *facts)
 {
 	struct plan pl;
-	char c;
-	pid_t cmd;
+	pid_t cmd, outer;
 	int st;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	/* The supervisor has written the id maps and placed us in the cgroup
-	 * (or died: then EOF, and nothing ran). */
-	if (read(syncfd, &c, 1) != 1)
+	 * (or died: then EOF, and nothing ran); it sends our pid in the
+	 * target's pid namespace. */
+	if (read(syncfd, &outer, sizeof(outer)) != (ssize_t)sizeof(outer))
 		_exit(125);
 	close(syncfd);
+	/* The command keeps the target's /proc, where procps looks itself up
+	 * by getpid(): the namespace's pids start where the target's next ones
+	 * will, so that on a quiet target each process's pid inside is its pid
+	 * outside.  (Best effort: a busy target's pids move on meanwhile.) */
+	{
+		char v[24];
+		snprintf(v, sizeof(v), "%d", (int)outer);
+		write_file("/proc/sys/kernel/ns_last_pid", v);
+	}
 	memset(&pl, 0, sizeof(pl));
 	build_mounts(o, &pl);
 	verify_mounts(&pl);
@@ -1248,9 +1283,13 @@ int main(int argc, char **argv)
 		refuse("no cgroup (v2, or v1 memory, pids and cpu) to bound the %s tier's tasks; "
 		       "uid 0 is exempt from the per-user process limit",
 		       tier_name[o.tier]);
-	snprintf(facts, sizeof(facts), "uid=%lu net=%s limits=%s mem=%lldMiB tasks=%ld cpu=%d%% "
-	         "scratch=%lldMiB", uid, o.net_view ? "target" : "own",
-	         lim.kind == CG_V2 ? "cgroup2" : lim.kind == CG_V1 ? "cgroup1" : "rlimit",
+	snprintf(facts, sizeof(facts),
+	         "uid=%lu net=%s limits=%s mem=%lldMiB tasks=%ld cpu=%d%% "
+	         "scratch=%lldMiB",
+	         uid, o.net_view ? "target" : "own",
+	         lim.kind == CG_V2   ? "cgroup2"
+	         : lim.kind == CG_V1 ? "cgroup1"
+	                             : "rlimit",
 	         o.mem >> 20, o.tasks, o.cpu_pct, o.scratch >> 20);
 
 	/* Signals come through a signalfd; the rest of the request starts with
@@ -1286,7 +1325,7 @@ int main(int argc, char **argv)
 	write_idmap(init, "uid_map", "/proc/self/uid_map");
 	write_idmap(init, "gid_map", "/proc/self/gid_map");
 	cg_enter(&lim, init);
-	if (write(sync[1], "g", 1) != 1)
+	if (write(sync[1], &init, sizeof(init)) != (ssize_t)sizeof(init))
 		refuse("starting the jail: %s", strerror(errno));
 	close(sync[1]);
 
@@ -1319,8 +1358,9 @@ int main(int argc, char **argv)
 					break;
 				}
 			} else if (si.ssi_signo != SIGPIPE) {
-				ended = si.ssi_signo == SIGTERM ? "stopped by SIGTERM (the transport's kill)"
-				                                : "stopped by a signal";
+				ended = si.ssi_signo == SIGTERM
+				            ? "stopped by SIGTERM (the transport's kill)"
+				            : "stopped by a signal";
 				break;
 			}
 		}

@@ -30,7 +30,7 @@
 
 #include "lib/buf.h"
 
-#define JAIL_HELPER_DIR "/var/lib/airlock/jail"
+#define JAIL_HELPER_DIR  "/var/lib/airlock/jail"
 #define JAIL_HELPER_PATH JAIL_HELPER_DIR "/airlock-jail"
 
 enum transport_jail {
@@ -42,14 +42,14 @@ enum transport_jail {
 
 /* What the jail is built with, besides the tier.  Borrowed for the call. */
 struct transport_jail_spec {
-	bool net_view;               /* keep the target's network namespace */
-	const char *const *writes;   /* TRANSPORT_JAIL_WRITE: absolute paths, "dir/" */
+	bool net_view;             /* keep the target's network namespace */
+	const char *const *writes; /* TRANSPORT_JAIL_WRITE: absolute paths, "dir/" */
 	size_t nwrites;
 	const char *const *secrets; /* the policy's secret_stores: covered when they exist */
 	size_t nsecrets;
-	long long mem_bytes; /* 0: the helper's default (512 MiB) */
-	long tasks;          /* 0: 256 */
-	int cpu_pct;         /* 0: 100 (one core) */
+	long long mem_bytes;     /* 0: the helper's default (512 MiB) */
+	long tasks;              /* 0: 256 */
+	int cpu_pct;             /* 0: 100 (one core) */
 	long long scratch_bytes; /* each private tmpfs; 0: 64 MiB */
 };
 

@@ -30,7 +30,8 @@ static void jail_helper_load(struct transport *t, const char *path)
 	if (uname(&u) == 0)
 		snprintf(t->arch, sizeof(t->arch), "%.64s", u.machine);
 	if (path == NULL || path[0] == '\0') {
-		snprintf(t->jail_why, sizeof(t->jail_why), "airlockd has no jail helper configured");
+		snprintf(t->jail_why, sizeof(t->jail_why),
+		         "airlockd has no jail helper configured");
 		return;
 	}
 	if ((f = fopen(path, "rb")) == NULL) {
@@ -50,8 +51,8 @@ static void jail_helper_load(struct transport *t, const char *path)
 		return;
 	}
 	sha256_hex(t->jail_bytes, t->jail_len, t->jail_sha);
-	log_msg(LOG_INFO, "evt=transport.jail_helper path=%s bytes=%zu sha256=%s", path, t->jail_len,
-	        t->jail_sha);
+	log_msg(LOG_INFO, "evt=transport.jail_helper path=%s bytes=%zu sha256=%s", path,
+	        t->jail_len, t->jail_sha);
 }
 
 static pthread_once_t libssh2_once = PTHREAD_ONCE_INIT;

@@ -255,8 +255,8 @@ int transport_vm_install(struct vmctx *c, const char *script, const char *data, 
 	char *qs = shellquote(script);
 	/* qm reads the whole of stdin first and hands it to the agent as the
 	 * process's input (guest-exec input-data). */
-	char *cmd = xasprintf("qm guest exec %d --timeout 60 --pass-stdin 1 -- /bin/sh -c %s",
-	                      c->vmid, qs);
+	char *cmd =
+	    xasprintf("qm guest exec %d --timeout 60 --pass-stdin 1 -- /bin/sh -c %s", c->vmid, qs);
 	struct sshop op;
 	struct qmjson *p = NULL;
 	int rc = -1;
@@ -268,7 +268,8 @@ int transport_vm_install(struct vmctx *c, const char *script, const char *data, 
 	op.in_len = len;
 	transport_run1(c->n, &op);
 	if (op.outcome != SSHOP_EXITED) {
-		snprintf(why, whylen, "installing the jail helper in VM %d: %s", c->vmid, op.errmsg);
+		snprintf(why, whylen, "installing the jail helper in VM %d: %s", c->vmid,
+		         op.errmsg);
 	} else if (op.exit_status != 0) {
 		char line[400];
 		transport_stderr_line(&op.err, line, sizeof(line));
@@ -277,7 +278,8 @@ int transport_vm_install(struct vmctx *c, const char *script, const char *data, 
 		snprintf(why, whylen, "installing the jail helper in VM %d: %s", c->vmid,
 		         qmjson_error(p));
 	} else if (!qmjson_result(p)->has_exited || !qmjson_result(p)->exited) {
-		snprintf(why, whylen, "installing the jail helper in VM %d took over 60 s", c->vmid);
+		snprintf(why, whylen, "installing the jail helper in VM %d took over 60 s",
+		         c->vmid);
 	} else if (!qmjson_result(p)->has_exitcode || qmjson_result(p)->exitcode != 0) {
 		struct qmjson_result *q = qmjson_result(p);
 		char fac[8];
@@ -285,8 +287,9 @@ int transport_vm_install(struct vmctx *c, const char *script, const char *data, 
 		char *e = q->err.len ? q->err.data : (char *)"";
 		if (q->err.len == 0 || jail_report(TRANSPORT_JAIL_USER, e, &n, why, whylen, fac,
 		                                   sizeof(fac)) != JAIL_REPORT_FAILED)
-			snprintf(why, whylen, "installing the jail helper in VM %d failed (exit %d)",
-			         c->vmid, q->has_exitcode ? q->exitcode : -1);
+			snprintf(why, whylen,
+			         "installing the jail helper in VM %d failed (exit %d)", c->vmid,
+			         q->has_exitcode ? q->exitcode : -1);
 	} else {
 		rc = 0;
 	}

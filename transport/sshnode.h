@@ -90,7 +90,7 @@ struct sshop {
 	struct sshnode_wait *waiter; /* the caller of sshnode_run, woken when all are done */
 	bool internal;               /* a kill operation the node thread made and frees */
 	int open_retries;
-	size_t in_off; /* bytes of in written so far */
+	size_t in_off;         /* bytes of in written so far */
 	int eof_early;         /* EOF sent right behind the exec request? */
 	bool dry;              /* its last look found nothing to do ... */
 	unsigned long dry_gen; /* ... with the node's arrivals at this count */

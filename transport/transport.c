@@ -349,7 +349,8 @@ static int jail_result(enum transport_jail j, struct transport_result *r, int rc
 		return rc;
 	if (r->status != TRANSPORT_EXITED && r->status != TRANSPORT_SIGNALED)
 		return rc; /* timed out, cancelled, failed, unknown: as the transport said */
-	*missing = rep == JAIL_REPORT_MISSING && r->status == TRANSPORT_EXITED && r->exit_code == 125;
+	*missing =
+	    rep == JAIL_REPORT_MISSING && r->status == TRANSPORT_EXITED && r->exit_code == 125;
 	r->exit_code = -1;
 	r->signal = 0;
 	return transport_fail(r, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
@@ -374,19 +375,22 @@ static int jail_install(struct transport *t, struct sshnode *n, enum target_type
 		struct buf prog = BUF_INIT;
 		buf_puts(&prog, "/bin/sh -c ");
 		shellquote_append(&prog, script, strlen(script));
-		rc = exec_plain(t, n, buf_str(&prog), type == TARGET_LXC, vmid, deadline, 4096, NULL,
-		                &r, t->jail_bytes, t->jail_len);
+		rc = exec_plain(t, n, buf_str(&prog), type == TARGET_LXC, vmid, deadline, 4096,
+		                NULL, &r, t->jail_bytes, t->jail_len);
 		if (rc == 0 && (r.status != TRANSPORT_EXITED || r.exit_code != 0)) {
 			char fac[8];
 			size_t len = r.err_len;
 			if (r.err == NULL ||
-			    jail_report(TRANSPORT_JAIL_USER, r.err, &len, why, whylen, fac, sizeof(fac)) !=
-			        JAIL_REPORT_FAILED || strncmp(why, "the jail ended", 14) == 0)
-				snprintf(why, whylen, "installing the jail helper failed (exit %d): %.200s",
+			    jail_report(TRANSPORT_JAIL_USER, r.err, &len, why, whylen, fac,
+			                sizeof(fac)) != JAIL_REPORT_FAILED ||
+			    strncmp(why, "the jail ended", 14) == 0)
+				snprintf(why, whylen,
+				         "installing the jail helper failed (exit %d): %.200s",
 				         r.exit_code, r.err && r.err[0] ? r.err : "no message");
 			rc = -1;
 		} else if (rc != 0) {
-			snprintf(why, whylen, "installing the jail helper failed: %.300s", r.errmsg);
+			snprintf(why, whylen, "installing the jail helper failed: %.300s",
+			         r.errmsg);
 		}
 		buf_free(&prog);
 	}
@@ -487,7 +491,8 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 		snprintf(why, sizeof(why),
 		         "the command is too long to run in the jail (%zu bytes quoted; with the "
 		         "jail's %zu the limit is %d); nothing was sent",
-		         quoted, prog.len - strlen("/bin/sh -c ") - quoted, TRANSPORT_MAX_CMDLINE - 128);
+		         quoted, prog.len - strlen("/bin/sh -c ") - quoted,
+		         TRANSPORT_MAX_CMDLINE - 128);
 		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
 		goto out;
 	}
@@ -497,8 +502,8 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 		switch (type) {
 		case TARGET_PROXMOX_HOST:
 		case TARGET_LXC:
-			rc = exec_plain(t, n, buf_str(&prog), type == TARGET_LXC, vmid, deadline, cap,
-			                lim->cancel, out, NULL, 0);
+			rc = exec_plain(t, n, buf_str(&prog), type == TARGET_LXC, vmid, deadline,
+			                cap, lim->cancel, out, NULL, 0);
 			break;
 		case TARGET_VM: {
 			struct vmctx c = {t, n, vmid, deadline, cap, lim->cancel, out};
@@ -517,9 +522,10 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 			break;
 		if (attempt > 0) {
 			/* Installed, and still not the one airlockd has: refuse. */
-			transport_set_text(out->errmsg, sizeof(out->errmsg),
-			                   "the jail helper on the target is not the one airlockd sent "
-			                   "(SHA-256 mismatch after installing it); nothing ran");
+			transport_set_text(
+			    out->errmsg, sizeof(out->errmsg),
+			    "the jail helper on the target is not the one airlockd sent "
+			    "(SHA-256 mismatch after installing it); nothing ran");
 			break;
 		}
 		/* Nothing ran: the check refused before the helper started. */

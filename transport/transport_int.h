@@ -50,9 +50,9 @@ struct transport {
 	struct pool_entry *pool; /* under mu */
 	char *jail_bytes;        /* the jail helper's file, read once */
 	size_t jail_len;
-	char jail_sha[65];   /* its SHA-256, hex ("" without a helper) */
-	char jail_why[300];  /* why there is no helper */
-	char arch[72];       /* uname -m of this machine: the helper's architecture */
+	char jail_sha[65];  /* its SHA-256, hex ("" without a helper) */
+	char jail_why[300]; /* why there is no helper */
+	char arch[72];      /* uname -m of this machine: the helper's architecture */
 };
 
 /* A VM command in flight: where, until when, and the result to fill. */

@@ -590,8 +590,8 @@ static int check_notifications(struct config *c, const char *path, const struct 
 }
 
 /* testing.classify_all_reversible_low: {writes: [absolute paths]}. */
-static int load_test_writes(struct config *c, const struct yt_node *v, const char *path,
-                            char *err, size_t errlen)
+static int load_test_writes(struct config *c, const struct yt_node *v, const char *path, char *err,
+                            size_t errlen)
 {
 	const struct yt_node *w = yt_get(v, "writes");
 
@@ -605,10 +605,11 @@ static int load_test_writes(struct config *c, const struct yt_node *v, const cha
 	for (size_t i = 0; i < w->n; i++) {
 		const struct yt_node *e = w->items[i];
 		if (e->kind != YT_SCALAR || e->scalar[0] != '/')
-			return failf(err, errlen, path, e,
-			             "a write path must be an absolute path (\"dir/\" for everything "
-			             "below dir)%s",
-			             "", NULL);
+			return failf(
+			    err, errlen, path, e,
+			    "a write path must be an absolute path (\"dir/\" for everything "
+			    "below dir)%s",
+			    "", NULL);
 		c->test_writes[c->ntest_writes++] = xstrdup(e->scalar);
 	}
 	c->test_classify_all_reversible_low = true;
@@ -656,15 +657,17 @@ static int cross_check(struct config *c, const char *path, const struct yt_node 
 		const struct yt_node *at =
 		    yt_get(yt_get(root, "testing"), "classify_all_reversible_low");
 		if (c->test_classify_all_read_only)
-			return failf(err, errlen, path, at,
-			             "testing.classify_all_reversible_low and classify_all_read_only "
-			             "cannot both be on%s",
-			             "", NULL);
+			return failf(
+			    err, errlen, path, at,
+			    "testing.classify_all_reversible_low and classify_all_read_only "
+			    "cannot both be on%s",
+			    "", NULL);
 		if (!test_rig_present(why, sizeof(why)))
-			return failf(err, errlen, path, at,
-			             "testing.classify_all_reversible_low turns the approval gate off "
-			             "and exists for the test rig only; refused: %s",
-			             why, NULL);
+			return failf(
+			    err, errlen, path, at,
+			    "testing.classify_all_reversible_low turns the approval gate off "
+			    "and exists for the test rig only; refused: %s",
+			    why, NULL);
 	}
 	if (c->zerto_url) {
 		const struct yt_node *z = yt_get(root, "zerto");
@@ -740,9 +743,10 @@ struct config *config_load(const char *path, char *err, size_t errlen)
 				for (size_t j = 0; j < v->n; j++) {
 					const struct yt_node *sk = v->items[2 * j];
 					if (strcmp(k->scalar, "testing") == 0 &&
-					    strcmp(sk->scalar, "classify_all_reversible_low") == 0) {
-						if (load_test_writes(c, v->items[2 * j + 1], path, err,
-						                     errlen) < 0)
+					    strcmp(sk->scalar, "classify_all_reversible_low") ==
+					        0) {
+						if (load_test_writes(c, v->items[2 * j + 1], path,
+						                     err, errlen) < 0)
 							goto fail;
 						continue;
 					}

@@ -269,10 +269,12 @@ static char *clean_reason(const struct queue_item *it, const char *reason)
  * change runs in the write tier, with only the paths its verdict names
  * writable.  Approved rows run as approved (a human looked); higher classes
  * never run without approval. */
+static bool runs_as_action(enum exec_state state, enum risk_class cls, const struct verdict *v);
+
 static enum transport_jail jail_for(enum exec_state state, enum risk_class cls,
                                     const struct verdict *v)
 {
-	if (state == EXEC_APPROVED)
+	if (state == EXEC_APPROVED || runs_as_action(state, cls, v))
 		return TRANSPORT_JAIL_NONE;
 	if (cls == RISK_READ_ONLY)
 		return v->needs_root ? TRANSPORT_JAIL_ROOT : TRANSPORT_JAIL_USER;
@@ -287,16 +289,25 @@ static const char *write_unconfinable(const struct verdict *v, char *buf, size_t
 {
 	if (v->writes_unknown)
 		return "the paths it writes are known only when it runs";
-	if (v->action_rule) {
+	if (v->action_rule && v->nwrites > 0) {
 		snprintf(buf, len,
-		         "it is an action the jail cannot confine to paths (rule %s); a human "
-		         "approves it",
+		         "it is an action the jail cannot confine to paths (rule %s) together with "
+		         "writes: the jail cannot let the one through and confine the others",
 		         v->action_rule);
 		return buf;
 	}
-	if (v->nwrites == 0)
-		return "its verdict names no path it writes";
 	return NULL;
+}
+
+/* A reversible_low verdict that is one action of its rule (a service
+ * restart through the service manager, qm start): the kernel cannot confine
+ * what the daemon does on its behalf, so it runs unconfined, only in the form
+ * the rule proves (docs/transport.md, "Action rules"); recorded as
+ * confinement "action". */
+static bool runs_as_action(enum exec_state state, enum risk_class cls, const struct verdict *v)
+{
+	return state != EXEC_APPROVED && cls == RISK_REVERSIBLE_LOW && v->action_rule != NULL &&
+	       v->nwrites == 0 && !v->writes_unknown;
 }
 
 /* The whole jail for a row: its tier, network view, write set, and the
@@ -321,8 +332,9 @@ static struct target_jail target_jail_for(enum transport_jail tier, const struct
 static void needs_human(const struct pipeline_env *env, struct store *db,
                         const struct queue_item *it, const char *why)
 {
-	char id[24], q[600], *reason = xasprintf("cannot confine a reversible_low change on %s: %s",
-	                                         it->target, why);
+	char id[24], q[600],
+	    *reason =
+	        xasprintf("cannot confine a reversible_low change on %s: %s", it->target, why);
 	struct store_res *res;
 
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
@@ -347,8 +359,9 @@ static void record_jail(const struct pipeline_env *env, struct store *db,
 	if (r->jail_facts[0] == '\0')
 		return;
 	snprintf(id, sizeof(id), "%lld", (long long)it->id);
-	struct store_res *res = store_exec(db, "SELECT airlock.worker_jail($1, $2, $3)", 3,
-	                                   (const char *const[]){id, env->worker_id, r->jail_facts});
+	struct store_res *res =
+	    store_exec(db, "SELECT airlock.worker_jail($1, $2, $3)", 3,
+	               (const char *const[]){id, env->worker_id, r->jail_facts});
 	if (res == NULL)
 		log_db_error(it, "jail_record_failed", db);
 	store_clear(res);
@@ -545,7 +558,8 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		release(db, env->worker_id, it, 0, "airlockd is stopping; released before it ran");
 		goto out;
 	}
-	if (queue_start(db, it->id, env->worker_id, rewind_json, guard_json, jail_name(jail)) < 0) {
+	if (queue_start(db, it->id, env->worker_id, rewind_json, guard_json,
+	                runs_as_action(state, cls, v) ? "action" : jail_name(jail)) < 0) {
 		log_db_error(it, "start_failed", db);
 		if (sqlstate_is(store_sqlstate(db), SQLSTATE_ILLEGAL_TRANSITION)) {
 			pipeline_let_go_if_gone(db, it);

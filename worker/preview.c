@@ -105,8 +105,8 @@ static void one(const struct pipeline_env *env, struct store *db, const struct q
 		return;
 	}
 	enum transport_jail jail = pv.needs_root ? TRANSPORT_JAIL_ROOT : TRANSPORT_JAIL_USER;
-	struct target_jail tj = {.tier = jail, .net_view = pv.net_view,
-	                         .policy = classifier_policy(cl)};
+	struct target_jail tj = {
+	    .tier = jail, .net_view = pv.net_view, .policy = classifier_policy(cl)};
 	verdict_free(&pv);
 	if (!slots_take(env->node_slots, it->node, env->stopping)) {
 		record(db, it, ord, command, NULL, "not run: airlockd was stopping");

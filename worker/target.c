@@ -257,9 +257,8 @@ static const char *jail_stop_line(const char *err, size_t len, size_t *linelen)
 	return s + strlen(mark);
 }
 
-void targets_run_jailed(struct targets *t, const struct queue_item *it,
-                        const struct target_jail *j, atomic_bool *cancel,
-                        struct target_result *out)
+void targets_run_jailed(struct targets *t, const struct queue_item *it, const struct target_jail *j,
+                        atomic_bool *cancel, struct target_result *out)
 {
 	struct transport_node node;
 	size_t nsec = j && j->policy ? policy_secret_store_count(j->policy) : 0;
