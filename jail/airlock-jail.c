@@ -310,10 +310,6 @@ int jail_parse_args(int argc, char **argv, struct jopts *o, char *err, size_t er
 		snprintf(err, errlen, "write paths (-w) are for the write tier only");
 		return -1;
 	}
-	if (o->tier == TIER_WRITE && o->nwrites == 0) {
-		snprintf(err, errlen, "the write tier needs at least one write path (-w)");
-		return -1;
-	}
 	for (int w = 0; w < o->nwrites; w++)
 		for (int s = 0; s < o->nsecrets; s++)
 			if (strpbrk(o->secrets[s], "*?[") == NULL &&

@@ -98,8 +98,10 @@ char *jail_install_script(const char *sha_hex, const char *arch)
 	return xasprintf(
 	    "d=" JAIL_HELPER_DIR "; m=$(uname -m); [ \"$m\" = %s ] || { echo \"airlock-jail: "
 	    "cannot confine: the target is $m; the jail helper is built for %s\" >&2; exit 125; "
-	    "}; umask 077; { mkdir -p $d && chmod 0700 $d && cat >$d/.new && chmod 0500 $d/.new "
-	    "&& mv -f $d/.new $d/airlock-jail; } 2>/dev/null || { echo \"airlock-jail: cannot "
+	    "}; umask 077; { mkdir -p $d && chmod 0700 $d && cat >$d/.new.$$ && chmod 0500 "
+	    "$d/.new.$$ "
+	    "&& mv -f $d/.new.$$ $d/airlock-jail; } 2>/dev/null || { rm -f $d/.new.$$; echo "
+	    "\"airlock-jail: cannot "
 	    "confine: the jail helper cannot be installed in $d\" >&2; exit 125; }; "
 	    "s=$(sha256sum $d/airlock-jail) && [ \"${s%%%% *}\" = %s ] || { echo \"airlock-jail: "
 	    "cannot confine: the installed jail helper does not have the SHA-256 it was sent "

@@ -147,6 +147,9 @@ void transport_free(struct transport *t)
 	free(t->public_key);
 	free(t->known_hosts);
 	free(t->jail_bytes);
+	for (size_t i = 0; i < t->njail_seen; i++)
+		free(t->jail_seen[i]);
+	free(t->jail_seen);
 	free(t);
 }
 

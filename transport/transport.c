@@ -401,6 +401,68 @@ static int jail_install(struct transport *t, struct sshnode *n, enum target_type
 	return rc;
 }
 
+/* Whether the helper was found (or installed) on this target already. */
+static bool jail_seen(struct transport *t, const char *key, bool add)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&t->mu);
+	for (size_t i = 0; i < t->njail_seen && !found; i++)
+		found = strcmp(t->jail_seen[i], key) == 0;
+	if (!found && add) {
+		if (t->njail_seen == t->jail_seen_cap) {
+			t->jail_seen_cap = t->jail_seen_cap ? 2 * t->jail_seen_cap : 16;
+			t->jail_seen = xrealloc(t->jail_seen, t->jail_seen_cap * sizeof(char *));
+		}
+		t->jail_seen[t->njail_seen++] = xstrdup(key);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return found;
+}
+
+/* Before the first jailed command on a target: is the helper there, and
+ * this one?  Asked on a line of its own that carries no command (so a
+ * command is sent once, with its jail), and installed when it is not.
+ * Later, a helper that changed is found by the check on the command's own
+ * line (installed, then tried once more).  0, or -1 with why. */
+static int jail_ensure(struct transport *t, struct sshnode *n, const struct transport_node *node,
+                       enum target_type type, int vmid, int64_t deadline, char *why, size_t whylen)
+{
+	char key[300], *check;
+	struct buf prog = BUF_INIT;
+	struct transport_result r;
+	bool present;
+
+	snprintf(key, sizeof(key), "%s/%d/%d", node->name, (int)type, vmid);
+	if (jail_seen(t, key, false))
+		return 0;
+	check =
+	    xasprintf("s=$(sha256sum " JAIL_HELPER_PATH " 2>/dev/null) && [ \"${s%%%% *}\" = %s ] "
+	              "&& echo airlock-jail-present; true",
+	              t->jail_sha);
+	buf_puts(&prog, "/bin/sh -c ");
+	shellquote_append(&prog, check, strlen(check));
+	memset(&r, 0, sizeof(r));
+	r.exit_code = -1;
+	if (type == TARGET_VM) {
+		struct vmctx c = {t, n, vmid, deadline, 4096, NULL, &r};
+		transport_exec_vm(&c, buf_str(&prog));
+	} else {
+		exec_plain(t, n, buf_str(&prog), type == TARGET_LXC, vmid, deadline, 4096, NULL, &r,
+		           NULL, 0);
+	}
+	present = r.status == TRANSPORT_EXITED && r.out && strstr(r.out, "airlock-jail-present");
+	transport_result_free(&r);
+	buf_free(&prog);
+	free(check);
+	if (!present && r.status != TRANSPORT_EXITED)
+		return 0; /* the target could not be asked: the command's own line will say why */
+	if (!present && jail_install(t, n, type, vmid, deadline, why, whylen) != 0)
+		return -1;
+	jail_seen(t, key, true);
+	return 0;
+}
+
 /* Valid UTF-8 throughout, by the one strict decoder (lib/utf8.h). */
 static bool utf8_valid(const unsigned char *s)
 {
@@ -497,6 +559,11 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 		goto out;
 	}
 	struct sshnode *n = transport_pool_get(t, node);
+	if (lim->jail != TRANSPORT_JAIL_NONE &&
+	    jail_ensure(t, n, node, type, vmid, deadline, why, sizeof(why)) != 0) {
+		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
+		goto out;
+	}
 	for (int attempt = 0;; attempt++) {
 		bool missing = false;
 		switch (type) {

@@ -118,10 +118,11 @@ struct transport;
 struct transport *transport_new(const struct transport_config *cfg, char *err, size_t errlen);
 
 /* Whether command can be sent to a target of this type at all (a guest id,
- * UTF-8 for a VM's guest agent, the quoted length -- with the jail's script,
- * whether it is jailed or not -- under the SSH packet limit).  0 when it can; -1 with the reason in
- * err.  transport_exec applies the same check; callers use it to refuse before committing to a run.
- */
+ * UTF-8 for a VM's guest agent, the quoted length under the SSH packet
+ * limit; the jail's own words are checked by transport_exec, which refuses
+ * a jailed command that no longer fits with TRANSPORT_ERR_JAIL).  0 when it
+ * can; -1 with the reason in err.  transport_exec applies the same check;
+ * callers use it to refuse before committing to a run. */
 int transport_check_command(enum target_type type, int vmid, const char *command, char *err,
                             size_t errlen);
 

@@ -53,6 +53,8 @@ struct transport {
 	char jail_sha[65];  /* its SHA-256, hex ("" without a helper) */
 	char jail_why[300]; /* why there is no helper */
 	char arch[72];      /* uname -m of this machine: the helper's architecture */
+	char **jail_seen;   /* under mu: "node/type/vmid" where the helper was found */
+	size_t njail_seen, jail_seen_cap;
 };
 
 /* A VM command in flight: where, until when, and the result to fill. */

@@ -874,11 +874,12 @@ static void t_jail_promise(void)
 	static const enum transport_jail tiers[] = {TRANSPORT_JAIL_USER, TRANSPORT_JAIL_ROOT,
 	                                            TRANSPORT_JAIL_WRITE};
 	struct transport_result r;
-	char path[600], cmd[1024];
+	char path[600], cmd[2048];
 
 	for (size_t i = 0; i < 3; i++) {
 		const char *w = tname(targets[i].type, targets[i].id);
-		int port = 47100 + (int)i * 3 + (int)(getpid() % 20) * 10;
+		/* Below the ephemeral range, so that no outgoing connection holds it. */
+		int port = 29100 + (int)i * 3 + (int)(getpid() % 50) * 10;
 		char abs[64], logp[600];
 
 		/* ---- the target's own listener: TCP, UDP, abstract socket */
@@ -897,10 +898,14 @@ static void t_jail_promise(void)
 		         " a.bind(b'\\0%s'); a.listen(8)\nwhile True:\n for s in select.select([t,u,a]"
 		         ",[],[])[0]:\n  if s is u: d=u.recv(64)\n  else: c,_=s.accept(); d=b'conn'\n"
 		         "  open('/var/lib/airlock-promise.log','ab').write(d+b'\\n')\n\" "
-		         "</dev/null >/dev/null 2>&1 & echo $!; sleep 0.5",
-		         port, port, abs);
+		         "</dev/null >/dev/null 2>&1 & echo $!; for i in $(seq 100); do "
+		         "ss -Hltn | grep -q ':%d ' && ss -Hlx | grep -q '@%s' && echo ready && "
+		         "break; sleep 0.1; done",
+		         port, port, abs, port, abs);
 		run_plain(li, cmd, &r);
 		long listener = atol(r.out);
+		CHECK(listener > 0 && strstr(r.out, "ready"), "%s: the target's listener is up (%s)", w,
+		      r.out);
 		transport_result_free(&r);
 		for (int k = 0; k < NSPELL_SEND; k++) {
 			char *a = spell_send(k, port, abs);
@@ -940,8 +945,9 @@ static void t_jail_promise(void)
 		transport_result_free(&r);
 		static const char *const stores[] = {"/root/.pgpass", "/root/.ssh/id_planted",
 		                                     "/etc/airlock-secret-x"};
+		/* Every spelling on every target, the stores taking turns (suite time). */
 		for (size_t sidx = 0; sidx < 3; sidx++)
-			for (int k = 0; k < NSPELL_READ; k++) {
+			for (int k = (int)sidx; k < NSPELL_READ; k += 3) {
 				char *a = spell_read(k, stores[sidx]);
 				run_plain(i, a, &r);
 				bool plain = strstr(r.out, "PLANTED-") != NULL;
@@ -1143,8 +1149,9 @@ static void t_jail_promise(void)
 		static const char *const elsewhere[] = {
 		    "/etc/airlock-promise", "/var/lib/airlock-promise", "/root/airlock-promise",
 		    "/var/lib/airlock-wt-sibling"};
+		/* Every spelling on every target, the paths taking turns (suite time). */
 		for (size_t e = 0; e < sizeof(elsewhere) / sizeof(elsewhere[0]); e++)
-			for (int k = 0; k < NSPELL_WRITE; k++) {
+			for (int k = (int)e; k < NSPELL_WRITE; k += 4) {
 				char *a = spell_write(k, elsewhere[e]);
 				for (size_t t = 0; t < 3; t++) {
 					jrun(i, tiers[t], t == 2 ? &wspec : &spec, a, 30000, &r);
