@@ -168,9 +168,9 @@ static bool path_within(const char *p, const char *dir)
 	return strncmp(p, dir, n) == 0 && (p[n] == '\0' || p[n] == '/');
 }
 
-/* Paths a write set may never name: the kernel's views, the jail's private
- * scratch and its own home. */
-static const char *const no_write[] = {"/proc", "/sys", "/dev", "/tmp", "/var/tmp", JAIL_DIR};
+/* Paths a write set may never name: the kernel's views and the jail's own
+ * home. */
+static const char *const no_write[] = {"/proc", "/sys", "/dev", JAIL_DIR};
 
 int jail_parse_args(int argc, char **argv, struct jopts *o, char *err, size_t errlen);
 int jail_parse_args(int argc, char **argv, struct jopts *o, char *err, size_t errlen)
@@ -519,6 +519,7 @@ struct plan {
 	int nsockets;
 	char *writable[MAX_WRITES + 8]; /* mount points allowed to stay writable */
 	int nwritable;
+	int wfd[MAX_WRITES]; /* each write path, opened (O_PATH) before any mount */
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -651,6 +652,31 @@ static void write_prepare(const struct jopts *o, struct plan *pl)
 			if (path_within(p, pl->covers[c]) || path_within(pl->covers[c], p))
 				refuse("write path %s overlaps the secret store %s", p,
 				       pl->covers[c]);
+		/* Held open from here: what is bound is what was checked, even where
+		 * the private /tmp and /var/tmp will cover the path. */
+		pl->wfd[i] = open(p, O_PATH | O_NOFOLLOW | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+		if (pl->wfd[i] < 0)
+			refuse("write path %s: %s", p, strerror(errno));
+	}
+}
+
+/* A mount point for a write path under the private /tmp or /var/tmp: its
+ * folders and the file or folder itself, created in the fresh tmpfs. */
+static void make_mountpoint(const char *p, bool dir)
+{
+	char q[PATH_MAX];
+
+	snprintf(q, sizeof(q), "%s", p);
+	for (char *s = strchr(q + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(q, 0755) != 0 && errno != EEXIST)
+			refuse("write path %s: mkdir %s: %s", p, q, strerror(errno));
+		*s = '/';
+	}
+	if (dir ? mkdir(q, 0755) != 0 && errno != EEXIST : access(q, F_OK) != 0) {
+		if (dir)
+			refuse("write path %s: %s", p, strerror(errno));
+		make_file(q, 0644);
 	}
 }
 
@@ -662,8 +688,14 @@ static void write_binds(const struct jopts *o, struct plan *pl)
 		char p[PATH_MAX];
 		bool dir;
 
+		char src[64];
+
 		write_path(o, i, p, sizeof(p), &dir);
-		bind_at(p, p, true);
+		if (path_within(p, "/tmp") || path_within(p, "/var/tmp"))
+			make_mountpoint(p, dir);
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", pl->wfd[i]);
+		bind_at(src, p, true);
+		close(pl->wfd[i]);
 		if (setattr(p, false, 0, JA_RDONLY) != 0 &&
 		    (errno != ENOSYS ||
 		     mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, NULL) != 0))
@@ -703,7 +735,6 @@ static void build_mounts(const struct jopts *o, struct plan *pl)
 	find_sockets(pl, "/var/spool", 0);
 	write_prepare(o, pl);
 	all_read_only();
-	write_binds(o, pl);
 
 	/* A private /tmp, /var/tmp, /dev/shm: empty, bounded, gone with the command. */
 	snprintf(opts, sizeof(opts), "size=%lldk,mode=1777", o->scratch >> 10);
@@ -713,6 +744,8 @@ static void build_mounts(const struct jopts *o, struct plan *pl)
 		tmpfs("/var/tmp", opts, 0);
 		pl->writable[pl->nwritable++] = "/var/tmp";
 	}
+	/* The claim: real paths of the target, /tmp's and /var/tmp's too. */
+	write_binds(o, pl);
 	/* The staging place: an empty file and folder for the covers, the new /dev. */
 	if (mkdir(STAGE, 0700) != 0)
 		refuse("mkdir %s: %s", STAGE, strerror(errno));
