@@ -103,12 +103,15 @@ BEGIN
 END
 $$;
 
--- The jail's account of a running row (its ready line, without the prefix).
+-- The jail's account of a running row (its ready line, without the prefix),
+-- written in the statement that records the result, just before it
+-- (store/queue.c).  A row no longer running under this worker is left
+-- alone, never an error: the result that follows must still land.
 CREATE FUNCTION airlock.worker_jail(exec_id bigint, worker text, facts text)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
 BEGIN
-	PERFORM airlock._held(exec_id, worker, ARRAY['running']);
-	UPDATE airlock.executions x SET jail = left(facts, 300) WHERE x.id = exec_id;
+	UPDATE airlock.executions x SET jail = left(facts, 300)
+	WHERE x.id = exec_id AND x.claimed_by = worker AND x.state = 'running';
 END
 $$;
 

@@ -220,6 +220,7 @@ static void record_result(const struct pipeline_env *env, struct store *db,
 	    .duration_ms = r->duration_ms,
 	    .error = r->error[0] ? r->error : NULL,
 	    .hold_json = hold,
+	    .jail = r->jail_facts[0] ? r->jail_facts : NULL,
 	};
 	bool recorded = false;
 	int delay_ms = 200, tries = 0;
@@ -350,23 +351,6 @@ static void needs_human(const struct pipeline_env *env, struct store *db,
 	free(reason);
 }
 
-/* The jail's account of the run, on the row (executions.jail). */
-static void record_jail(const struct pipeline_env *env, struct store *db,
-                        const struct queue_item *it, const struct target_result *r)
-{
-	char id[24];
-
-	if (r->jail_facts[0] == '\0')
-		return;
-	snprintf(id, sizeof(id), "%lld", (long long)it->id);
-	struct store_res *res =
-	    store_exec(db, "SELECT airlock.worker_jail($1, $2, $3)", 3,
-	               (const char *const[]){id, env->worker_id, r->jail_facts});
-	if (res == NULL)
-		log_db_error(it, "jail_record_failed", db);
-	store_clear(res);
-}
-
 /* The jail could not be built: nothing ran; the row goes back to a human. */
 static void unconfinable(const struct pipeline_env *env, struct store *db,
                          const struct queue_item *it, const struct target_result *r,
@@ -478,7 +462,6 @@ static void run_started(const struct pipeline_env *env, struct store *db,
 	} else if (r.not_sent != TARGET_SENT) {
 		not_sent(env, db, it, &r, scan);
 	} else {
-		record_jail(env, db, it, &r);
 		record_result(env, db, it, &r, scan);
 	}
 	target_result_clear(&r);
