@@ -73,10 +73,10 @@ BINS      += $(B)/bin/airlock-web
 # airlockd to every target.  musl-gcc (Debian's musl-tools) for a small
 # binary; the system compiler's -static otherwise.
 JAIL_CC   := $(shell command -v musl-gcc 2>/dev/null || echo $(CC))
-JAIL_CFLAGS := -std=c11 -Os -static $(WARN) -fno-stack-protector
+JAIL_CFLAGS := -std=c11 -Os -static $(WARN) -fno-stack-protector -I.
 BINS      += $(B)/bin/airlock-jail
 
-$(B)/bin/airlock-jail: jail/airlock-jail.c
+$(B)/bin/airlock-jail: jail/airlock-jail.c transport/shell.h
 	@mkdir -p $(dir $@)
 	$(JAIL_CC) $(JAIL_CFLAGS) -o $@ $< -s
 

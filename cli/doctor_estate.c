@@ -78,6 +78,36 @@ static const char *node_key(const struct config *cfg, const char *name)
 	return cfg->ssh_private_key;
 }
 
+/* The shell the target's commands get (transport_shell_probe): bash, as
+ * the classifier judges them, or why nothing runs there.  Reported in the
+ * target's own area (node or guest) as "<slug> shell". */
+static void check_shell(struct doctor_ctx *c, struct transport *t, const struct transport_node *n,
+                        const char *slug, enum target_type type, int vmid)
+{
+	const char *area = type == TARGET_PROXMOX_HOST ? "node" : "guest";
+	struct transport_shell sh;
+	char subject[300];
+
+	snprintf(subject, sizeof(subject), "%s shell", slug);
+	transport_shell_probe(t, n, type, vmid, c->timeout_ms, &sh);
+	switch (sh.state) {
+	case TRANSPORT_SHELL_BASH:
+		doctor_add(c->r, area, subject, DOCTOR_OK, NULL, "%s", sh.detail);
+		break;
+	case TRANSPORT_SHELL_NONE:
+		doctor_add(
+		    c->r, area, subject, DOCTOR_FAIL,
+		    "install bash in it (apt-get install bash; Alpine: apk add bash): airlock "
+		    "runs every command under /bin/bash, the shell its classifier judges, and "
+		    "runs nothing on a target without it",
+		    "no bash: %s", sh.detail);
+		break;
+	case TRANSPORT_SHELL_UNKNOWN:
+		doctor_add(c->r, area, subject, DOCTOR_SKIP, NULL, "skipped: %s", sh.detail);
+		break;
+	}
+}
+
 static void node_failed(struct doctor_report *r, const char *slug, const struct transport_node *n,
                         const struct transport_result *res, const struct config *cfg)
 {
@@ -194,6 +224,7 @@ static bool check_node(struct doctor_ctx *c, struct transport *t, const struct s
 		           n.host_key_sha256 ? "the pinned fingerprint" : "known_hosts");
 		ok = true;
 		check_cluster_name(c, t, &n, slug, val(e, row, E_PVE_NODE));
+		check_shell(c, t, &n, slug, TARGET_PROXMOX_HOST, 0);
 	} else if (res.status == TRANSPORT_EXITED) {
 		doctor_add(c->r, "node", slug, DOCTOR_FAIL,
 		           "point the entity at a Proxmox VE node (qm and pct must be on root's "
@@ -325,8 +356,15 @@ static void check_guests(struct doctor_ctx *c, struct transport *t, const struct
 	}
 	if (n_guests > 0) {
 		transport_probe(t, &n, pr, (size_t)n_guests, c->timeout_ms);
-		for (int k = 0; k < n_guests; k++)
+		for (int k = 0; k < n_guests; k++) {
 			guest_result(c->r, e, row_of[k], &pr[k]);
+			/* A guest that can run commands: which shell they get. */
+			if (pr[k].state == TRANSPORT_PROBE_OK)
+				check_shell(c, t, &n, val(e, row_of[k], E_SLUG),
+				            pr[k].kind == TRANSPORT_PROBE_AGENT ? TARGET_VM
+				                                                : TARGET_LXC,
+				            pr[k].vmid);
+		}
 	}
 	free(pr);
 	free(row_of);

@@ -25,7 +25,7 @@
  *               to the supervisor; its exit kills every process left in the
  *               namespace.  PR_SET_PDEATHSIG: it dies with the supervisor.
  *   command     drops privileges for good, writes the ready line on stderr,
- *               execs /bin/sh -c COMMAND.
+ *               execs COMMAND under the one shell (transport/shell.h).
  *
  * Tiers: user (a uid of its own, unique while it runs, no capabilities, the
  * log groups adm and systemd-journal), root (uid 0, no capabilities,
@@ -71,6 +71,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "transport/shell.h" /* SHELL_PATH, SHELL_EXEC_WORDS, SHELL_TAG_NAME: macros only */
 
 /* The kernel's ABI constants this file needs (no kernel headers: musl builds
  * it without them). */
@@ -1146,10 +1148,26 @@ static void drop_caps(void)
 		refuse("clearing capabilities: %s", strerror(errno));
 }
 
+/* The one shell (transport/shell.h): its words, then the command; the
+ * fixed environment the remote line began with (env -i on the node), less
+ * what the check's shell added (PWD, SHLVL, _). */
 static _Noreturn void run_command(const struct jopts *o, unsigned long uid, const char *facts)
 {
 	extern char **environ;
-	char *argv[] = {"/bin/sh", "-c", (char *)o->command, NULL};
+	static char words[] = SHELL_EXEC_WORDS;
+	static const char *const keep[] = {"PATH=", "HOME=", "LANG=", SHELL_TAG_NAME "="};
+	char *argv[16], *envp[8];
+	int n = 0, e = 0;
+
+	for (char *w = strtok(words, " "); w && n < 14; w = strtok(NULL, " "))
+		argv[n++] = w;
+	argv[n++] = (char *)o->command;
+	argv[n] = NULL;
+	for (char **v = environ; *v && e < 7; v++)
+		for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++)
+			if (strncmp(*v, keep[k], strlen(keep[k])) == 0)
+				envp[e++] = *v;
+	envp[e] = NULL;
 
 	if (setsid() < 0)
 		refuse("setsid: %s", strerror(errno));
@@ -1203,8 +1221,8 @@ static _Noreturn void run_command(const struct jopts *o, unsigned long uid, cons
 	/* Nothing of the caller's but stdin, stdout and stderr (close_range). */
 	syscall(436, 3U, ~0U, 0U);
 	say("ready %s %s", tier_name[o->tier], facts);
-	execve("/bin/sh", argv, environ);
-	say("cannot run /bin/sh: %s", strerror(errno));
+	execve(SHELL_PATH, argv, envp);
+	say("cannot run %s: %s", SHELL_PATH, strerror(errno));
 	_exit(127);
 }
 

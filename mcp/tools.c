@@ -57,7 +57,10 @@ static const struct param run_params[] = {
     {"target", PT_STRING, true, 1, 200, NULL,
      "Where to run: an entity slug such as vm:web01, lxc:nfs-export or proxmox-host:hubris."},
     {"command", PT_STRING, true, 1, 32640, NULL,
-     "The shell command, run with /bin/sh -c on the target. At most 32,640 bytes once quoted "
+     "The shell command, run with bash --noprofile --norc +O extglob +O xpg_echo -c on the "
+     "target (bash, whatever "
+     "its /bin/sh is, with PATH, HOME=/root and LANG=C.UTF-8 as its only environment). "
+     "At most 32,640 bytes once quoted "
      "for the remote shell (each single quote counts 4): a longer one is refused; put it in a "
      "script on the target instead."},
     {"action", PT_STRING, true, 1, 500, NULL,

@@ -6,6 +6,7 @@
 
 #include "lib/shellquote.h"
 #include "lib/xalloc.h"
+#include "transport/shell.h"
 
 #define READY_PREFIX "airlock-jail: ready "
 #define MISSING_LINE "airlock-jail: not installed"
@@ -64,14 +65,15 @@ void jail_command_line(struct buf *b, enum transport_jail j, const struct transp
 	char check[512];
 
 	if (j == TRANSPORT_JAIL_NONE) {
-		buf_puts(b, "/bin/sh -c ");
-		shellquote_append(b, command, strlen(command));
+		shell_command_words(b, command);
 		return;
 	}
 	if (spec == NULL)
 		spec = &none;
+	/* The check runs under the one shell too; the helper then execs the
+	 * command under it (jail/airlock-jail.c). */
 	snprintf(check, sizeof(check), check_fmt, sha_hex);
-	buf_puts(b, "/bin/sh -c ");
+	buf_puts(b, SHELL_EXEC_WORDS " ");
 	shellquote_append(b, check, strlen(check));
 	buf_printf(b, " airlock-jail -t %s", jail_name(j));
 	if (spec->net_view)

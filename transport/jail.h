@@ -5,7 +5,7 @@
  * on first use and whenever its SHA-256 changes.  The remote line checks the
  * helper's SHA-256 and runs it:
  *
- *   /bin/sh -c '<check>; exec <helper> "$@"' airlock-jail -t <tier> [-n] -d <ms>
+ *   <one shell> '<check>; exec <helper> "$@"' airlock-jail -t <tier> [-n] -d <ms>
  *           [-m <bytes>] [-p <tasks>] [-c <percent>] [-s <bytes>]
  *           [-S <secret store>]... [-w <write path>]... -- '<command>'
  *
@@ -58,8 +58,10 @@ const char *jail_name(enum transport_jail j);
 /* 0 and *out for one of those names; -1 otherwise. */
 int jail_parse(const char *name, enum transport_jail *out);
 
-/* Appends to b the words a login shell runs for command: "/bin/sh -c
- * 'command'" unconfined, the helper's check and invocation otherwise, with
+/* Appends to b the words a login shell runs for command after the one
+ * shell's environment (shell_env_words): SHELL_EXEC_WORDS 'command'
+ * unconfined, the helper's check (under the same shell) and invocation
+ * otherwise, with
  * the helper's SHA-256 (hex) and its deadline (ms, 0 = none).  Every part is
  * one quoted word.  spec may be NULL (defaults, no secret stores). */
 void jail_command_line(struct buf *b, enum transport_jail j, const struct transport_jail_spec *spec,

@@ -138,6 +138,7 @@ void transport_free(struct transport *t)
 		free(e->name);
 		free(e);
 	}
+	transport_shell_forget(t);
 	pthread_mutex_destroy(&t->mu);
 	for (size_t i = 0; i < 2 * t->cfg.nnode_keys; i++)
 		free(t->key_text[i]);

@@ -4,7 +4,6 @@
 
 #include "lib/deadline.h"
 #include "lib/log.h"
-#include "lib/shellquote.h"
 #include "lib/xalloc.h"
 
 #include <errno.h>
@@ -53,11 +52,16 @@ static int vm_kill(struct vmctx *c, int64_t pid)
 	char *script = xasprintf("k() { echo \"$1\"; for c in $(ps -o pid= --ppid \"$1\" "
 	                         "2>/dev/null); do k \"$c\"; done; }; kill -TERM $(k %lld)",
 	                         (long long)pid);
-	char *qs = shellquote(script);
-	char *cmd = xasprintf("qm guest exec %d -- /bin/sh -c %s", c->vmid, qs);
+	char ktag[SHELL_TAG_MAX];
+	struct buf kline = BUF_INIT;
+	char *cmd;
 	struct sshop op;
 	struct qmjson *p = NULL;
 
+	/* airlock's own command in the guest: under the one shell too. */
+	transport_new_tag(c->t, ktag);
+	shell_line(&kline, ktag, script);
+	cmd = xasprintf("qm guest exec %d -- %s", c->vmid, buf_str(&kline));
 	r->status = cancelled ? TRANSPORT_CANCELLED : TRANSPORT_TIMED_OUT;
 	transport_run_qm(c->n, &op, cmd, deadline_now_ms() + QM_CALL_MS, 4096, &p);
 	if (op.outcome != SSHOP_EXITED || op.exit_status != 0) {
@@ -75,7 +79,7 @@ static int vm_kill(struct vmctx *c, int64_t pid)
 	qmjson_free(p);
 	free(cmd);
 	free(script);
-	free(qs);
+	buf_free(&kline);
 	/* Reap the record (and learn how it ended) if it is already gone. */
 	cmd = xasprintf("qm guest exec-status %d %lld", c->vmid, (long long)pid);
 	transport_run_qm(c->n, &op, cmd, deadline_now_ms() + QM_CALL_MS, c->cap, &p);
@@ -252,11 +256,15 @@ int transport_exec_vm(struct vmctx *c, const char *prog)
 int transport_vm_install(struct vmctx *c, const char *script, const char *data, size_t len,
                          char *why, size_t whylen)
 {
-	char *qs = shellquote(script);
+	struct buf sline = BUF_INIT;
+	char tag[SHELL_TAG_MAX];
 	/* qm reads the whole of stdin first and hands it to the agent as the
-	 * process's input (guest-exec input-data). */
-	char *cmd =
-	    xasprintf("qm guest exec %d --timeout 60 --pass-stdin 1 -- /bin/sh -c %s", c->vmid, qs);
+	 * process's input (guest-exec input-data); the script runs under the
+	 * one shell. */
+	transport_new_tag(c->t, tag);
+	shell_line(&sline, tag, script);
+	char *cmd = xasprintf("qm guest exec %d --timeout 60 --pass-stdin 1 -- %s", c->vmid,
+	                      buf_str(&sline));
 	struct sshop op;
 	struct qmjson *p = NULL;
 	int rc = -1;
@@ -296,6 +304,6 @@ int transport_vm_install(struct vmctx *c, const char *script, const char *data, 
 	sshop_clear(&op);
 	qmjson_free(p);
 	free(cmd);
-	free(qs);
+	buf_free(&sline);
 	return rc;
 }

@@ -11,6 +11,7 @@
 #include "lib/shellquote.h"
 #include "lib/utf8.h"
 #include "lib/xalloc.h"
+#include "transport/shell.h"
 #include "transport/transport_int.h"
 
 #include <errno.h>
@@ -42,8 +43,8 @@ const char *transport_status_name(enum transport_status s)
 
 const char *transport_error_name(enum transport_error e)
 {
-	static const char *names[] = {"none", "connect", "hostkey",  "auth",    "ssh",
-	                              "lost", "pve",     "protocol", "invalid", "jail"};
+	static const char *names[] = {"none", "connect",  "hostkey", "auth", "ssh",  "lost",
+	                              "pve",  "protocol", "invalid", "jail", "shell"};
 	return (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "?";
 }
 
@@ -231,6 +232,12 @@ static bool pct_refusal(const struct buf *err, int ctid)
 	       strncmp(s, "missing command", 15) == 0;
 }
 
+/* For airlock's own side-door check (print_connection): the node's login
+ * shell prints "S <client address> <client port> <server address> <server
+ * port>" -- this session's $SSH_CONNECTION, which the command's fixed
+ * environment does not carry -- before the command starts. */
+#define CONNECTION_LINE "echo \"S $SSH_CONNECTION\"; "
+
 /* A CT command's first stdout line: `pct status` said the container runs,
  * and only then was pct exec started, on the same channel. */
 #define CT_RUNNING "status: running\n"
@@ -257,36 +264,46 @@ static bool ct_status_refused(struct sshop *op, int ctid, char *why, size_t whyl
 	return true;
 }
 
-/* Host and CT commands carry AIRLOCK_EXEC_ID=<tag> in their environment (pct
- * keeps the environment by default), inherited by everything they start; on
- * the deadline a second channel sends SIGTERM to every process carrying it.
+/* Host and CT commands carry AIRLOCK_EXEC_ID=<tag> in their environment
+ * from the first process on (the node's `env`, `pct` and lxc-attach, then
+ * the one shell's fixed environment holds it), inherited by everything they
+ * start; on the deadline a second channel sends SIGTERM to every process
+ * carrying it.  With print_connection (host only), the node's login shell
+ * first prints CONNECTION_LINE's answer on stdout.
  * A CT command's channel first asks `pct status` and starts pct exec only
  * when the container runs: the check right before executing rides on the
  * command's own channel, as the VM's agent ping does. */
-static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, bool ct, int ctid,
-                      int64_t deadline, size_t cap, const atomic_bool *cancel,
-                      struct transport_result *r, const char *in, size_t in_len)
+static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, const char *tag,
+                      bool ct, int ctid, int64_t deadline, size_t cap, const atomic_bool *cancel,
+                      bool print_connection, struct transport_result *r, const char *in,
+                      size_t in_len)
 {
-	char *tag = xasprintf("%d.%ld.%lld", t->pid, atomic_fetch_add(&t->seq, 1),
-	                      (long long)deadline_wall_ms());
 	char *cmdline = ct ? xasprintf("s=$(pct status %d) || exit 255; echo \"$s\"; "
-	                               "[ \"$s\" = 'status: running' ] || exit 255; "
-	                               "AIRLOCK_EXEC_ID=%s pct exec %d -- %s",
+	                               "[ \"$s\" = 'status: running' ] || exit 255; " SHELL_TAG_NAME
+	                               "=%s pct exec %d -- %s",
 	                               ctid, tag, ctid, prog)
-	                   : xasprintf("AIRLOCK_EXEC_ID=%s %s", tag, prog);
-	char why[400];
-	char *kill =
-	    xasprintf("for p in /proc/[0-9]*; do grep -qsxzF AIRLOCK_EXEC_ID=%s "
+	                   : xasprintf("%s" SHELL_TAG_NAME "=%s %s",
+	                               print_connection ? CONNECTION_LINE : "", tag, prog);
+	char why[400], ktag[SHELL_TAG_MAX];
+	char *script =
+	    xasprintf("for p in /proc/[0-9]*; do grep -qsxzF " SHELL_TAG_NAME "=%s "
 	              "\"$p/environ\" && kill -TERM \"${p#/proc/}\"; done 2>/dev/null; true",
 	              tag);
+	struct buf kill = BUF_INIT;
 	struct sshop op;
 	int rc;
+
+	/* The kill is airlock's own command on the node: the one shell too,
+	 * with a tag of its own (its environment must not hold the one it
+	 * looks for). */
+	transport_new_tag(t, ktag);
+	shell_line(&kill, ktag, script);
 
 	/* The status line does not count against the command's cap. */
 	transport_op_setup(&op, cmdline, deadline, ct ? cap + strlen(CT_RUNNING) : cap);
 	op.err_cap = cap;
 	op.cancel = cancel;
-	op.kill_cmdline = kill;
+	op.kill_cmdline = buf_str(&kill);
 	op.in = in;
 	op.in_len = in_len;
 	transport_run1(n, &op);
@@ -317,9 +334,9 @@ static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, 
 	transport_result_buf(&op.out, &r->out, &r->out_len);
 	transport_result_buf(&op.err, &r->err, &r->err_len);
 	sshop_clear(&op);
-	free(tag);
 	free(cmdline);
-	free(kill);
+	free(script);
+	buf_free(&kill);
 	return rc;
 }
 
@@ -373,10 +390,11 @@ static int jail_install(struct transport *t, struct sshnode *n, enum target_type
 		rc = transport_vm_install(&c, script, t->jail_bytes, t->jail_len, why, whylen);
 	} else {
 		struct buf prog = BUF_INIT;
-		buf_puts(&prog, "/bin/sh -c ");
-		shellquote_append(&prog, script, strlen(script));
-		rc = exec_plain(t, n, buf_str(&prog), type == TARGET_LXC, vmid, deadline, 4096,
-		                NULL, &r, t->jail_bytes, t->jail_len);
+		char tag[SHELL_TAG_MAX];
+		transport_new_tag(t, tag);
+		shell_line(&prog, tag, script);
+		rc = exec_plain(t, n, buf_str(&prog), tag, type == TARGET_LXC, vmid, deadline, 4096,
+		                NULL, false, &r, t->jail_bytes, t->jail_len);
 		if (rc == 0 && (r.status != TRANSPORT_EXITED || r.exit_code != 0)) {
 			char fac[8];
 			size_t len = r.err_len;
@@ -428,7 +446,7 @@ static bool jail_seen(struct transport *t, const char *key, bool add)
 static int jail_ensure(struct transport *t, struct sshnode *n, const struct transport_node *node,
                        enum target_type type, int vmid, int64_t deadline, char *why, size_t whylen)
 {
-	char key[300], *check;
+	char key[300], *check, tag[SHELL_TAG_MAX];
 	struct buf prog = BUF_INIT;
 	struct transport_result r;
 	bool present;
@@ -440,16 +458,16 @@ static int jail_ensure(struct transport *t, struct sshnode *n, const struct tran
 	    xasprintf("s=$(sha256sum " JAIL_HELPER_PATH " 2>/dev/null) && [ \"${s%%%% *}\" = %s ] "
 	              "&& echo airlock-jail-present; true",
 	              t->jail_sha);
-	buf_puts(&prog, "/bin/sh -c ");
-	shellquote_append(&prog, check, strlen(check));
+	transport_new_tag(t, tag);
+	shell_line(&prog, tag, check);
 	memset(&r, 0, sizeof(r));
 	r.exit_code = -1;
 	if (type == TARGET_VM) {
 		struct vmctx c = {t, n, vmid, deadline, 4096, NULL, &r};
 		transport_exec_vm(&c, buf_str(&prog));
 	} else {
-		exec_plain(t, n, buf_str(&prog), type == TARGET_LXC, vmid, deadline, 4096, NULL, &r,
-		           NULL, 0);
+		exec_plain(t, n, buf_str(&prog), tag, type == TARGET_LXC, vmid, deadline, 4096,
+		           NULL, false, &r, NULL, 0);
 	}
 	present = r.status == TRANSPORT_EXITED && r.out && strstr(r.out, "airlock-jail-present");
 	transport_result_free(&r);
@@ -479,10 +497,24 @@ static bool utf8_valid(const unsigned char *s)
 	return true;
 }
 
+size_t transport_quoted_len(const char *command)
+{
+	size_t quoted = 2;
+
+	for (const char *p = command; *p; p++)
+		quoted += *p == '\'' ? 4 : 1; /* shellquote: ' becomes '\'' */
+	return quoted;
+}
+
+void transport_new_tag(struct transport *t, char out[SHELL_TAG_MAX])
+{
+	shell_tag(out, t->pid, atomic_fetch_add(&t->seq, 1), (long long)deadline_wall_ms());
+}
+
 int transport_check_command(enum target_type type, int vmid, const char *command, char *err,
                             size_t errlen)
 {
-	size_t quoted = 2;
+	size_t quoted;
 
 	if ((type == TARGET_VM || type == TARGET_LXC) && vmid < 100) {
 		snprintf(err, errlen, "a guest id is below 100");
@@ -495,8 +527,7 @@ int transport_check_command(enum target_type type, int vmid, const char *command
 		         "nothing was sent");
 		return -1;
 	}
-	for (const char *p = command; *p; p++)
-		quoted += *p == '\'' ? 4 : 1; /* shellquote: ' becomes '\'' */
+	quoted = transport_quoted_len(command);
 	if (quoted + 128 > TRANSPORT_MAX_CMDLINE) {
 		snprintf(err, errlen,
 		         "the command is too long (%zu bytes quoted; the limit is %d); nothing was "
@@ -507,15 +538,45 @@ int transport_check_command(enum target_type type, int vmid, const char *command
 	return 0;
 }
 
+int transport_run_prog(struct transport *t, const struct transport_node *node,
+                       enum target_type type, int vmid, const char *prog, const char *tag,
+                       int64_t deadline, size_t cap, const atomic_bool *cancel,
+                       bool print_connection, struct transport_result *out)
+{
+	struct sshnode *n = transport_pool_get(t, node);
+
+	switch (type) {
+	case TARGET_PROXMOX_HOST:
+	case TARGET_LXC:
+		return exec_plain(t, n, prog, tag, type == TARGET_LXC, vmid, deadline, cap, cancel,
+		                  type == TARGET_PROXMOX_HOST && print_connection, out, NULL, 0);
+	case TARGET_VM: {
+		struct vmctx c = {t, n, vmid, deadline, cap, cancel, out};
+		return transport_exec_vm(&c, prog);
+	}
+	default:
+		return transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID,
+		                      "unknown target type");
+	}
+}
+
 int transport_exec(struct transport *t, const struct transport_node *node, enum target_type type,
                    int vmid, const char *command, const struct transport_limits *lim,
                    struct transport_result *out)
 {
+	return transport_exec_command(t, node, type, vmid, command, lim, true, out);
+}
+
+int transport_exec_command(struct transport *t, const struct transport_node *node,
+                           enum target_type type, int vmid, const char *command,
+                           const struct transport_limits *lim, bool honour_shell,
+                           struct transport_result *out)
+{
 	struct transport_limits dflt = {0};
 	struct buf prog = BUF_INIT;
 	int64_t t0 = deadline_now_ms(), deadline;
-	char why[400];
-	size_t cap;
+	char why[sizeof(out->errmsg)], tag[SHELL_TAG_MAX];
+	size_t cap, quoted;
 	int rc = -1;
 
 	result_init(out);
@@ -532,28 +593,38 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID, why);
 		goto out;
 	}
+	/* A target whose last shell probe found no bash runs nothing: no
+	 * other shell may run what was judged as bash. */
+	if (honour_shell && transport_shell_refused(t, node, type, vmid, why, sizeof(why)) < 0) {
+		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_SHELL, why);
+		goto out;
+	}
 	if (lim->jail != TRANSPORT_JAIL_NONE && t->jail_len == 0) {
 		snprintf(why, sizeof(why), "%s; nothing was sent", t->jail_why);
 		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
 		goto out;
 	}
-	/* The helper's own deadline is a backstop 2 s behind the transport's:
-	 * it ends the request even when the transport's kill cannot reach it. */
+	/* Every command: the one shell's environment, then the shell (or the
+	 * jail helper's check and invocation, which end in the same shell),
+	 * then the command.  The helper's own deadline is a backstop 2 s
+	 * behind the transport's: it ends the request even when the
+	 * transport's kill cannot reach it. */
+	transport_new_tag(t, tag);
+	shell_env_words(&prog, tag);
+	size_t env_len = prog.len;
 	jail_command_line(&prog, lim->jail, lim->jail_spec, t->jail_sha, deadline - t0 + 2000,
 	                  command);
-	/* Counted as for an unconfined line ("/bin/sh -c " is in the 128). */
+	quoted = transport_quoted_len(command);
+	/* Counted as for an unconfined line (its shell words are in the 128). */
 	if (lim->jail != TRANSPORT_JAIL_NONE &&
-	    prog.len - strlen("/bin/sh -c ") + 128 > TRANSPORT_MAX_CMDLINE) {
+	    prog.len - env_len - strlen(SHELL_EXEC_WORDS " ") + 128 > TRANSPORT_MAX_CMDLINE) {
 		/* The helper's arguments (the secret stores above all) share the
 		 * one SSH packet with the command: a command near the limit fits
 		 * unconfined only. */
-		size_t quoted = 2;
-		for (const char *c = command; *c; c++)
-			quoted += *c == '\'' ? 4 : 1;
 		snprintf(why, sizeof(why),
 		         "the command is too long to run in the jail (%zu bytes quoted; with the "
 		         "jail's %zu the limit is %d); nothing was sent",
-		         quoted, prog.len - strlen("/bin/sh -c ") - quoted,
+		         quoted, prog.len - env_len - strlen(SHELL_EXEC_WORDS " ") - quoted,
 		         TRANSPORT_MAX_CMDLINE - 128);
 		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
 		goto out;
@@ -566,22 +637,8 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 	}
 	for (int attempt = 0;; attempt++) {
 		bool missing = false;
-		switch (type) {
-		case TARGET_PROXMOX_HOST:
-		case TARGET_LXC:
-			rc = exec_plain(t, n, buf_str(&prog), type == TARGET_LXC, vmid, deadline,
-			                cap, lim->cancel, out, NULL, 0);
-			break;
-		case TARGET_VM: {
-			struct vmctx c = {t, n, vmid, deadline, cap, lim->cancel, out};
-			rc = transport_exec_vm(&c, buf_str(&prog));
-			break;
-		}
-		default:
-			transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_INVALID,
-			               "unknown target type");
-			break;
-		}
+		rc = transport_run_prog(t, node, type, vmid, buf_str(&prog), tag, deadline, cap,
+		                        lim->cancel, lim->print_connection, out);
 		if (lim->jail == TRANSPORT_JAIL_NONE)
 			break;
 		rc = jail_result(lim->jail, out, rc, &missing);

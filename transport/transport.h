@@ -3,17 +3,22 @@
  * Everything goes over SSH to the node that hosts the target: one long-lived
  * libssh2 session per node, a new channel per command (see docs/transport.md).
  *
- *   host: /bin/sh -c '<command>'
- *   VM:   qm guest exec <vmid> --timeout <n> -- /bin/sh -c '<command>'
- *   CT:   pct exec <ctid> -- /bin/sh -c '<command>'
+ *   host: <one shell> '<command>'
+ *   VM:   qm guest exec <vmid> --timeout <n> -- <one shell> '<command>'
+ *   CT:   pct exec <ctid> -- <one shell> '<command>'
  *
- * With limits.jail set, "/bin/sh -c '<command>'" becomes the jail helper's
- * check and invocation (jail.h): the same command, in a jail on the target.
- * A target without the helper (or with another one) gets it first, through
- * the same session.
+ * where <one shell> is bash with no startup file and a fixed environment
+ * (shell.h): `/usr/bin/env -i PATH=... HOME=/root LANG=C.UTF-8
+ * AIRLOCK_EXEC_ID=<tag> /bin/bash --noprofile --norc +O extglob +O
+ * xpg_echo -c`, the shell the
+ * classifier parses.  With limits.jail set, the words after the environment
+ * become the jail helper's check and invocation (jail.h), which ends in
+ * the same shell: the same command, in a jail on the target.  A target
+ * without the helper (or with another one) gets it first, through the same
+ * session.
  *
  * The node's login shell parses that line once more, so the command is one
- * single-quoted word (lib/shellquote): the guest's /bin/sh receives exactly the
+ * single-quoted word (lib/shellquote): the target's bash receives exactly the
  * bytes given here, and the login shell interprets none of them.
  *
  * Thread safety: one struct transport serves any number of threads at once;
@@ -84,6 +89,7 @@ enum transport_error {
 	TRANSPORT_ERR_PROTOCOL, /* qm printed something that is not its JSON */
 	TRANSPORT_ERR_INVALID,  /* the request cannot be sent (bad target, too long, ...) */
 	TRANSPORT_ERR_JAIL,     /* the jail could not be built: the command never started */
+	TRANSPORT_ERR_SHELL,    /* the target has no bash (transport_shell_probe): nothing sent */
 };
 
 struct transport_limits {
@@ -92,6 +98,11 @@ struct transport_limits {
 	const atomic_bool *cancel; /* optional: set from any thread to cancel */
 	enum transport_jail jail;  /* run it in the jail (jail.h); 0 = unconfined */
 	const struct transport_jail_spec *jail_spec; /* how (NULL: defaults, no secret stores) */
+	/* Host only, for airlock's own side-door check: the node's login shell
+	 * first prints "S $SSH_CONNECTION" (this session's client address and
+	 * port as sshd saw them) as the first line of stdout; the command
+	 * still gets only the one shell's fixed environment. */
+	bool print_connection;
 };
 
 struct transport_result {
@@ -201,8 +212,48 @@ const char *transport_agent_attr(enum transport_probe_state s);
 /* "exited", "signaled", "timed_out", "cancelled", "failed", "unknown". */
 const char *transport_status_name(enum transport_status s);
 /* "none", "connect", "hostkey", "auth", "ssh", "lost", "pve", "protocol", "invalid",
- * "jail". */
+ * "jail", "shell". */
 const char *transport_error_name(enum transport_error e);
+
+/* ---- the one shell (shell.h) on each target ---------------------------------- */
+
+enum transport_shell_state {
+	TRANSPORT_SHELL_BASH,    /* /bin/bash is GNU bash, as modelled: commands run there */
+	TRANSPORT_SHELL_NONE,    /* no usable /bin/bash: nothing runs there */
+	TRANSPORT_SHELL_UNKNOWN, /* the target could not be asked (detail says why) */
+};
+
+struct transport_shell {
+	enum transport_shell_state state;
+	char bash_version[64]; /* BASH: $BASH_VERSION, e.g. "5.2.15(1)-release" */
+	char bash_path[256];   /* BASH: where /bin/bash leads (readlink -f), e.g. /usr/bin/bash */
+	char sh[256];          /* where /bin/sh leads, e.g. /usr/bin/dash; "" when unknown */
+	char detail[400];      /* one line for the operator: what was found (and, NONE, why) */
+};
+
+/* Asks the target which shell its commands get: runs, under the one shell
+ * itself, a script that prints $BASH_VERSION, where /bin/bash and /bin/sh
+ * lead and whether bash is in POSIX mode.  When the one shell does not start
+ * (no /bin/bash, or one that is not GNU bash), it asks, without any shell,
+ * `readlink -f /bin/sh`, to say what the target has instead.  Always fills
+ * *out.  The answer is remembered on t: while a target's last answer is
+ * TRANSPORT_SHELL_NONE, transport_exec sends it nothing (TRANSPORT_FAILED,
+ * TRANSPORT_ERR_SHELL, errmsg from transport_shell_refused); an answer of
+ * BASH lifts that.  0 when the target answered (BASH or NONE); -1 when it
+ * could not be asked (UNKNOWN; nothing is remembered). */
+int transport_shell_probe(struct transport *t, const struct transport_node *node,
+                          enum target_type type, int vmid, int timeout_ms,
+                          struct transport_shell *out);
+
+/* -1 with the reason in why when the target's last shell probe found no
+ * bash: what is missing and what to do; 0 otherwise (bash, or never
+ * probed: then the one shell's line itself fails on a target without
+ * bash, and nothing else runs). */
+int transport_shell_refused(struct transport *t, const struct transport_node *node,
+                            enum target_type type, int vmid, char *why, size_t whylen);
+
+/* "bash", "none", "unknown". */
+const char *transport_shell_state_name(enum transport_shell_state s);
 
 struct transport_stats {
 	long sessions_opened; /* connects to this node (1 + reconnects) */

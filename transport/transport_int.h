@@ -3,12 +3,14 @@
  * remote call and its result.  transport.c: names, results, one remote call,
  * host and container commands, the entry point; pool.c: the per-node SSH
  * sessions; qm.c: a VM command's qm guest exec state machine; probes.c: the
- * batched probes. */
+ * batched probes; shellprobe.c: each target's shell, and the targets that
+ * have none. */
 #ifndef AIRLOCK_TRANSPORT_INT_H
 #define AIRLOCK_TRANSPORT_INT_H
 
 #include "lib/buf.h"
 #include "transport/qmjson.h"
+#include "transport/shell.h"
 #include "transport/sshnode.h"
 #include "transport/transport.h"
 
@@ -39,6 +41,13 @@ struct pool_entry {
 	struct pool_entry *next;
 };
 
+/* A target whose last shell probe found no bash (shellprobe.c). */
+struct shell_memo {
+	char *key; /* node name \n type \n vmid */
+	char why[400];
+	struct shell_memo *next;
+};
+
 struct transport {
 	struct transport_config cfg; /* strings below are owned copies */
 	atomic_long seq;             /* numbers the AIRLOCK_EXEC_ID tags */
@@ -47,8 +56,9 @@ struct transport {
 	struct transport_node_key *node_keys; /* cfg.nnode_keys, pointing into key_text */
 	char **key_text;                      /* owned: node, key, node, key, ... */
 	pthread_mutex_t mu;
-	struct pool_entry *pool; /* under mu */
-	char *jail_bytes;        /* the jail helper's file, read once */
+	struct pool_entry *pool;    /* under mu */
+	struct shell_memo *no_bash; /* under mu: targets that run nothing */
+	char *jail_bytes;           /* the jail helper's file, read once */
 	size_t jail_len;
 	char jail_sha[65];  /* its SHA-256, hex ("" without a helper) */
 	char jail_why[300]; /* why there is no helper */
@@ -70,6 +80,10 @@ struct vmctx {
 
 /* Copies src into dst (size n), cut to fit; always NUL-terminated. */
 void transport_set_text(char *dst, size_t n, const char *src);
+/* The length of command once quoted as one shell word (lib/shellquote). */
+size_t transport_quoted_len(const char *command);
+/* A new AIRLOCK_EXEC_ID tag for one command (shell.h). */
+void transport_new_tag(struct transport *t, char out[SHELL_TAG_MAX]);
 /* The node's pooled session, made on first use (pool.c). */
 struct sshnode *transport_pool_get(struct transport *t, const struct transport_node *node);
 /* Moves b's bytes into *p and *len (NUL-terminated). */
@@ -89,6 +103,21 @@ void transport_run_qm(struct sshnode *n, struct sshop *op, const char *cmdline, 
 bool transport_qm_never_started(const char *msg, int vmid);
 /* An operation that did not run to an exit: fill r; -1 for FAILED/UNKNOWN. */
 int transport_op_not_exited(const struct sshop *op, struct transport_result *r);
+/* transport_exec; honour_shell false: also on a target the last shell
+ * probe found without bash (the shell probe itself). */
+int transport_exec_command(struct transport *t, const struct transport_node *node,
+                           enum target_type type, int vmid, const char *command,
+                           const struct transport_limits *lim, bool honour_shell,
+                           struct transport_result *out);
+/* Runs prog -- the words that follow the target's prefix on its line (for
+ * a command, the one shell's; see transport.c) -- with tag in the node's
+ * processes' environment.  Fills out as transport_exec does. */
+int transport_run_prog(struct transport *t, const struct transport_node *node,
+                       enum target_type type, int vmid, const char *prog, const char *tag,
+                       int64_t deadline, size_t cap, const atomic_bool *cancel,
+                       bool print_connection, struct transport_result *out);
+/* Forgets every remembered shell (pool.c's transport_free). */
+void transport_shell_forget(struct transport *t);
 /* A VM command: `qm agent ping` and then qm guest exec on one channel, then
  * exec-status polls until it exits, the deadline passes (kill by pid) or
  * cancel is set (qm.c).  A failed ping is a clean "nothing ran". */

@@ -22,7 +22,6 @@
 char *bypass_script(time_t since)
 {
 	return xasprintf(
-	    "echo \"S ${SSH_CONNECTION:-}\"\n"
 	    "echo \"N $(date +%%s)\"\n"
 	    "echo \"Z $(date +%%z)\"\n"
 	    "if command -v journalctl >/dev/null 2>&1; then\n"
@@ -515,7 +514,11 @@ void bypass_checks(struct store *db, struct transport *t, const struct transport
 {
 	time_t since = time(NULL) - BYPASS_LOOKBACK_S;
 	char *script = bypass_script(since);
-	struct transport_limits lim = {.timeout_ms = BYPASS_TIMEOUT_MS, .output_cap = 1 << 20};
+	/* The S line (this session's $SSH_CONNECTION) comes from the node's
+	 * login shell: the script itself runs with the one shell's fixed
+	 * environment (transport/shell.h). */
+	struct transport_limits lim = {
+	    .timeout_ms = BYPASS_TIMEOUT_MS, .output_cap = 1 << 20, .print_connection = true};
 	struct transport_result res;
 	struct bypass_report r;
 	struct window *w = NULL;

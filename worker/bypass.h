@@ -9,7 +9,9 @@
  *   access_outside_airlock  a login with another key, or from another
  *                           address, than airlockd's own session (which the
  *                           node's log names: the probe finds its own login
- *                           by $SSH_CONNECTION)
+ *                           by its session's $SSH_CONNECTION, which the
+ *                           node's login shell prints before the script:
+ *                           transport_limits.print_connection)
  *   change_outside_airlock  a package or unit change at a time no airlock
  *                           execution on that host was running
  *
@@ -55,8 +57,9 @@ struct bypass_report {
 	size_t nchanges;
 };
 
-/* The shell script the probe runs on the node (POSIX sh, bounded output);
- * since: the epoch to read journald from. */
+/* The shell script the probe runs on the node (under the one shell,
+ * transport/shell.h; bounded output); since: the epoch to read journald
+ * from.  Its output is read with the "S" line the transport prints first. */
 char *bypass_script(time_t since);
 /* Parses the script's output into r (free with bypass_report_clear). */
 void bypass_parse(const char *out, size_t len, struct bypass_report *r);

@@ -3,7 +3,8 @@
  * command line carries UTF-8 only), so any bytes arrive exactly, NUL and
  * high bytes included.
  *
- * Each guest command is one /bin/sh script carrying as many bytes as the
+ * Each guest command is one shell script (run under bash, as every command:
+ * transport/shell.h) carrying as many bytes as the
  * transport's one-packet command line leaves room for (about 22 KiB); a
  * small file is one command.  Every script first checks the path (so a
  * change between commands is caught): a regular file (its mode, owner and
@@ -17,7 +18,7 @@
  * keep_suffix is NULL, and renames the temporary file over the path (atomic:
  * a reader sees the old file or the new one, never a half-written one).
  * A failure removes the temporary file and leaves the current file as it was.
- * The guest needs /bin/sh and coreutils (base64, sha256sum, stat, cp, mv). */
+ * The guest needs /bin/bash and coreutils (base64, sha256sum, stat, cp, mv). */
 #ifndef AIRLOCK_WORKER_GUESTFILE_H
 #define AIRLOCK_WORKER_GUESTFILE_H
 

@@ -5,6 +5,7 @@
 #include "lib/log.h"
 #include "lib/xalloc.h"
 #include "store/store.h"
+#include "transport/shell.h"
 #include "worker/agentbatch.h"
 #include "worker/bypass.h"
 #include "worker/discover.h"
@@ -218,6 +219,23 @@ static const char *probe_jail(struct transport *t, const struct transport_node *
 	}
 	snprintf(detail, detaillen, "no jail: %.280s", why[0]);
 	return "none";
+}
+
+/* The shell check's text into text: what the target's commands run under,
+ * or why nothing runs there and what to do. */
+static const char *sh_text(const struct transport_shell *sh, char *text, size_t len)
+{
+	if (sh->state == TRANSPORT_SHELL_BASH)
+		snprintf(text, len, "%s", sh->detail);
+	else
+		snprintf(
+		    text, len,
+		    "no bash: %s. Nothing runs here: airlock runs every command under " SHELL_PATH
+		    ", the shell its classifier judges. Install bash (apt-get install bash; "
+		    "Alpine: apk add bash); the next probe, within %d minutes, lets commands "
+		    "through",
+		    sh->detail, JAIL_RETRY_S / 60);
+	return text;
 }
 
 /* What a probe saw, as its entity's attributes and checks (a host's
@@ -462,6 +480,8 @@ struct seen {
 	char detail[320]; /* what the probe saw */
 	const char *jail; /* the jail check's tier; NULL: not checked this round */
 	char jail_detail[320];
+	const char *shell; /* the shell check's state (transport_shell); NULL: not checked */
+	char shell_detail[400];
 	enum target_type type;
 	int vmid;
 };
@@ -653,19 +673,35 @@ static void check_jails(struct store *db, struct transport *t, struct round *rd,
 		struct transport_node node = node_of(rd->res, row);
 		rd->jails++;
 		int64_t c0 = deadline_now_ms();
-		sn->jail = probe_jail(t, &node, sn->type, sn->vmid, sn->jail_detail,
-		                      sizeof(sn->jail_detail));
+		/* The shell first: a target without bash runs nothing, the jail's
+		 * `true` included (its commands are refused until it has one). */
+		struct transport_shell sh;
+		transport_shell_probe(t, &node, sn->type, sn->vmid, PROBE_TIMEOUT_MS, &sh);
+		sn->shell = transport_shell_state_name(sh.state);
+		snprintf(sn->shell_detail, sizeof(sn->shell_detail), "%s", sh.detail);
+		sn->jail = sh.state != TRANSPORT_SHELL_BASH
+		               ? NULL
+		               : probe_jail(t, &node, sn->type, sn->vmid, sn->jail_detail,
+		                            sizeof(sn->jail_detail));
 		if (deadline_now_ms() - c0 > longest)
 			longest = deadline_now_ms() - c0;
+		/* No bash, or no answer: asked again sooner, so that a target that
+		 * got bash runs commands within JAIL_RETRY_S. */
 		if (rd->memo)
 			*memo_slot(rd->memo, slug, true) =
 			    sn->jail ? tt : tt - JAIL_RECHECK_S + JAIL_RETRY_S;
-		if (sn->jail == NULL)
+		if (sh.state == TRANSPORT_SHELL_UNKNOWN)
 			continue;
 		cJSON *attrs = cJSON_CreateObject(), *checks = cJSON_CreateArray();
-		cJSON_AddStringToObject(attrs, "confinement", sn->jail);
-		cJSON_AddItemToArray(checks, check_row("confinement", strcmp(sn->jail, "full") == 0,
-		                                       sn->jail_detail));
+		char text[700];
+		cJSON_AddItemToArray(checks, check_row("shell", sh.state == TRANSPORT_SHELL_BASH,
+		                                       sh_text(&sh, text, sizeof(text))));
+		if (sn->jail != NULL) {
+			cJSON_AddStringToObject(attrs, "confinement", sn->jail);
+			cJSON_AddItemToArray(checks,
+			                     check_row("confinement", strcmp(sn->jail, "full") == 0,
+			                               sn->jail_detail));
+		}
 		add_record(records, slug, attrs, checks);
 	}
 	if (rd->memo)
@@ -683,9 +719,13 @@ static void report(const struct round *rd, struct round_report *rep)
 		if (!sn->written)
 			continue;
 		rep->unhealthy += !sn->ok;
-		fprintf(rep->out, "%s health=%s confinement=%s detail=%s\n",
+		char sq[500];
+		fprintf(rep->out,
+		        "%s health=%s confinement=%s detail=%s shell=%s shell_detail=%s\n",
 		        store_get(rd->res, row, 0), sn->ok ? "healthy" : "unhealthy",
-		        sn->jail ? sn->jail : "-", log_quote(sn->detail, q, sizeof(q)));
+		        sn->jail ? sn->jail : "-", log_quote(sn->detail, q, sizeof(q)),
+		        sn->shell ? sn->shell : "-",
+		        log_quote(sn->shell ? sn->shell_detail : "-", sq, sizeof(sq)));
 	}
 }
 

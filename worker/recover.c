@@ -41,7 +41,7 @@ static void paths_text(const cJSON *paths, struct buf *b)
 }
 
 /* Every path must be an absolute Linux path: files go back into the guest
- * through /bin/sh.  0, or -1 after refusing the row. */
+ * through bash (transport/shell.h).  0, or -1 after refusing the row. */
 static int paths_usable(struct rec *r)
 {
 	const cJSON *p;
@@ -64,7 +64,7 @@ static int paths_usable(struct rec *r)
 			snprintf(
 			    msg, sizeof(msg),
 			    "refused: %s is a Windows path; airlock writes restored files into a "
-			    "guest through /bin/sh, which a Windows guest does not have. Nothing "
+			    "guest through bash, which a Windows guest does not have. Nothing "
 			    "was done.",
 			    p->valuestring);
 			rec_refuse(r, msg, NULL);

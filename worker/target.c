@@ -161,7 +161,7 @@ int targets_check(struct targets *t, const struct queue_item *it, bool full, cha
 	struct transport_probe p = {0};
 	enum target_type tt = type_of(it);
 	enum transport_error e;
-	char why[256];
+	char why[256], why2[600];
 
 	if (transport_check_command(tt, it->vmid, it->command, why, sizeof(why)) < 0) {
 		snprintf(reason, reasonlen,
@@ -172,6 +172,11 @@ int targets_check(struct targets *t, const struct queue_item *it, bool full, cha
 	}
 
 	node_of(it, &node);
+	/* A target without bash runs nothing (transport_shell_probe). */
+	if (transport_shell_refused(t->t, &node, tt, it->vmid, why2, sizeof(why2)) < 0) {
+		snprintf(reason, reasonlen, "run on %s refused: %s.", it->target, why2);
+		return -1;
+	}
 	if (!full) {
 		/* The rest of the check rides on the command's own channel. */
 		if (transport_reachable(t->t, &node, 15000, &e, why, sizeof(why)) == 0)
@@ -318,6 +323,14 @@ void targets_run_jailed(struct targets *t, const struct queue_item *it, const st
 		enum transport_probe_state st = refusal_of(type_of(it), &r);
 		out->state = EXEC_FAILED;
 		out->started = false;
+		if (r.error == TRANSPORT_ERR_SHELL) {
+			/* The target has no bash: nothing was sent, nothing will run
+			 * there until it has (the sentence says what to do). */
+			out->not_sent = TARGET_NOT_SENT_REFUSED;
+			snprintf(out->error, sizeof(out->error), "run on %s refused: %.900s.",
+			         it->target, r.errmsg);
+			break;
+		}
 		if (r.error == TRANSPORT_ERR_JAIL) {
 			out->unconfinable = true;
 			snprintf(out->error, sizeof(out->error), "cannot confine %s on %s: %.400s",

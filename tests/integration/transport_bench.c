@@ -12,6 +12,7 @@
  *   transport_bench N CONTROL_PATH jail     the jail's cost: `true` pooled,
  *       unconfined and in each tier, and through ControlMaster, on host, VM
  *       and CT, in turns */
+#include "transport/shell.h"
 #include "transport/transport.h"
 
 #include <pthread.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "classifier/policy.h"
+#include "lib/buf.h"
 #include "lib/deadline.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
@@ -169,12 +171,12 @@ static int bench_jail(int n, const char *control)
 		enum target_type ty;
 		int id;
 		const char *mux; /* the ControlMaster line: as the transport sends it unconfined */
-	} tg[] = {{"host", TARGET_PROXMOX_HOST, 0, "/bin/sh -c 'true'"},
+	} tg[] = {{"host", TARGET_PROXMOX_HOST, 0, SHELL_EXEC_WORDS " 'true'"},
 	          {"vm101", TARGET_VM, 101,
-	           "qm agent 101 ping && qm guest exec 101 --timeout 30 -- /bin/sh -c 'true'"},
+	           "qm agent 101 ping && qm guest exec 101 --timeout 30 -- " SHELL_EXEC_WORDS " 'true'"},
 	          {"ct201", TARGET_LXC, 201,
 	           "s=$(pct status 201) || exit 255; echo \"$s\"; [ \"$s\" = 'status: running' ] || "
-	           "exit 255; pct exec 201 -- /bin/sh -c 'true'"}};
+	           "exit 255; pct exec 201 -- " SHELL_EXEC_WORDS " 'true'"}};
 	static const enum transport_jail js[] = {TRANSPORT_JAIL_NONE, TRANSPORT_JAIL_USER,
 	                                         TRANSPORT_JAIL_ROOT, TRANSPORT_JAIL_WRITE};
 	enum { NK = 5 }; /* the four above, then ControlMaster */
@@ -308,22 +310,31 @@ int main(int argc, char **argv)
 	char err[256];
 	int n = argc > 1 ? atoi(argv[1]) : 30;
 	const char *control = argc > 2 ? argv[2] : NULL;
-	static const struct {
+	/* The one shell's line for `true`, as the transport sends it (shell.h). */
+	static char host[1024], vm[1024], ct[1024];
+	struct buf one = BUF_INIT;
+	shell_line(&one, "1.1.1", "true");
+	snprintf(host, sizeof(host), "AIRLOCK_EXEC_ID=1.1.1 %s", buf_str(&one));
+	/* as the transport sends it: the agent check, then the exec, one line */
+	snprintf(vm, sizeof(vm),
+	         "qm agent 101 ping || { echo 'airlock: no answer to qm agent ping; qm guest exec "
+	         "was not started' >&2; exit 1; }; exec qm guest exec 101 --timeout 30 -- %s",
+	         buf_str(&one));
+	/* as the transport sends it: the status check, then the exec, one line */
+	snprintf(ct, sizeof(ct),
+	         "s=$(pct status 201) || exit 255; echo \"$s\"; [ \"$s\" = 'status: running' ] || "
+	         "exit 255; AIRLOCK_EXEC_ID=1.1.1 pct exec 201 -- %s",
+	         buf_str(&one));
+	buf_free(&one);
+	const struct {
 		const char *name;
 		enum target_type ty;
 		int id;
 		const char *cmdline;
 	} targets[] = {
-	    {"host", TARGET_PROXMOX_HOST, 0, "/bin/sh -c 'true'"},
-	    /* as the transport sends it: the agent check, then the exec, one line */
-	    {"vm101", TARGET_VM, 101,
-	     "qm agent 101 ping || { echo 'airlock: no answer to qm agent ping; qm guest exec "
-	     "was not started' >&2; exit 1; }; exec qm guest exec 101 --timeout 30 -- /bin/sh -c "
-	     "'true'"},
-	    /* as the transport sends it: the status check, then the exec, one line */
-	    {"ct201", TARGET_LXC, 201,
-	     "s=$(pct status 201) || exit 255; echo \"$s\"; [ \"$s\" = 'status: running' ] || "
-	     "exit 255; pct exec 201 -- /bin/sh -c 'true'"},
+	    {"host", TARGET_PROXMOX_HOST, 0, host},
+	    {"vm101", TARGET_VM, 101, vm},
+	    {"ct201", TARGET_LXC, 201, ct},
 	};
 	int errors = 0;
 

@@ -7,6 +7,7 @@
  * No timed assertions: deadlines are set and the outcome is checked, never how
  * long it took. */
 #include "transport/transport.h"
+#include "transport/shell.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -235,6 +236,71 @@ static int pwned_in(const char *dir)
 	return found;
 }
 
+/* A command that prints its shell's argv (SELF_ARGV) or environment
+ * (SELF_ENV), NUL-separated, as the kernel holds them: the read builtin
+ * opens /proc/self in the shell itself (a forked child would show the
+ * program it execs), in the C locale so that it reads bytes, not
+ * characters (a stray UTF-8 lead byte would swallow the NUL after it). */
+#define SELF_DUMP(what)                                                                            \
+	"LC_ALL=C; while IFS= read -r -d '' a; do printf '%s\\0' \"$a\"; done </proc/self/" what
+#define SELF_ARGV SELF_DUMP("cmdline")
+#define SELF_ENV  SELF_DUMP("environ")
+/* What the target's shell's argv starts with: the one shell (shell.h). */
+#define ONE_SHELL_ARGV "/bin/bash\0--noprofile\0--norc\0+O\0extglob\0+O\0xpg_echo\0-c\0"
+/* How the rig logs the end of a guest's argv for command (no quote in it):
+ * pct and qm write each element single-quoted. */
+#define ARGV_LOGGED(command)                                                                       \
+	"'/bin/bash' '--noprofile' '--norc' '+O' 'extglob' '+O' 'xpg_echo' '-c' '" command "'"
+
+/* Whether env (len bytes, NUL-separated) is exactly the one shell's fixed
+ * environment with a tag, in any order (the jail's shells re-export it in
+ * their own); the tag goes to tag (SHELL_TAG_MAX bytes). */
+static bool env_is_fixed(const char *env, size_t len, char *tag)
+{
+	size_t nfixed = 0, seen = 0;
+	bool tagged = false;
+
+	while (shell_env[nfixed] != NULL)
+		nfixed++;
+	tag[0] = '\0';
+	for (size_t off = 0; off < len;) {
+		const char *e = env + off, *nul = memchr(e, '\0', len - off);
+		bool known = false;
+		if (nul == NULL)
+			return false;
+		for (size_t i = 0; i < nfixed; i++)
+			known |= strcmp(e, shell_env[i]) == 0;
+		if (known) {
+			seen++;
+		} else if (!tagged && strncmp(e, SHELL_TAG_NAME "=", 16) == 0 &&
+		           shell_tag_valid(e + 16)) {
+			snprintf(tag, SHELL_TAG_MAX, "%s", e + 16);
+			tagged = true;
+		} else {
+			return false;
+		}
+		off += (size_t)(nul - e) + 1;
+	}
+	return tagged && seen == nfixed;
+}
+
+/* env's NUL-separated strings, joined by " | " for a message. */
+static const char *env_text(const char *env, size_t len, char *out, size_t outlen)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < len && j + 4 < outlen; i++) {
+		if (env[i] == '\0') {
+			memcpy(out + j, " | ", 3);
+			j += 3;
+		} else {
+			out[j++] = env[i];
+		}
+	}
+	out[j] = '\0';
+	return out;
+}
+
 static void t_quoting(void)
 {
 	static const char *payloads[] = {
@@ -262,11 +328,11 @@ static void t_quoting(void)
 		struct buf cmd = BUF_INIT;
 		bool longone = p == sizeof(payloads) / sizeof(payloads[0]);
 
-		/* The guest's shell prints its own argv (its forked child opens
-		 * /proc/self before exec: that is the shell's argv, in a pid
-		 * namespace too), then stops reading: what
-		 * follows `exit 0` is never parsed, so any bytes may follow. */
-		buf_puts(&cmd, "cat </proc/self/cmdline; exit 0\n");
+		/* The target's shell prints its own argv as the kernel holds it
+		 * (read by the shell itself, so /proc/self is the shell, in a pid
+		 * namespace too), then stops reading: what follows `exit 0` is
+		 * never parsed, so any bytes may follow. */
+		buf_puts(&cmd, SELF_ARGV "; exit 0\n");
 		if (longone) {
 			for (int i = 0; i < 1800; i++) /* ~30 KB once quoted */
 				buf_puts(&cmd, "'$(x)`y`\"; *\n");
@@ -288,12 +354,13 @@ static void t_quoting(void)
 				continue;
 			}
 			struct buf want = BUF_INIT;
-			buf_append(&want, "/bin/sh\0-c\0", 11);
+			buf_append(&want, ONE_SHELL_ARGV, sizeof(ONE_SHELL_ARGV) - 1);
 			buf_append(&want, cmd.data, cmd.len);
 			buf_append(&want, "\0", 1);
 			CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 0 &&
 			          r.out_len == want.len && memcmp(r.out, want.data, want.len) == 0,
-			      "%s%s%s: payload %zu%s arrives byte for byte (%zu bytes; got %zu, %s %s)",
+			      "%s%s%s: payload %zu%s arrives byte for byte (%zu bytes; got %zu, %s "
+			      "%s)",
 			      w, cur_jail ? " jail=" : "", cur_jail ? jail_name(cur_jail) : "", p,
 			      longone ? " (long)" : "", want.len, r.out_len,
 			      transport_status_name(r.status), r.errmsg);
@@ -303,13 +370,38 @@ static void t_quoting(void)
 				                  buf_str(&cmd));
 				CHECK(log_count_("node", line.data, line.len, true) >= 1,
 				      "host: the node's login shell got exactly %s'<quoted>'",
-				      cur_jail ? "the jail's words and " : "/bin/sh -c ");
+				      cur_jail ? "the jail's words and " : SHELL_EXEC_WORDS " ");
 				buf_free(&line);
 			}
 			buf_free(&want);
 			transport_result_free(&r);
 		}
 		buf_free(&cmd);
+	}
+	/* The environment the command's shell was started with: exactly the
+	 * one shell's, with a tag of its own for every command, nothing from
+	 * the node's login session, pct or the guest agent. */
+	for (size_t i = 0; i < 3; i++) {
+		char tag[2][SHELL_TAG_MAX] = {"", ""};
+		bool fixed[2];
+		for (int k = 0; k < 2; k++) {
+			struct transport_result r;
+			run(targets[i].type, targets[i].id, SELF_ENV, 60000, 0, &r);
+			fixed[k] = r.status == TRANSPORT_EXITED && r.exit_code == 0 &&
+			           env_is_fixed(r.out, r.out_len, tag[k]);
+			if (!fixed[k]) {
+				char text[1024];
+				printf("# %s environment: %s\n",
+				       tname(targets[i].type, targets[i].id),
+				       env_text(r.out, r.out_len, text, sizeof(text)));
+			}
+			transport_result_free(&r);
+		}
+		CHECK(fixed[0] && fixed[1] && strcmp(tag[0], tag[1]) != 0,
+		      "%s%s%s: the shell's environment is exactly PATH, HOME, LANG and a tag of "
+		      "its own (%s, %s)",
+		      tname(targets[i].type, targets[i].id), cur_jail ? " jail=" : "",
+		      cur_jail ? jail_name(cur_jail) : "", tag[0], tag[1]);
 	}
 	for (int i = 0; i < 3; i++)
 		CHECK(!pwned_in(tmp[i]), "no side effect of the payloads in %s", tmp[i]);
@@ -335,14 +427,13 @@ static void t_quoting(void)
 
 /* The same payloads through the jail, in each tier: the command crosses the
  * login shell, the jail's two shells and setpriv, and must still reach the
- * last /bin/sh byte for byte, with no side effect anywhere. */
+ * target's bash byte for byte, with no side effect anywhere. */
 static void t_quoting_jailed(void)
 {
 	for (cur_jail = TRANSPORT_JAIL_USER; cur_jail <= TRANSPORT_JAIL_ROOT; cur_jail++)
 		t_quoting();
 	cur_jail = TRANSPORT_JAIL_NONE;
 }
-
 
 /* ---- the read-only jail ------------------------------------------------------- */
 
@@ -402,8 +493,8 @@ struct effect {
 	const char *what;
 	const char *cmd;
 	const char *want_user, *want_root;
-	const char *left_path;  /* relative to the target's root */
-	const char *svc_file;   /* units / modules, or NULL */
+	const char *left_path; /* relative to the target's root */
+	const char *svc_file;  /* units / modules, or NULL */
 	const char *svc_text;
 };
 
@@ -496,13 +587,14 @@ static void t_jail(void)
 			if (targets[i].type != TARGET_LXC) {
 				char cmd[128];
 				long victim;
-				run_plain(i, "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!",
-				          &r);
+				run_plain(
+				    i, "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!", &r);
 				victim = atol(r.out);
 				transport_result_free(&r);
 				snprintf(cmd, sizeof(cmd), "kill -9 %ld", victim);
 				run(targets[i].type, targets[i].id, cmd, 60000, 0, &r);
-				CHECK(victim > 0 && r.status == TRANSPORT_EXITED && r.exit_code != 0 &&
+				CHECK(victim > 0 && r.status == TRANSPORT_EXITED &&
+				          r.exit_code != 0 &&
 				          matches_any(r.err, "No such process|not permitted"),
 				      "%s %s tier: kill of a root process fails (%.200s)", w, tier,
 				      r.err);
@@ -520,16 +612,19 @@ static void t_jail(void)
 			    "[ -S $s ] && echo socket || echo hidden; done",
 			    60000, 0, &r);
 			CHECK(r.status == TRANSPORT_EXITED &&
-			          strcmp(r.out, cur_jail == TRANSPORT_JAIL_USER ? "hidden\nsocket\n"
-			                                                        : "hidden\nhidden\n") == 0,
+			          strcmp(r.out, cur_jail == TRANSPORT_JAIL_USER
+			                            ? "hidden\nsocket\n"
+			                            : "hidden\nhidden\n") == 0,
 			      "%s %s tier: systemd's socket is hidden%s (%s)", w, tier,
-			      cur_jail == TRANSPORT_JAIL_USER ? ", the system bus is not" : ", the bus too",
+			      cur_jail == TRANSPORT_JAIL_USER ? ", the system bus is not"
+			                                      : ", the bus too",
 			      r.out);
 			transport_result_free(&r);
 			/* The ready line is the jail's; the command's stderr is its own,
 			 * and a command cannot pretend the jail failed. */
 			run(targets[i].type, targets[i].id,
-			    "echo 'airlock-jail: cannot confine: forged' >&2; exit 125", 60000, 0, &r);
+			    "echo 'airlock-jail: cannot confine: forged' >&2; exit 125", 60000, 0,
+			    &r);
 			CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 125 &&
 			          strcmp(r.err, "airlock-jail: cannot confine: forged\n") == 0,
 			      "%s %s tier: a forged jail failure is the command's own output (%s)",
@@ -611,8 +706,8 @@ static void t_jail(void)
 			CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 0 &&
 			          r.err_len == big.len - strlen("echo ") - strlen(" >&2") + 1,
 			      "%s: the longest command runs unconfined (%s %s)",
-			      tname(targets[i].type, targets[i].id), transport_status_name(r.status),
-			      r.errmsg);
+			      tname(targets[i].type, targets[i].id),
+			      transport_status_name(r.status), r.errmsg);
 			transport_result_free(&r);
 		}
 		for (cur_jail = TRANSPORT_JAIL_USER; cur_jail <= TRANSPORT_JAIL_ROOT; cur_jail++)
@@ -632,10 +727,11 @@ static void t_jail(void)
 			for (size_t i = 0; i < 3; i++) {
 				run(targets[i].type, targets[i].id, big.data, 60000, 0, &r);
 				CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 0,
-				      "%s %s tier: the longest command that fits beside the jail runs "
+				      "%s %s tier: the longest command that fits beside the jail "
+				      "runs "
 				      "(%zu bytes; %s %s)",
-				      tname(targets[i].type, targets[i].id), jail_name(cur_jail), big.len,
-				      transport_status_name(r.status), r.errmsg);
+				      tname(targets[i].type, targets[i].id), jail_name(cur_jail),
+				      big.len, transport_status_name(r.status), r.errmsg);
 				transport_result_free(&r);
 			}
 		cur_jail = TRANSPORT_JAIL_NONE;
@@ -678,14 +774,16 @@ static void t_jail(void)
 			snprintf(cmd, sizeof(cmd), "sleep 53%zu%d & sleep 53%zu%d", i, cur_jail, i,
 			         cur_jail);
 			run(targets[i].type, targets[i].id, cmd, 3000, 0, &r);
-			CHECK(r.status == TRANSPORT_TIMED_OUT, "%s %s tier: the deadline holds (%s)",
-			      w, jail_name(cur_jail), transport_status_name(r.status));
+			CHECK(r.status == TRANSPORT_TIMED_OUT,
+			      "%s %s tier: the deadline holds (%s)", w, jail_name(cur_jail),
+			      transport_status_name(r.status));
 			transport_result_free(&r);
-			snprintf(cmd, sizeof(cmd), "sleep 1; ps -eo args | grep -c '^sleep 53%zu%d$'", i,
-			         cur_jail);
+			snprintf(cmd, sizeof(cmd),
+			         "sleep 1; ps -eo args | grep -c '^sleep 53%zu%d$'", i, cur_jail);
 			run_plain(i, cmd, &r);
 			CHECK(r.status == TRANSPORT_EXITED && strcmp(r.out, "0\n") == 0,
-			      "%s %s tier: nothing of it is left (%s)", w, jail_name(cur_jail), r.out);
+			      "%s %s tier: nothing of it is left (%s)", w, jail_name(cur_jail),
+			      r.out);
 			transport_result_free(&r);
 		}
 	}
@@ -1552,13 +1650,14 @@ static void t_agents_and_probes(void)
 	      "ct: the cap is the command's (%zu bytes, truncated %d)", ok.out_len,
 	      ok.out_truncated);
 	transport_result_free(&ok);
-	CHECK(log_count("ct:202", "/bin/sh -c 'echo should-not-run'", 32) == 0 &&
-	          log_count("ct:202", "'/bin/sh' '-c' 'echo should-not-run'", 37) == 0,
-	      "ct: nothing reached a stopped container");
+	CHECK(log_count_end("ct:201", ARGV_LOGGED("echo ct-one-channel; echo err >&2")) == 1 &&
+	          log_count_end("ct:202", ARGV_LOGGED("echo should-not-run")) == 0,
+	      "ct: nothing reached a stopped container (as a running one's command would)");
 	rigctl("vm 101 agent-stop");
 	expect_refusal(TARGET_VM, 101, "QEMU guest agent is not running");
-	CHECK(log_count("vm:101", "'/bin/sh' '-c' 'echo should-not-run'", 37) == 0,
-	      "vm: nothing reached a guest");
+	CHECK(log_count_end("vm:101", ARGV_LOGGED("echo one-channel")) == 1 &&
+	          log_count_end("vm:101", ARGV_LOGGED("echo should-not-run")) == 0,
+	      "vm: nothing reached a guest (as the earlier command did)");
 
 	transport_stats(T, node.name, &before);
 	struct transport_probe p[] = {
@@ -1709,10 +1808,10 @@ static void t_sshd_killed(void)
 {
 	struct bg b;
 	struct transport_stats before, after;
-	const char *marker = "/bin/sh -c 'echo started; sleep 45; echo finished'";
+	const char *marker = SHELL_EXEC_WORDS " 'echo started; sleep 45; echo finished'";
 
 	struct bg v;
-	const char *vmarker = "'/bin/sh' '-c' 'sleep 47; echo finished'";
+	const char *vmarker = ARGV_LOGGED("sleep 47; echo finished");
 
 	transport_stats(T, node.name, &before);
 	pthread_create(&b.th, NULL, bg_run, &b);
@@ -1722,7 +1821,7 @@ static void t_sshd_killed(void)
 	     i++)
 		usleep(50000);
 	CHECK(log_count_end("node", marker) == 1, "the long host command started");
-	CHECK(log_count("vm:101", vmarker, strlen(vmarker)) == 1, "the long VM command started");
+	CHECK(log_count_end("vm:101", vmarker) == 1, "the long VM command started");
 	rigctl("node stop");
 	pthread_join(b.th, NULL);
 	pthread_join(v.th, NULL);
@@ -1776,7 +1875,8 @@ static void t_sshd_killed(void)
 	CHECK(transport_reachable(T, &node, 15000, &e, why, sizeof(why)) == 0,
 	      "after a restart of the node's sshd: reachable (%s)", why);
 	transport_stats(T, node.name, &s0);
-	CHECK(s0.sessions_opened == s1.sessions_opened + 1 && s0.channels_opened == s1.channels_opened,
+	CHECK(s0.sessions_opened == s1.sessions_opened + 1 &&
+	          s0.channels_opened == s1.channels_opened,
 	      "the closed session was found and replaced, without a channel (%ld sessions)",
 	      s0.sessions_opened - s1.sessions_opened);
 	run(TARGET_PROXMOX_HOST, 0, "echo after-restart", 60000, 0, &r);
@@ -1816,6 +1916,113 @@ static void hostkey_case(const char *known_hosts, const char *pin, const char *w
 	}
 	transport_result_free(&r);
 	transport_free(t);
+}
+
+/* ---- the one shell on each target ------------------------------------------ */
+
+/* The first line a local command prints (the rig's guests share the
+ * machine's /usr: their bash is this machine's). */
+static void local_line(const char *cmd, char *out, size_t outlen)
+{
+	FILE *p = popen(cmd, "r");
+
+	out[0] = '\0';
+	if (p != NULL && fgets(out, (int)outlen, p) != NULL)
+		out[strcspn(out, "\n")] = '\0';
+	if (p != NULL)
+		pclose(p);
+}
+
+static void t_shell(void)
+{
+	char version[64], bash[256], sh[256];
+
+	local_line("/bin/bash -c 'echo $BASH_VERSION'", version, sizeof(version));
+	local_line("readlink -f /bin/bash", bash, sizeof(bash));
+	local_line("readlink -f /bin/sh", sh, sizeof(sh));
+	for (size_t i = 0; i < 3; i++) {
+		struct transport_shell r;
+		const char *w = tname(targets[i].type, targets[i].id);
+		int rc = transport_shell_probe(T, &node, targets[i].type, targets[i].id, 60000, &r);
+		CHECK(rc == 0 && r.state == TRANSPORT_SHELL_BASH &&
+		          strcmp(r.bash_version, version) == 0 && strcmp(r.bash_path, bash) == 0 &&
+		          strcmp(r.sh, sh) == 0,
+		      "%s: the shell probe finds bash %s at %s, /bin/sh is %s (%s: %s)", w, version,
+		      bash, sh, transport_shell_state_name(r.state), r.detail);
+	}
+}
+
+/* A container with busybox alone (rigctl ct-add --busybox): no bash.  Its
+ * commands never run under a shell the classifier did not model: before
+ * any probe the one shell's line fails there with nothing run; once the
+ * probe has found it, nothing is even sent; once bash is there and the probe
+ * has seen it, commands run. */
+static void t_noshell(void)
+{
+	const char *root = env("AIRLOCK_RIG_ROOT");
+	char ct[256], path[512], cmd[2048];
+	struct transport_result r;
+	struct transport_shell sh;
+	int before;
+
+	rigctl("ct-add 205 --busybox");
+	snprintf(ct, sizeof(ct), "%s/guests/ct205/root", root);
+
+	/* What the command would do under the container's own /bin/sh (busybox
+	 * ash): it runs there, so the checks below can fail. */
+	snprintf(cmd, sizeof(cmd),
+	         "ssh -F '%s' %s \"pct exec 205 -- /bin/sh -c 'echo ran > /tmp/airlock-ash'\"",
+	         env("AIRLOCK_RIG_SSH_CONFIG"), env("AIRLOCK_RIG_NODE"));
+	snprintf(path, sizeof(path), "%s/tmp/airlock-ash", ct);
+	CHECK(system(cmd) == 0 && exists(path),
+	      "ct:205: busybox's /bin/sh runs a command when asked directly");
+
+	/* Never probed: the one shell's line itself refuses to start anything. */
+	run(TARGET_LXC, 205, "echo ran > /tmp/airlock-noshell; echo ran", 60000, 0, &r);
+	snprintf(path, sizeof(path), "%s/tmp/airlock-noshell", ct);
+	CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 127 && r.out_len == 0 &&
+	          strstr(r.err, "/bin/bash") && !exists(path),
+	      "ct:205 before any probe: env cannot start /bin/bash, nothing ran (exit %d: %s)",
+	      r.exit_code, r.err);
+	transport_result_free(&r);
+
+	CHECK(transport_shell_probe(T, &node, TARGET_LXC, 205, 60000, &sh) == 0 &&
+	          sh.state == TRANSPORT_SHELL_NONE && strstr(sh.detail, "no /bin/bash") &&
+	          strcmp(sh.sh, "/bin/busybox") == 0,
+	      "ct:205: the shell probe finds no bash, /bin/sh is busybox (%s: %s)",
+	      transport_shell_state_name(sh.state), sh.detail);
+
+	before = log_count_end("ct:205", ARGV_LOGGED("echo ran"));
+	run(TARGET_LXC, 205, "echo ran", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_SHELL &&
+	          strstr(r.errmsg, "container 205 on node") && strstr(r.errmsg, "has no bash") &&
+	          strstr(r.errmsg, "Install bash") &&
+	          log_count_end("ct:205", ARGV_LOGGED("echo ran")) == before,
+	      "ct:205 after the probe: refused before sending, saying what to do (%s)", r.errmsg);
+	transport_result_free(&r);
+	char why[600];
+	CHECK(transport_shell_refused(T, &node, TARGET_LXC, 205, why, sizeof(why)) < 0 &&
+	          transport_shell_refused(T, &node, TARGET_LXC, 201, why, sizeof(why)) == 0,
+	      "the refusal is the bash-less container's only");
+
+	/* bash arrives (the machine's, with its libraries); until the probe has
+	 * seen it, the refusal stands; then commands run. */
+	snprintf(cmd, sizeof(cmd),
+	         "rm -f '%s/pve/lxc/205.busybox' && ln -s usr/lib '%s/lib' && ln -s usr/lib64 "
+	         "'%s/lib64' && ln -s /usr/bin/bash '%s/bin/bash'",
+	         root, ct, ct, ct);
+	CHECK(system(cmd) == 0, "ct:205: bash installed");
+	run(TARGET_LXC, 205, "echo ran", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_SHELL,
+	      "ct:205: still refused until a probe has seen bash");
+	transport_result_free(&r);
+	CHECK(transport_shell_probe(T, &node, TARGET_LXC, 205, 60000, &sh) == 0 &&
+	          sh.state == TRANSPORT_SHELL_BASH,
+	      "ct:205: the probe finds bash now (%s)", sh.detail);
+	run(TARGET_LXC, 205, "echo ran", 60000, 0, &r);
+	CHECK(r.status == TRANSPORT_EXITED && r.exit_code == 0 && strcmp(r.out, "ran\n") == 0,
+	      "ct:205: and its commands run (%s %s)", transport_status_name(r.status), r.errmsg);
+	transport_result_free(&r);
 }
 
 static void t_hostkey(void)
@@ -1870,6 +2077,8 @@ int main(int argc, char **argv)
 	    {"concurrent", t_concurrent},
 	    {"idle", t_idle},
 	    {"sshd_killed", t_sshd_killed},
+	    {"shell", t_shell},
+	    {"noshell", t_noshell},
 	    {"hostkey", t_hostkey},
 	    {"rekeyed", t_rekeyed}, /* only when named */
 	};

@@ -55,7 +55,8 @@ for c in json.load(open(sys.argv[1]))["checks"]:
 print(" ".join(seen))' "$WORK/doc.json")"
 for c in "database schema" "database roles" "database grants" "database worker login" \
 	"database scheduler login" "database logins" "database policy" "database inventory" \
-	"node proxmox-host:hubris" "guest vm:web01" "guest lxc:nfs-export" "zerto login" "zerto tls" \
+	"node proxmox-host:hubris" "node proxmox-host:hubris shell" "guest vm:web01" \
+	"guest vm:web01 shell" "guest lxc:nfs-export" "guest lxc:nfs-export shell" "zerto login" "zerto tls" \
 	"zerto vm:web01" "webhook webhook-1 http://127.0.0.1:$HP/***"; do
 	set -- $c
 	check_eq "healthy: $c is ok" ok "$(status_of "$1" "${*:2}")"
@@ -63,6 +64,9 @@ done
 check_eq "healthy: the jail helper is ok" ok "$(status_of jail helper)"
 check_out "  it names the helper it copies to targets" 'airlock-jail \([0-9]+ bytes\)' field_of jail helper detail
 check_eq "a target not probed yet is skipped in the jail area" skip "$(status_of jail vm:db01)"
+check_out "  the shell check says which bash runs the node's commands" '^bash [0-9.]+.* at /.*bash runs every command' \
+	field_of node "proxmox-host:hubris shell" detail
+check_eq "  a guest that cannot run commands has no shell check" absent "$(status_of guest "vm:db01 shell")"
 check_eq "a VM without an agent is a warning with the fix" warn "$(status_of guest vm:db01)"
 check_out "  the fix says how to enable the agent" 'qm set 102 --agent enabled=1' field_of guest vm:db01 fix
 check_eq "a hung agent is a warning" warn "$(status_of guest vm:zimaos)"

@@ -31,10 +31,34 @@ NODE_NAME_FALLBACK = "pverig"
 # paths and configuration
 
 
+# The rig's settings on a node, for the shims whatever their caller's
+# environment: airlock runs every command with a fixed environment (PATH,
+# HOME, LANG and its tag), so `qm list` inside an agent's command does not
+# see what the node's login session was given (sshd's SetEnv).  A real node
+# needs no such file: PVE's tools find their state at fixed paths.
+SETTINGS_FILE = "/etc/airlock-rig.env"
+
+
+def setting(name, default=None):
+    """name from the environment, else from the node's SETTINGS_FILE."""
+    v = os.environ.get(name, "")
+    if v:
+        return v
+    try:
+        with open(SETTINGS_FILE) as f:
+            for line in f:
+                k, sep, val = line.rstrip("\n").partition("=")
+                if sep and k == name and val:
+                    return val
+    except OSError:
+        pass
+    return default
+
+
 def rig_root():
-    root = os.environ.get("PVE_SHIM_ROOT", "")
+    root = setting("PVE_SHIM_ROOT", "")
     if not root:
-        sys.stderr.write("PVE_SHIM_ROOT is not set\n")
+        sys.stderr.write("PVE_SHIM_ROOT is not set (nor in %s)\n" % SETTINGS_FILE)
         sys.exit(255)
     return root
 
@@ -344,11 +368,11 @@ def qga_call(vmid, command, arguments=None, timeout=5.0):
 
 
 def ping_timeout():
-    return float(os.environ.get("PVE_SHIM_PING_TIMEOUT", "3"))
+    return float(setting("PVE_SHIM_PING_TIMEOUT", "3"))
 
 
 def qga_timeout():
-    return float(os.environ.get("PVE_SHIM_QGA_TIMEOUT", "5"))
+    return float(setting("PVE_SHIM_QGA_TIMEOUT", "5"))
 
 
 def assert_agent_available(vmid, conf):

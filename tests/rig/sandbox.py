@@ -121,16 +121,19 @@ def unshare_private():
                     _mount(None, fields[4], None, MS_REC | MS_PRIVATE)
 
 
-def enter_root(root, hostname, binds=(), blockdev=None):
+def enter_root(root, hostname, binds=(), blockdev=None, own_usr=False):
     """In the new namespaces (as pid 1): build the view and chroot into root.
     blockdev (major, minor): a block device node /dev/sdb, the guest's disk
-    (a loop device of the rig), for tests that must not be able to write it."""
+    (a loop device of the rig), for tests that must not be able to write it.
+    own_usr: the root brings its own /usr (a busybox guest), else the
+    machine's is bound in read-only."""
     # The guest's / is a mount point, as on a real host, VM or container:
     # mount(8) --make-rprivate / and the jail's remounts need one.
     _mount(root, root, None, MS_BIND)
-    usr = os.path.join(root, "usr")
-    _mount("/usr", usr, None, MS_BIND | MS_REC)
-    _mount(None, usr, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    if not own_usr:
+        usr = os.path.join(root, "usr")
+        _mount("/usr", usr, None, MS_BIND | MS_REC)
+        _mount(None, usr, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     dev = os.path.join(root, "dev")
     _mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=1m")
     for n in DEV_NODES:
@@ -290,7 +293,7 @@ def _fork_init():
 # one command in a fresh sandbox (pct exec)
 
 
-def attach(root, hostname, argv, env, binds=(), blockdev=None, no_namespaces=False):
+def attach(root, hostname, argv, env, binds=(), blockdev=None, own_usr=False, no_namespaces=False):
     """Runs argv inside root like lxc-attach; returns the exit status to use.
     no_namespaces: argv runs under deny_namespaces()."""
     sys.stdout.flush()
@@ -301,7 +304,7 @@ def attach(root, hostname, argv, env, binds=(), blockdev=None, no_namespaces=Fal
     code = 1
     try:
         _block_watched()
-        enter_root(root, hostname, binds, blockdev)
+        enter_root(root, hostname, binds, blockdev, own_usr)
         cmd = _spawn(argv, env, no_namespaces=no_namespaces)
         while True:
             sig = signal.sigwaitinfo(WATCHED).si_signo

@@ -90,6 +90,8 @@ static struct {
 	enum transport_error terror;
 	const char *tmsg;
 	bool not_sent_retry;   /* the last worker_not_sent asked for a retry */
+	const char *no_bash;   /* the target's last shell probe found no bash: why */
+	char reason[1024];     /* the last worker_refuse's or worker_not_sent's reason */
 	char finish_state[24]; /* the last worker_finish's state */
 	const char *tout;      /* the fake command's stdout ("ok\n" unless set) */
 	char *finish_hold;     /* the last worker_finish's hold ("-": none) */
@@ -206,6 +208,8 @@ struct store_res *store_exec(struct store *s, const char *sql, int nparams,
 	int k = F.calls[c] - 1;
 	if (c == C_NOT_SENT && nparams == 4)
 		F.not_sent_retry = params[3] != NULL;
+	if ((c == C_NOT_SENT || c == C_REFUSE) && nparams >= 3)
+		snprintf(F.reason, sizeof(F.reason), "%s", params[2] ? params[2] : "");
 	if (c == C_FINISH && nparams >= 3)
 		snprintf(F.finish_state, sizeof(F.finish_state), "%s", params[2]);
 	if (c == C_FINISH) {
@@ -510,6 +514,15 @@ int transport_exec(struct transport *t, const struct transport_node *node, enum 
 	out->out_len = strlen(out->out);
 	out->err = xstrdup("");
 	return 0;
+}
+int transport_shell_refused(struct transport *t, const struct transport_node *node,
+                            enum target_type type, int vmid, char *why, size_t whylen)
+{
+	(void)t, (void)node, (void)type, (void)vmid;
+	if (F.no_bash == NULL)
+		return 0;
+	snprintf(why, whylen, "%s", F.no_bash);
+	return -1;
 }
 bool transport_pooled_up(struct transport *t, const struct transport_node *node)
 {
@@ -881,6 +894,45 @@ static void test_not_sent_refused(void **state)
 	assert_int_equal(F.sent, 1);
 }
 
+/* A target whose shell probe found no bash: the row is refused at its live
+ * check, with the reason, before it is marked running; nothing is sent. */
+static void test_no_bash_refused_at_check(void **state)
+{
+	struct fixture *f = *state;
+
+	F.no_bash = "container 201 on node pverig has no bash: no /bin/bash; /bin/sh is "
+	            "/bin/busybox. ... Install bash there";
+	run_ct_observation(f);
+	assert_int_equal(F.calls[C_REFUSE], 1);
+	assert_non_null(strstr(F.reason, "run on lxc:nfs-export refused: container 201"));
+	assert_non_null(strstr(F.reason, "Install bash there"));
+	assert_int_equal(F.calls[C_START], 0);
+	assert_int_equal(F.sent, 0);
+	/* an approved change too, before any guard step */
+	memset(F.calls, 0, sizeof(F.calls));
+	run_change(f);
+	assert_int_equal(F.calls[C_REFUSE], 1);
+	assert_int_equal(F.calls[C_START], 0);
+	assert_int_equal(F.sent, 0);
+}
+
+/* The transport refused at run time (a probe found no bash meanwhile):
+ * nothing was sent, so the row is refused (never failed, never retried). */
+static void test_no_bash_refused_at_run(void **state)
+{
+	struct fixture *f = *state;
+
+	F.tstatus = TRANSPORT_FAILED;
+	F.terror = TRANSPORT_ERR_SHELL;
+	F.tmsg = "container 201 on node pverig has no bash: no /bin/bash";
+	F.answer[C_NOT_SENT] = "refused";
+	run_ct_observation(f);
+	assert_int_equal(F.calls[C_NOT_SENT], 1);
+	assert_false(F.not_sent_retry);
+	assert_non_null(strstr(F.reason, "run on lxc:nfs-export refused: container 201"));
+	assert_int_equal(F.calls[C_FINISH], 0);
+}
+
 /* A command that MAY have been sent is never handed back for a retry:
  * the session lost after the exec request, or qm failing after it may
  * have started the command, end as outcome_unknown. */
@@ -1238,6 +1290,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_claim_connection_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_sent_unreachable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_sent_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_no_bash_refused_at_check, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_no_bash_refused_at_run, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_maybe_sent_never_retried, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_other_failure_recorded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_sent_db_faults, setup, teardown),
