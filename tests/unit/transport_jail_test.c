@@ -2,6 +2,7 @@
  * and its report (transport/jail.c), each through a real /bin/sh where the
  * shell is what reads it. */
 #include "transport/jail.h"
+#include "transport/shell.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -47,7 +48,7 @@ static void test_unconfined_line(void **state)
 	(void)state;
 
 	jail_command_line(&b, TRANSPORT_JAIL_NONE, NULL, SHA, 5000, "echo 'hi'");
-	assert_string_equal(buf_str(&b), "/bin/sh -c 'echo '\\''hi'\\'''");
+	assert_string_equal(buf_str(&b), SHELL_EXEC_WORDS " 'echo '\\''hi'\\'''");
 	buf_free(&b);
 }
 
