@@ -65,8 +65,11 @@ struct classifier_observer {
 	 * (possibly computed, see shparse.h), w[1..n) its arguments; extra: more
 	 * arguments nobody can see are appended (xargs). */
 	void (*program)(void *ctx, const struct sh_word *w, size_t n, bool extra);
-	/* Code the reading could not follow (python3 -c, a parse failure). */
-	void (*opaque)(void *ctx, const char *text, size_t len);
+	/* Code the reading could not follow (python3 -c, a parse failure, a
+	 * shell reading what cannot be seen): what says which (the reason's
+	 * words, e.g. "python3 -c (code in another language)"); text is the
+	 * code when it is known, else NULL. */
+	void (*opaque)(void *ctx, const char *what, const char *text, size_t len);
 	/* The target word of every redirection (< > >> <> >& ...): bash opens
 	 * /dev/tcp/HOST/PORT as a connection. */
 	void (*redirect)(void *ctx, const struct sh_word *target);

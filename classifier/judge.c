@@ -1023,10 +1023,10 @@ void judge_opaque(struct judge *j, struct judge_seg *s, const char *what, const 
 {
 	j->odd = true;
 	judge_reason(j, s, "opaque-code", what, j->p->opaque_code, t);
+	if (j->obs != NULL && j->obs->opaque != NULL)
+		j->obs->opaque(j->obs->ctx, what, text, len);
 	if (text == NULL)
 		return;
-	if (j->obs != NULL && j->obs->opaque != NULL)
-		j->obs->opaque(j->obs->ctx, text, len);
 	netclient_code(j, s, what, text, len, t);
 	judge_scan_words(j, s, text, len, t);
 	if (memchr(text, '\'', len) || memchr(text, '"', len) || memchr(text, '\\', len)) {

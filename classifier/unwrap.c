@@ -414,6 +414,20 @@ void unwrap_interpreter(struct judge *j, struct judge_seg *s, const struct sh_wo
 
 		if (!judge_lit(a) || a->len < 2 || a->text[0] != '-')
 			continue;
+		/* perl -pe CODE, -ne, -lane: a cluster of letters ending in a code
+		 * option takes the next word as code (before -p, a prefix, could
+		 * take the cluster itself for the code) */
+		if (a->len > 2 && a->text[1] != '-' && strchr("ceE", a->text[a->len - 1]) != NULL &&
+		    strspn(a->text + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") ==
+		        a->len - 1) {
+			const struct sh_word *code = i + 1 < n ? &w[i + 1] : a;
+
+			judge_opaque(j, s,
+			             judge_fmt(j, "%s %.*s (code in another language)", w->text,
+			                       (int)a->len, a->text),
+			             code->text, code->len, t);
+			return;
+		}
 		for (size_t k = 0; code_opts[k] != NULL; k++) {
 			size_t cl = strlen(code_opts[k]);
 

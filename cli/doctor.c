@@ -3,6 +3,7 @@
 #include "cli/doctor.h"
 
 #include "cli/cli.h"
+#include "cli/hostcheck.h"
 #include "lib/log.h"
 #include "lib/paths.h"
 #include "lib/redact.h"
@@ -452,6 +453,29 @@ static void check_seeds(struct doctor_report *r, struct store *s)
 	store_clear(res);
 }
 
+/* ---------------------------------------------------------------- the agent's host */
+
+static void agent_host_finding(void *ctx, const struct sidedoor_finding *f)
+{
+	struct doctor_ctx *c = ctx;
+	static const enum doctor_status st[] = {DOCTOR_OK, DOCTOR_FAIL, DOCTOR_WARN, DOCTOR_FAIL};
+
+	doctor_add(c->r, "agent-host", f->subject, st[f->status], f->fix, "%s%s",
+	           f->status == SIDEDOOR_OPEN ? "open: " : "", f->detail);
+}
+
+void doctor_agent_host(struct doctor_ctx *c, const char *db, const char *const *nodes,
+                       size_t nnodes)
+{
+	int open = hostcheck_run(&(struct hostcheck_opts){
+	    .db = db, .nodes = nodes, .nnodes = nnodes, .show = agent_host_finding, .ctx = c});
+
+	if (open == 0)
+		doctor_add(c->r, "agent-host", "side door", DOCTOR_OK, NULL,
+		           "closed: no credential on this host logs in to a node or calls its API "
+		           "(airlock hook --check verifies the hook's settings too)");
+}
+
 /* ---------------------------------------------------------------- reporting */
 
 static void print_human(const struct doctor_report *r)
@@ -497,21 +521,28 @@ static void print_json(const struct doctor_report *r, bool ok)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: airlock doctor [--config FILE] [--db CONNINFO] [--timeout-ms N] [--json]\n"
-	        "Checks, in order, and says what to fix for each: the configuration (FILE,\n"
-	        "default $AIRLOCK_CONFIG, else %s); the database (reachable, schema\n"
-	        "version against this binary's, roles, grants, the daemon's logins, no login\n"
-	        "both agent and operator, policy and inventory seeded); every node (SSH with\n"
-	        "the pinned host key, qm and pct present); each guest (guest agent, container\n"
-	        "state); the ZVM (login, TLS, each VM's VPGs); each webhook (reachable).\n"
-	        "URLs are shown as the daemon logs them, *** after the host.\n"
-	        "Run it as root (it reads airlockd's key) with an administrator's database\n"
-	        "login (--db, else $AIRLOCK_DB, else PG*).  On the nodes it runs only fixed,\n"
-	        "read-only commands.  --timeout-ms bounds each network check (default 10000).\n"
-	        "Exit status: 0 nothing failed (warnings allowed), 1 a check failed,\n"
-	        "2 usage.\n",
-	        paths_daemon_config());
+	fprintf(
+	    f,
+	    "usage: airlock doctor [--config FILE] [--db CONNINFO] [--timeout-ms N] [--json]\n"
+	    "       airlock doctor --agent-host [--db CONNINFO] [--node HOST[:PORT]]... [--json]\n"
+	    "Checks, in order, and says what to fix for each: the configuration (FILE,\n"
+	    "default $AIRLOCK_CONFIG, else %s); the database (reachable, schema\n"
+	    "version against this binary's, roles, grants, the daemon's logins, no login\n"
+	    "both agent and operator, policy and inventory seeded); every node (SSH with\n"
+	    "the pinned host key, qm and pct present); each guest (guest agent, container\n"
+	    "state); every key each node accepts for root, airlockd's, a cluster node's own,\n"
+	    "or neither; the ZVM (login, TLS, each VM's VPGs); each webhook (reachable).\n"
+	    "--agent-host checks the host it runs on as an agent's host instead: every SSH\n"
+	    "key it holds offered to each node (never logging in), API tokens, and the\n"
+	    "nodes' SSH and API ports (the nodes from the database with an operator's\n"
+	    "login, or each --node).\n"
+	    "URLs are shown as the daemon logs them, *** after the host.\n"
+	    "Run it as root (it reads airlockd's key) with an administrator's database\n"
+	    "login (--db, else $AIRLOCK_DB, else PG*).  On the nodes it runs only fixed,\n"
+	    "read-only commands.  --timeout-ms bounds each network check (default 10000).\n"
+	    "Exit status: 0 nothing failed (warnings allowed), 1 a check failed,\n"
+	    "2 usage.\n",
+	    paths_daemon_config());
 }
 
 int cli_doctor(int argc, char **argv)
@@ -522,9 +553,14 @@ int cli_doctor(int argc, char **argv)
 	    {"timeout-ms", required_argument, NULL, 't'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"agent-host", no_argument, NULL, 'a'},
+	    {"node", required_argument, NULL, 'n'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *path = getenv("AIRLOCK_CONFIG"), *db = NULL;
+	const char *nodes[64];
+	size_t nnodes = 0;
+	bool agent_host = false;
 	struct doctor_ctx ctx = {.timeout_ms = 10000};
 	struct config *cfg = NULL;
 	bool json = false, ok = true;
@@ -554,6 +590,16 @@ int cli_doctor(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'a':
+			agent_host = true;
+			break;
+		case 'n':
+			if (nnodes == 64) {
+				fprintf(stderr, "airlock doctor: at most 64 --node\n");
+				return CLI_USAGE;
+			}
+			nodes[nnodes++] = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return CLI_OK;
@@ -566,8 +612,17 @@ int cli_doctor(int argc, char **argv)
 		fprintf(stderr, "airlock doctor: unexpected argument '%s'\n", argv[optind]);
 		return CLI_USAGE;
 	}
+	if (nnodes > 0 && !agent_host) {
+		fprintf(stderr, "airlock doctor: --node goes with --agent-host (the nodes airlockd "
+		                "manages come from the inventory)\n");
+		return CLI_USAGE;
+	}
 	log_set_level(LOG_WARN); /* the report says what happened; only warnings on stderr */
 	ctx.r = doctor_report_new();
+	if (agent_host) {
+		doctor_agent_host(&ctx, db, nodes, nnodes);
+		goto report;
+	}
 	cfg = check_config(ctx.r, path);
 	ctx.cfg = cfg;
 	ctx.db = check_connection(ctx.r, db);
@@ -593,6 +648,7 @@ int cli_doctor(int argc, char **argv)
 	doctor_zerto(&ctx);
 	doctor_webhooks(&ctx);
 	doctor_jail(&ctx);
+report:
 	for (size_t i = 0; i < ctx.r->n; i++)
 		if (ctx.r->items[i].status == DOCTOR_FAIL)
 			ok = false;

@@ -36,6 +36,17 @@ struct doctor_ctx {
 /* Nodes (reachable, host key pinned, qm and pct present) and each guest's
  * agent or container state. */
 void doctor_nodes(struct doctor_ctx *c);
+/* Every key each node in nodes[0..n) accepts for root (its authorized_keys
+ * files, the Proxmox cluster file), judged airlockd's, a cluster node's own
+ * root key, or neither (a failure: a way in airlock does not hold). */
+struct transport;
+struct transport_node;
+void doctor_root_keys(struct doctor_ctx *c, struct transport *t, const struct transport_node *nodes,
+                      const char *const *slugs, size_t n);
+/* The side door of the host doctor runs on, when it is an agent's host
+ * (--agent-host): its keys, tokens and the nodes' ports (hook/sidedoor.h). */
+void doctor_agent_host(struct doctor_ctx *c, const char *db, const char *const *nodes,
+                       size_t nnodes);
 /* The ZVM: login, TLS, and each VM's protection (VM-to-VPG mapping). */
 void doctor_zerto(struct doctor_ctx *c);
 /* Each webhook: a connection (and TLS handshake) to its URL. */

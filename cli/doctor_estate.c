@@ -409,11 +409,31 @@ void doctor_nodes(struct doctor_ctx *c)
 		           err);
 		goto out;
 	}
-	for (int i = 0; i < store_nrows(e); i++) {
-		if (strcmp(val(e, i, E_TYPE), "proxmox-host") != 0)
-			continue;
-		bool reachable = check_node(c, t, e, i);
-		check_guests(c, t, e, i, reachable);
+	{
+		struct transport_node *up = xcalloc((size_t)store_nrows(e) + 1, sizeof(*up));
+		const char **slugs = xcalloc((size_t)store_nrows(e) + 1, sizeof(*slugs));
+		size_t nup = 0;
+
+		for (int i = 0; i < store_nrows(e); i++) {
+			if (strcmp(val(e, i, E_TYPE), "proxmox-host") != 0)
+				continue;
+			bool reachable = check_node(c, t, e, i);
+			check_guests(c, t, e, i, reachable);
+			if (reachable) {
+				up[nup] = (struct transport_node){
+				    .name = short_name(val(e, i, E_SLUG)),
+				    .address = val(e, i, E_ADDR),
+				    .port = atoi(val(e, i, E_PORT)),
+				    .user = val(e, i, E_USER),
+				    .host_key_sha256 = val(e, i, E_PIN),
+				};
+				slugs[nup++] = val(e, i, E_SLUG);
+			}
+		}
+		/* every key the nodes accept, once all have said which are their own */
+		doctor_root_keys(c, t, up, slugs, nup);
+		free(up);
+		free(slugs);
 	}
 out:
 	transport_free(t);

@@ -4,6 +4,7 @@
 #include "cli/doctor.h"
 #include "cli/init.h"
 #include "cli/recover.h"
+#include "cli/sidedoor.h"
 #include "cli/totp.h"
 #include "cli/user.h"
 
@@ -35,6 +36,7 @@ static const struct command commands[] = {
     {"audit", cli_audit, "audit verify: check the event hash chain"},
     {"policy", cli_policy, "policy show: the classifier and gate policies in force"},
     {"hook", cli_hook, "the agent host's PreToolUse gate (Claude Code); --install, --check"},
+    {"side-door", cli_side_door, "what went, or tried to go, around airlock (operators)"},
     {"doctor", cli_doctor, "check the installation, database, nodes, guests, ZVM, webhooks"},
     {"recover", cli_recover, "ask to restore guest files from a rewind point (always approved)"},
     {"inspect", cli_inspect,

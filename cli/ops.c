@@ -2,6 +2,7 @@
  * reject, cancel, history.  Every action is one SQL function
  * call, so the rules live in the database and hold for every client. */
 #include "cli/cli.h"
+#include "cli/sidedoor.h"
 
 #include "lib/execstate.h"
 #include "lib/buf.h"
@@ -645,8 +646,10 @@ int cli_pending(int argc, char **argv)
 		store_close(s);
 		return rc;
 	}
-	if (!o.json)
+	if (!o.json) {
 		print_side_doors(s);
+		cli_side_door_line(s);
+	}
 	if (o.json) {
 		if (store_nrows(res) > 0)
 			printf("%s\n", store_get(res, 0, 10));

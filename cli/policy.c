@@ -2,6 +2,7 @@
  * in force, with their versions, as operators read them. */
 #include "cli/cli.h"
 
+#include "cli/seeddoor.h"
 #include "cli/seedgate.h"
 
 #include <cjson/cJSON.h>
@@ -30,7 +31,13 @@ static const char show_sql[] =
     "       'quorum', r.approvals_required, 'ttl_s', extract(epoch FROM r.ttl)::bigint,"
     "       'approval_valid_for_s', extract(epoch FROM r.approval_valid_for)::bigint))"
     "       ORDER BY r.position) FROM airlock.gate_rules r), '[]'),"
-    "   'limits', (SELECT to_jsonb(l) - 'one' - 'gate_version' FROM airlock.gate_limits l))"
+    "   'limits', (SELECT to_jsonb(l) - 'one' - 'gate_version' FROM airlock.gate_limits l),"
+    "   'door_limits', (SELECT to_jsonb(d) - 'one' - 'gate_version' FROM airlock.gate_door_limits "
+    "d),"
+    "   'scopes', coalesce((SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object("
+    "       'position', s.position, 'agent', s.agent, 'targets', s.targets,"
+    "       'target_types', s.target_types, 'max_class', s.max_class)) ORDER BY s.position)"
+    "       FROM airlock.gate_scopes s), '[]'))"
     "   FROM airlock.gate_policies g ORDER BY g.version DESC LIMIT 1))::text";
 
 static const char *str(const cJSON *o, const char *key)
@@ -54,6 +61,48 @@ static void print_version(const char *what, const cJSON *v)
 	printf("%s: version %lld, sha256 %.12s, from %s, loaded %s by %s\n", what,
 	       num(v, "version"), str(v, "sha256"), str(v, "origin"), str(v, "loaded_at"),
 	       str(v, "loaded_by"));
+}
+
+/* A JSON list of strings as "a, b", or `dflt` when there is none. */
+static void print_list(const cJSON *l, const char *dflt)
+{
+	const cJSON *x;
+	int n = 0;
+
+	cJSON_ArrayForEach(x, l)
+	    printf("%s%s", n++ ? ", " : "", cJSON_IsString(x) ? x->valuestring : "?");
+	if (n == 0)
+		printf("%s", dflt);
+}
+
+/* The door limits and each agent's scope. */
+static void print_door(const cJSON *g)
+{
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(g, "door_limits");
+	const cJSON *scopes = cJSON_GetObjectItemCaseSensitive(g, "scopes"), *s;
+
+	if (cJSON_IsObject(d)) {
+		printf("  door limits:");
+		for (size_t i = 0; i < seeddoor_nlimits; i++)
+			printf("%s %s=%lld", i && i % 4 == 0 ? "\n              " : "",
+			       seeddoor_limits[i].name, num(d, seeddoor_limits[i].name));
+		printf("\n");
+	}
+	if (cJSON_GetArraySize(scopes) == 0) {
+		printf("  scopes: none: every agent may act on every target, up to destructive\n");
+		return;
+	}
+	printf("  scopes (the first whose agent matches binds it; other agents: everything):\n");
+	cJSON_ArrayForEach(s, scopes)
+	{
+		printf("    %lld. agent=%s targets=", num(s, "position"), str(s, "agent"));
+		print_list(cJSON_GetObjectItemCaseSensitive(s, "targets"), "any");
+		printf(" types=");
+		print_list(cJSON_GetObjectItemCaseSensitive(s, "target_types"), "any");
+		printf(" max_class=%s\n", cJSON_GetObjectItemCaseSensitive(s, "max_class")
+		                              ? str(s, "max_class")
+		                              : "destructive");
+	}
 }
 
 static void print_gate(const cJSON *g)
@@ -98,6 +147,7 @@ static void print_gate(const cJSON *g)
 		       num(lim, "requests_per_minute"), num(lim, "pending_per_agent"),
 		       num(lim, "attribute_bytes"), num(lim, "attribute_keys"),
 		       num(lim, "relationships_per_entity"));
+	print_door(g);
 }
 
 static int show(const char *db, bool json)
@@ -171,7 +221,9 @@ int cli_policy(int argc, char **argv)
 			    "origin, who loaded it and when; for the gate, the quorum, pending "
 			    "TTL\n"
 			    "and approval validity per class, the per-target and per-agent rules,\n"
-			    "and the flood limits.  Every version ever ingested is kept in\n"
+			    "the flood limits, the door limits of the agent's other functions, "
+			    "and\n"
+			    "each agent's scope.  Every version ever ingested is kept in\n"
 			    "airlock.policies and airlock.gate_policies.  Operators may run it.\n",
 			    usage);
 			return CLI_OK;

@@ -5,6 +5,7 @@
 
 #include "classifier/classes.h"
 #include "classifier/classifier.h"
+#include "cli/seeddoor.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -394,7 +395,8 @@ static cJSON *check_network(const char *path, const struct yt_node *doc)
 
 cJSON *seedgate_check(const char *path, const struct yt_node *doc)
 {
-	static const char *const top[] = {"classes", "rules", "limits", "network", NULL};
+	static const char *const top[] = {"classes",     "rules",  "limits", "network",
+	                                  "door_limits", "scopes", NULL};
 	struct class_gate g[2];
 	const struct yt_node *rules;
 	cJSON *out = NULL, *classes, *rl, *lim, *net;
@@ -438,5 +440,9 @@ cJSON *seedgate_check(const char *path, const struct yt_node *doc)
 	}
 	cJSON_AddItemToObject(out, "limits", lim);
 	cJSON_AddItemToObject(out, "network", net);
+	if (seeddoor_check(path, doc, out) < 0) { /* door_limits, scopes */
+		cJSON_Delete(out);
+		return NULL;
+	}
 	return out;
 }

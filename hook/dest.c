@@ -283,8 +283,15 @@ int dest_match(struct dest_set *ds, struct store *db, char *err, size_t errlen)
 		return 0;
 	buf_init(&arr, 0);
 	buf_append(&arr, "{", 1);
-	for (size_t i = 0; i < ds->n; i++) {
-		if (i)
+	for (size_t i = 0, sent = 0; i < ds->n; i++) {
+		bool dup = false;
+
+		/* each spelling once: the database counts what it is asked */
+		for (size_t k = 0; k < i && !dup; k++)
+			dup = strcmp(ds->c[k].s, ds->c[i].s) == 0;
+		if (dup)
+			continue;
+		if (sent++)
 			buf_append(&arr, ",", 1);
 		buf_append(&arr, "\"", 1);
 		for (const char *p = ds->c[i].s; *p; p++) {

@@ -15,6 +15,7 @@
 #include "lib/log.h"
 #include "lib/shellquote.h"
 #include "lib/xalloc.h"
+#include "mcp/tools.h"
 #include "store/store.h"
 
 #include <cjson/cJSON.h>
@@ -341,6 +342,46 @@ static void decide_webfetch(const struct event *ev, struct db *db, struct answer
 	free(q);
 }
 
+/* Code nobody can read may go wherever the environment it inherits says:
+ * the host-like values of this process's environment (the one the command
+ * starts with) are checked too.  Names that hold paths, terminal and locale
+ * settings, and airlock's own connection are not looked at. */
+static void environment_names(struct reach_list *rl)
+{
+	extern char **environ;
+	static const char *const skip[] = {"PATH",   "PWD",   "OLDPWD",    "HOME", "SHELL",
+	                                   "TERM",   "LANG",  "SHLVL",     "MAIL", "DISPLAY",
+	                                   "EDITOR", "PAGER", "LS_COLORS", "_",    NULL};
+	static const char *const skip_prefix[] = {"LC_",  "XDG_",  "PG",    "AIRLOCK_", "PS",
+	                                          "HIST", "COLOR", "TERM_", "CLAUDE",   NULL};
+	int looked = 0;
+
+	for (char **e = environ; e && *e && looked < 16; e++) {
+		const char *eq = strchr(*e, '='), *v;
+		size_t nl, vl;
+		bool skipped = false;
+
+		if (eq == NULL)
+			continue;
+		nl = (size_t)(eq - *e);
+		v = eq + 1;
+		vl = strlen(v);
+		for (size_t i = 0; skip[i] && !skipped; i++)
+			skipped = strlen(skip[i]) == nl && strncmp(*e, skip[i], nl) == 0;
+		for (size_t i = 0; skip_prefix[i] && !skipped; i++)
+			skipped = strncmp(*e, skip_prefix[i], strlen(skip_prefix[i])) == 0;
+		if (skipped || (nl >= 4 && strncmp(eq - 4, "PATH", 4) == 0) || vl == 0 || vl > 512)
+			continue;
+		/* a value that is a path is no host */
+		if (memchr(v, '/', vl) != NULL && strstr(v, "://") == NULL)
+			continue;
+		if (strpbrk(v, ".:@") == NULL)
+			continue; /* a bare word: a setting, not an address */
+		reach_add_named_text(rl, "the environment", v, vl);
+		looked++;
+	}
+}
+
 static void decide_command(const char *command, struct db *db, struct answer *a, cJSON *detail)
 {
 	struct reach_list rl = {0};
@@ -372,6 +413,8 @@ static void decide_command(const char *command, struct db *db, struct answer *a,
 		    REACH_MAX, run_hint);
 		goto out;
 	}
+	if (reach_any_opaque(&rl))
+		environment_names(&rl);
 	if (rl.n == 0)
 		goto out; /* nothing reaches another machine: no decision */
 	for (size_t i = 0; i < rl.n; i++) {
@@ -397,6 +440,15 @@ static void decide_command(const char *command, struct db *db, struct answer *a,
 	}
 	if (dest_resolve(&rl, &ds) < 0 || db_get(db) == NULL ||
 	    dest_match(&ds, db->s, err, sizeof(err)) < 0) {
+		if (db->s != NULL && sqlstate_is(store_sqlstate(db->s), SQLSTATE_FLOOD_LIMIT)) {
+			set(a, DEC_DENY, "over_limit",
+			    "airlock hook: airlock's database checks no more destinations for you "
+			    "now "
+			    "(%s): denied. Wait a minute or split the command; for commands on "
+			    "managed machines, %s.",
+			    err, run_hint);
+			goto out;
+		}
 		set(a, DEC_DENY, "db_unreachable",
 		    "airlock hook: cannot check the destinations with airlock's database (%s): "
 		    "denied (fail closed). For managed machines, %s.",
@@ -404,10 +456,17 @@ static void decide_command(const char *command, struct db *db, struct answer *a,
 		goto out;
 	}
 	{
+		/* what the history keeps of them: at most 32, each shortened */
 		cJSON *dl = cJSON_AddArrayToObject(detail, "destinations");
-		for (size_t i = 0; i < rl.n; i++)
-			if (rl.v[i].dest)
-				cJSON_AddItemToArray(dl, cJSON_CreateString(rl.v[i].dest));
+		int kept = 0;
+
+		for (size_t i = 0; i < rl.n && kept < 32; i++)
+			if (rl.v[i].dest) {
+				char *d = xstrndup(rl.v[i].dest, 128);
+				cJSON_AddItemToArray(dl, cJSON_CreateString(d));
+				free(d);
+				kept++;
+			}
 	}
 	for (size_t i = 0; i < rl.n; i++) {
 		const struct reach *r = &rl.v[i];
@@ -417,24 +476,35 @@ static void decide_command(const char *command, struct db *db, struct answer *a,
 			deny_managed(a, r, m);
 			goto out;
 		}
-		if (ask == NULL &&
-		    (r->kind == REACH_HIDDEN || (r->kind == REACH_DEST && !dest_allowed(&ds, i))))
+		if (r->kind == REACH_OPAQUE && (ask == NULL || ask->kind != REACH_OPAQUE))
+			ask = r; /* the widest question comes first */
+		else if (ask == NULL && (r->kind == REACH_HIDDEN ||
+		                         (r->kind == REACH_DEST && !dest_allowed(&ds, i))))
 			ask = r;
 	}
-	if (ask != NULL) {
-		if (ask->kind == REACH_HIDDEN)
-			set(a, DEC_ASK, "hidden_destination",
-			    "airlock hook: %s connects to %s, which airlock cannot see; it may be "
-			    "a "
-			    "machine airlock manages. Allow it only if none of them is.",
-			    ask->program, ask->dest ? ask->dest : "hosts it reads elsewhere");
-		else
-			set(a, DEC_ASK, "unknown_destination",
-			    "airlock hook: %s connects to %s, which is neither a machine airlock "
-			    "manages nor on the operator's allowlist. Allow it only if it is not a "
-			    "way around airlock.",
-			    ask->program, ask->dest);
-	}
+	if (ask == NULL && rl.named_overflow)
+		set(a, DEC_ASK, "unchecked_words",
+		    "airlock hook: the command's code names more words than airlock checks (%d); "
+		    "one of the rest may be a machine airlock manages. Allow it only if none is.",
+		    REACH_NAMED_MAX);
+	else if (ask != NULL && ask->kind == REACH_OPAQUE)
+		set(a, DEC_ASK, "unreadable_code",
+		    "airlock hook: %s. airlock cannot read what it does, and it can reach any "
+		    "machine this host can reach, the ones airlock manages included. Allow it only "
+		    "if it reaches none of them; for commands on managed machines, %s.",
+		    ask->why ? ask->why : ask->program, run_hint);
+	else if (ask != NULL && ask->kind == REACH_HIDDEN)
+		set(a, DEC_ASK, "hidden_destination",
+		    "airlock hook: %s connects to %s, which airlock cannot see; it may be "
+		    "a "
+		    "machine airlock manages. Allow it only if none of them is.",
+		    ask->program, ask->dest ? ask->dest : "hosts it reads elsewhere");
+	else if (ask != NULL)
+		set(a, DEC_ASK, "unknown_destination",
+		    "airlock hook: %s connects to %s, which is neither a machine airlock "
+		    "manages nor on the operator's allowlist. Allow it only if it is not a "
+		    "way around airlock.",
+		    ask->program, ask->dest);
 out:
 	dest_set_clear(&ds);
 	reach_list_clear(&rl);
@@ -520,7 +590,12 @@ static void guard_first(const struct event *ev, struct db *db, const char *serve
 	params[3] = NULL;
 	res = store_exec(db->s, "SELECT airlock.guard($1, $2, $3, $4)", 4, params);
 	if (res == NULL) {
-		if (sqlstate_is(store_sqlstate(db->s), SQLSTATE_UNKNOWN_ENTITY))
+		if (sqlstate_is(store_sqlstate(db->s), SQLSTATE_OUT_OF_SCOPE) ||
+		    sqlstate_is(store_sqlstate(db->s), SQLSTATE_FLOOD_LIMIT))
+			set(a, DEC_DENY, "guard_refused",
+			    "airlock hook: no checkpoint before %s, so it is denied: %s", what,
+			    store_errmsg(db->s));
+		else if (sqlstate_is(store_sqlstate(db->s), SQLSTATE_UNKNOWN_ENTITY))
 			set(a, DEC_ASK, "mutating_unknown_vm",
 			    "%s is known to change %s, which airlock cannot checkpoint (%s). Allow "
 			    "it only if a rewind point is not needed.",
@@ -623,10 +698,29 @@ static void decide_mcp(const struct event *ev, const char *self, struct db *db, 
 	memcpy(server, s, (size_t)(sep - s));
 	server[sep - s] = '\0';
 	snprintf(tool, sizeof(tool), "%s", sep + 2);
-	if (strcmp(server, self) == 0) {
-		set(a, DEC_ALLOW, "airlock_tool",
-		    "airlock's own tool: it goes through airlock's gate and history.");
-		return;
+	{
+		/* airlock's own tools are exactly mcp__<self>__<tool> for the tools
+		 * airlock-mcp has; any other name under that server (another server
+		 * that took airlock's name, or mcp__airlock__x__y) is not airlock's */
+		size_t sl = strlen(self);
+
+		if (strncmp(s, self, sl) == 0 && strncmp(s + sl, "__", 2) == 0) {
+			if (mcp_tools_exists(s + sl + 2)) {
+				set(a, DEC_ALLOW, "airlock_tool",
+				    "airlock's own tool: it goes through airlock's gate and "
+				    "history.");
+				return;
+			}
+			set(a, DEC_DENY, "not_airlock_tool",
+			    "airlock hook: %.200s names the MCP server %s, but %.100s is not one "
+			    "of "
+			    "airlock's tools: denied. airlock's tools are run, get_execution, "
+			    "list_executions, cancel_execution, update_entity_attributes, "
+			    "create_relationship, get_relations, get_health_summary, list_checks, "
+			    "check_tool and recover_file.",
+			    ev->tool, self, s + sl + 2);
+			return;
+		}
 	}
 	vm = tool_vm(ev->input, NULL, vmbuf, sizeof(vmbuf));
 	params[0] = server;
@@ -677,12 +771,17 @@ out:
 
 /* ---------------------------------------------------------------- record */
 
+/* What a hook event may hold (the gate's report_bytes is 16 KiB by
+ * default): the command's head is cut further while the record is larger. */
+#define RECORD_MAX 15000
+
 static void record(const struct event *ev, struct db *db, const struct answer *a, cJSON *detail,
                    bool *recorded)
 {
-	char *dj;
+	char *dj, host[256];
 	const char *params[4];
 	struct store_res *res;
+	const cJSON *cmd;
 
 	*recorded = false;
 	if (a->d != DEC_DENY && a->d != DEC_ASK)
@@ -692,7 +791,22 @@ static void record(const struct event *ev, struct db *db, const struct answer *a
 	if (ev->mode[0])
 		cJSON_AddStringToObject(detail, "permission_mode", ev->mode);
 	cJSON_AddStringToObject(detail, "why", a->why);
+	/* where the agent says it runs; the database adds the address it saw */
+	if (gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		cJSON_AddStringToObject(detail, "host", host);
+	}
 	dj = cJSON_PrintUnformatted(detail);
+	while (strlen(dj) + strlen(a->reason) > RECORD_MAX &&
+	       cJSON_IsString(cmd = cJSON_GetObjectItemCaseSensitive(detail, "command")) &&
+	       strlen(cmd->valuestring) > 64) {
+		char *head = xstrndup(cmd->valuestring, strlen(cmd->valuestring) / 2);
+
+		cJSON_ReplaceItemInObjectCaseSensitive(detail, "command", cJSON_CreateString(head));
+		free(head);
+		free(dj);
+		dj = cJSON_PrintUnformatted(detail);
+	}
 	params[0] = ev->tool;
 	params[1] = decision_name(a->d);
 	params[2] = a->reason;

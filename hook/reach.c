@@ -5,6 +5,7 @@
 
 #include "classifier/classifier.h"
 #include "classifier/shparse.h"
+#include "hook/inert.h"
 #include "lib/buf.h"
 #include "lib/shellquote.h"
 #include "lib/xalloc.h"
@@ -131,10 +132,16 @@ struct reach *reach_add_dest(struct reach_ctx *sc, const char *prog, const char 
 		    strcmp(o->program, prog) == 0 && k == REACH_NAMED)
 			return o;
 	}
+	if (k == REACH_NAMED && sc->out->nnamed >= REACH_NAMED_MAX) {
+		sc->out->named_overflow = true;
+		return NULL;
+	}
 	r = reach_add(sc, k, prog);
 	if (r != NULL) {
 		r->dest = xstrdup(host);
 		r->port = port;
+		if (k == REACH_NAMED)
+			sc->out->nnamed++;
 	}
 	return r;
 }
@@ -281,6 +288,29 @@ bool reach_remote_operand(const char *s, size_t len, const char **host, size_t *
 	return true;
 }
 
+/* Words of programming languages, never a host worth asking about: code
+ * is full of them, and each would cost a question to the database. */
+static bool code_word(const char *s, size_t len)
+{
+	static const char *const words[] = {
+	    "import", "from",    "print",  "def",     "return", "for",    "while",    "if",
+	    "else",   "elif",    "true",   "false",   "none",   "null",   "len",      "str",
+	    "int",    "self",    "this",   "var",     "let",    "const",  "function", "json",
+	    "sys",    "console", "log",    "require", "my",     "sub",    "use",      "end",
+	    "do",     "then",    "puts",   "and",     "or",     "not",    "in",       "is",
+	    "with",   "as",      "try",    "except",  "catch",  "lambda", "class",    "new",
+	    "loads",  "dumps",   "load",   "stdin",   "stdout", "stderr", "argv",     "strip",
+	    "split",  "join",    "format", "open",    "read",   "write",  "line",     "lines",
+	    "range",  "list",    "dict",   "keys",    "values", "items",  "get",      "sort",
+	    "sorted", "echo",    "exit",   "main",    "args",   "data",   "value",    "key",
+	    NULL};
+
+	for (size_t i = 0; words[i]; i++)
+		if (strlen(words[i]) == len && strncasecmp(words[i], s, len) == 0)
+			return true;
+	return false;
+}
+
 /* Words of code or of an unknown program that look like hosts: checked only
  * against the managed list (a managed name in them denies). */
 void reach_named_tokens(struct reach_ctx *sc, const char *prog, const char *t, size_t len)
@@ -298,8 +328,10 @@ void reach_named_tokens(struct reach_ctx *sc, const char *prog, const char *t, s
 		       t[i] != '\0')
 			i++;
 		e = i;
-		if (e - st < 2 || e - st > 253)
+		if (e - st < 2 || e - st > 253 || code_word(t + st, e - st))
 			continue;
+		if (e - st < 7 && strspn(t + st, "0123456789") >= e - st)
+			continue; /* a port or a count, not an address */
 		{
 			const char *s = t + st, *at = memrchr(s, '@', e - st);
 			size_t l = e - st;
@@ -516,14 +548,14 @@ static const char *const http_clients[] = {
 /* Programs that run a command given in their arguments, which the shell
  * reading does not look into: the command is found and read as well. */
 static const char *const runners[] = {
-    "script",   "tmux",        "screen",       "dtach",       "abduco",     "systemd-run",
-    "parallel", "proxychains", "proxychains4", "torsocks",    "tsocks",     "strace",
-    "ltrace",   "valgrind",    "unbuffer",     "rlwrap",      "firejail",   "bwrap",
-    "unshare",  "setsid",      "stdbuf",       "faketime",    "daemonize",  "start-stop-daemon",
-    "doas",     "pkexec",      "sg",           "ionice",      "chrt",       "taskset",
-    "numactl",  "cgexec",      "prlimit",      "dbus-launch", "xvfb-run",   "ssh-agent",
-    "gosu",     "su-exec",     "chpst",        "runcon",      "sshfs",      "nohup",
-    "time",     "catchsegv",   "with-lock-ex", "lxc-attach",  "machinectl", NULL};
+    "script",    "tmux",         "screen",       "dtach",       "abduco",    "systemd-run",
+    "parallel",  "proxychains",  "proxychains4", "torsocks",    "tsocks",    "strace",
+    "ltrace",    "valgrind",     "unbuffer",     "rlwrap",      "firejail",  "bwrap",
+    "unshare",   "setsid",       "stdbuf",       "faketime",    "daemonize", "start-stop-daemon",
+    "doas",      "pkexec",       "sg",           "ionice",      "chrt",      "taskset",
+    "numactl",   "cgexec",       "prlimit",      "dbus-launch", "xvfb-run",  "ssh-agent",
+    "gosu",      "su-exec",      "chpst",        "runcon",      "nohup",     "time",
+    "catchsegv", "with-lock-ex", "lxc-attach",   "machinectl",  NULL};
 
 /* Programs whose arguments are shell code. */
 static const char *const code_takers[] = {"sh",      "bash",    "dash",  "zsh",    "ksh", "mksh",
@@ -540,7 +572,8 @@ static bool reaching_program(const char *name)
 	return in_list(name, local_pve) || in_list(name, ssh_family) || in_list(name, fleet) ||
 	       in_list(name, netcat) || in_list(name, http_clients) || in_list(name, shells) ||
 	       in_list(name, runners) || strncmp(name, "ansible", 7) == 0 ||
-	       strncmp(name, "python", 6) == 0 || strcmp(name, "perl") == 0;
+	       strncmp(name, "python", 6) == 0 || strcmp(name, "perl") == 0 ||
+	       reach_more_known(name);
 }
 
 static bool standard_dir(const char *w, size_t dirlen)
@@ -559,6 +592,9 @@ static bool standard_dir(const char *w, size_t dirlen)
  * echo or printf of literal words contributes its output. */
 struct printed {
 	struct buf out;
+	int programs, printers; /* programs the spelling runs; of them, echo/printf of literals */
+	bool computed;          /* some printed word is known only at run time */
+	size_t spelling_len;    /* the spelling itself is parsed as a command of one word */
 };
 
 static void printed_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
@@ -567,12 +603,15 @@ static void printed_program(void *ctx, const struct sh_word *w, size_t n, bool e
 	size_t i = 1;
 	bool is_printf;
 
-	(void)extra;
-	if (n == 0 || !reach_lit(&w[0]))
+	if (n == 1 && !reach_lit(&w[0]) && w[0].raw_len == pr->spelling_len)
+		return; /* the spelling, not a program in it */
+	pr->programs++;
+	if (n == 0 || !reach_lit(&w[0]) || extra)
 		return;
 	is_printf = w[0].len == 6 && memcmp(w[0].text, "printf", 6) == 0;
 	if (!is_printf && !(w[0].len == 4 && memcmp(w[0].text, "echo", 4) == 0))
 		return;
+	pr->printers++;
 	if (is_printf && n > 1 && reach_lit(&w[1]) && memchr(w[1].text, '%', w[1].len))
 		i = 2; /* printf %s ARGS: the arguments are the output */
 	while (!is_printf && i < n && reach_lit(&w[i]) && w[i].len == 2 && w[i].text[0] == '-')
@@ -581,23 +620,31 @@ static void printed_program(void *ctx, const struct sh_word *w, size_t n, bool e
 		buf_putc(&pr->out, ' ');
 		if (reach_lit(&w[i]))
 			buf_append(&pr->out, w[i].text, w[i].len);
+		else
+			pr->computed = true;
 	}
 	buf_putc(&pr->out, '\n');
 }
 
-static void printed_code(struct reach_ctx *sc, const char *raw, size_t len)
+/* Returns whether the spelling's whole output is known: every program in
+ * it is an echo or printf of literal words (then the code it makes is
+ * read here, and is no code "known only at run time"). */
+static bool printed_code(struct reach_ctx *sc, const char *raw, size_t len)
 {
-	struct printed pr = {.out = BUF_INIT};
+	struct printed pr = {.out = BUF_INIT, .spelling_len = len};
 	struct classifier_observer obs = {.program = printed_program, .ctx = &pr};
 	struct verdict v = VERDICT_INIT;
+	bool complete;
 
 	/* the spelling, quotes and all, parsed as a command: its substitutions'
 	 * bodies are walked like any code */
 	classifier_observe(sc->c, TARGET_PROXMOX_HOST, raw, len, &obs, &v);
 	verdict_free(&v);
+	complete = pr.programs > 0 && pr.programs == pr.printers && !pr.computed;
 	if (pr.out.len > 0)
 		reach_scan_text(sc, buf_str(&pr.out), pr.out.len);
 	buf_free(&pr.out);
+	return complete;
 }
 
 /* A runner's command: the first word naming a program that reaches or a
@@ -646,6 +693,17 @@ static void runner(struct reach_ctx *sc, const struct sh_word *w, size_t n, bool
 	}
 }
 
+/* parallel-ssh's tools name their hosts with -h FILE or -H HOST. */
+static bool fleet_style(const struct sh_word *w, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (reach_lit(&w[i]) && w[i].len >= 2 && w[i].text[0] == '-' &&
+		    (w[i].text[1] == 'h' || w[i].text[1] == 'H' ||
+		     (w[i].len > 6 && strncmp(w[i].text, "--host", 6) == 0)))
+			return true;
+	return false;
+}
+
 void reach_on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
 {
 	struct reach_ctx *sc = ctx;
@@ -683,7 +741,9 @@ void reach_on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
 			                          memchr(w[i].raw, '`', w[i].raw_len))) {
 				reach_named_tokens(sc, "a computed command", w[i].raw,
 				                   w[i].raw_len);
-				printed_code(sc, w[i].raw, w[i].raw_len);
+				if (printed_code(sc, w[i].raw, w[i].raw_len))
+					sc->printed_known++; /* the shell's "-c with code known only
+					                        at run time" is known here */
 			}
 	}
 	if (in_list(name, local_pve)) {
@@ -717,6 +777,9 @@ void reach_on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
 		reach_prog_sshpass(sc, w, n, extra);
 		return;
 	}
+	if (strcmp(name, "pscp") == 0 && !fleet_style(w, n) &&
+	    reach_more_program(sc, name, w, n, extra))
+		return; /* PuTTY's pscp, not parallel-ssh's */
 	if (strcmp(name, "ansible") == 0 || strcmp(name, "ansible-playbook") == 0 ||
 	    strcmp(name, "ansible-console") == 0 || strcmp(name, "ansible-runner") == 0 ||
 	    in_list(name, fleet)) {
@@ -762,6 +825,8 @@ void reach_on_program(void *ctx, const struct sh_word *w, size_t n, bool extra)
 		}
 		return;
 	}
+	if (reach_more_program(sc, name, w, n, extra))
+		return;
 	if (in_list(name, runners)) {
 		runner(sc, w, n, extra);
 		return;
@@ -800,16 +865,93 @@ static void on_redirect(void *ctx, const struct sh_word *w)
 	               REACH_DEST);
 }
 
-static void on_opaque(void *ctx, const char *text, size_t len)
+/* What an opaque part of the command is, by the reading's own words. */
+enum opaque_kind {
+	OPAQUE_IGNORE, /* a script file or program file: what the hook never reads */
+	OPAQUE_CODE,   /* interpreter code whose text is known: read for capabilities */
+	OPAQUE_ASK,    /* code nobody can see or that is made at run time */
+};
+
+static enum opaque_kind opaque_kind(const char *what, const char *text, size_t len)
+{
+	static const char *const files[] = {"runs the script file ",
+	                                    "runs a script or module that cannot be read",
+	                                    "sed runs a script file",
+	                                    "awk runs a program file",
+	                                    "at -f runs a script file",
+	                                    " -c without code",
+	                                    NULL};
+
+	for (size_t i = 0; files[i]; i++)
+		if (strstr(what, files[i]) != NULL)
+			return OPAQUE_IGNORE;
+	if (strstr(what, "awk program runs commands or writes files") != NULL)
+		return text != NULL && (memmem(text, len, "system", 6) || memchr(text, '|', len))
+		           ? OPAQUE_ASK
+		           : OPAQUE_IGNORE;
+	/* the reading took an option for the code (ruby -rsocket, python -c'...'):
+	 * the code itself was not seen */
+	if (text != NULL && len > 0 && text[0] == '-')
+		return OPAQUE_ASK;
+	if (text != NULL && (strstr(what, "(code in another language)") != NULL ||
+	                     strstr(what, " reads code from stdin") != NULL ||
+	                     (strstr(what, " runs a script written by this command") != NULL &&
+	                      strncmp(what, "a script", 8) != 0)))
+		return OPAQUE_CODE;
+	return OPAQUE_ASK; /* and any reading this file does not know: fail closed */
+}
+
+static void on_opaque(void *ctx, const char *what, const char *text, size_t len)
 {
 	struct reach_ctx *sc = ctx;
+	enum opaque_kind k = opaque_kind(what, text, len);
+	char prog[64], why[160];
+	const char *subject = what, *sp = strchr(what, ' '), *slash;
+	size_t pl = sp ? (size_t)(sp - what) : strlen(what);
+	struct reach *r;
 
-	reach_named_tokens(sc, "inline code", text, len);
+	if (k == OPAQUE_IGNORE)
+		return;
+	/* what runs on the far side of ssh is judged by where ssh goes */
+	if (strstr(what, "(remote shell)") != NULL || strncmp(what, "ssh remote command", 18) == 0)
+		return;
+	if (sc->printed_known > 0 && strstr(what, "-c with code known only at run time") != NULL) {
+		sc->printed_known--;
+		return;
+	}
+	/* the program: the first word of the reading's words, without its path */
+	slash = memrchr(what, '/', pl);
+	if (slash != NULL) {
+		pl -= (size_t)(slash + 1 - what);
+		what = slash + 1;
+	}
+	snprintf(prog, sizeof(prog), "%.*s", (int)(pl < sizeof(prog) ? pl : sizeof(prog) - 1),
+	         what);
+	why[0] = '\0';
+	if (k == OPAQUE_CODE && inert_code(prog, text, len, why, sizeof(why)))
+		return; /* it can compute and print, not connect */
+	if (text != NULL)
+		reach_named_tokens(sc, "inline code", text, len);
+	for (size_t i = 0; i < sc->out->n; i++)
+		if (sc->out->v[i].kind == REACH_OPAQUE && strcmp(sc->out->v[i].program, prog) == 0)
+			return; /* one question per program is enough */
+	r = reach_add(sc, REACH_OPAQUE, strncmp(subject, "a script", 8) == 0 ? "a shell" : prog);
+	if (r != NULL)
+		r->why = why[0] ? xasprintf("%s: %s", subject, why) : xstrdup(subject);
+}
+
+void reach_add_opaque(struct reach_ctx *sc, const char *prog, const char *why)
+{
+	struct reach *r = reach_add(sc, REACH_OPAQUE, prog);
+
+	if (r != NULL)
+		r->why = xstrdup(why);
 }
 
 void reach_scan_text(struct reach_ctx *sc, const char *text, size_t len)
 {
-	struct classifier_observer obs = {reach_on_program, on_opaque, on_redirect, sc};
+	struct classifier_observer obs = {
+	    .program = reach_on_program, .opaque = on_opaque, .redirect = on_redirect, .ctx = sc};
 	struct verdict v = VERDICT_INIT;
 
 	if (sc->failed)
@@ -844,6 +986,11 @@ int reach_scan(const struct classifier *c, const char *command, size_t len, stru
 		return -1;
 	}
 	reach_scan_text(&sc, command, len);
+	if (!sc.failed)
+		reach_env_assignments(&sc, command, len);
+	/* code nobody can read may reach what any word of the command names */
+	if (!sc.failed && reach_any_opaque(out))
+		reach_named_tokens(&sc, "inline code", command, len);
 	/* c=ssh_node; IFS=_; $c -- set -- ssh node; "$@": the program and its
 	 * words come from values assigned anywhere in the command, so a
 	 * managed name anywhere in it counts */
@@ -860,10 +1007,26 @@ int reach_scan(const struct classifier *c, const char *command, size_t len, stru
 	return sc.failed ? -1 : 0;
 }
 
+bool reach_any_opaque(const struct reach_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].kind == REACH_OPAQUE)
+			return true;
+	return false;
+}
+
+void reach_add_named_text(struct reach_list *l, const char *prog, const char *text, size_t len)
+{
+	struct reach_ctx sc = {.out = l};
+
+	reach_named_tokens(&sc, prog, text, len);
+}
+
 void reach_list_clear(struct reach_list *l)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		free(l->v[i].dest);
+		free(l->v[i].why);
 		for (size_t k = 0; k < l->v[i].nssh_args; k++)
 			free(l->v[i].ssh_args[k]);
 	}

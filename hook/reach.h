@@ -22,6 +22,8 @@ enum reach_kind {
 	REACH_HIDDEN,    /* connects to hosts it reads from elsewhere (an inventory file) */
 	REACH_LOCAL_PVE, /* a Proxmox/libvirt tool run on this machine */
 	REACH_NAMED,     /* code or an unknown program whose words name dest (matters if managed) */
+	REACH_OPAQUE,    /* runs code airlock cannot read (interpreter code, text generated for a
+	                    shell, a host-network container ...): it may reach anything */
 };
 
 #define REACH_SSH_ARGS 24
@@ -29,7 +31,9 @@ enum reach_kind {
 struct reach {
 	enum reach_kind kind;
 	char program[32]; /* what reaches: "ssh", "curl", "qm" ... */
-	char *dest;       /* REACH_DEST/REACH_NAMED: normalised (lower case, canonical IP) */
+	char *dest;       /* REACH_DEST/REACH_NAMED: normalised (lower case, canonical IP);
+	                     REACH_HIDDEN: where it reads its hosts from */
+	char *why;        /* REACH_OPAQUE: what cannot be read, and why */
 	int port;         /* 0 when not given */
 	bool ssh_config;  /* an ssh-family destination: ssh -G can resolve its alias */
 	char *ssh_args[REACH_SSH_ARGS]; /* -F/-o/-p/-l/-J options to resolve it with */
@@ -40,10 +44,14 @@ struct reach_list {
 	struct reach *v;
 	size_t n, cap;
 	bool overflow; /* more than REACH_MAX parts: the rest were not looked at */
-	char err[160]; /* why reading failed, when reach_scan returned -1 */
+	size_t nnamed; /* REACH_NAMED parts */
+	bool
+	    named_overflow; /* more than REACH_NAMED_MAX words of code: the rest were not checked */
+	char err[160];      /* why reading failed, when reach_scan returned -1 */
 };
 
-#define REACH_MAX 128
+#define REACH_MAX       128
+#define REACH_NAMED_MAX 32
 
 /* Reads command[0..len) and appends what reaches another machine to out.
  * c must be a classifier over the hook's reading policy (reach_policy_yaml).
@@ -51,6 +59,11 @@ struct reach_list {
  * all; the hook then denies). */
 int reach_scan(const struct classifier *c, const char *command, size_t len, struct reach_list *out);
 void reach_list_clear(struct reach_list *l);
+/* Whether some part of l is REACH_OPAQUE. */
+bool reach_any_opaque(const struct reach_list *l);
+/* Adds the host-like words of text (an environment value) to l as
+ * REACH_NAMED parts of `prog`, within REACH_NAMED_MAX. */
+void reach_add_named_text(struct reach_list *l, const char *prog, const char *text, size_t len);
 
 /* A policy that only tells the walker which programs are shells and
  * interpreters and where standard programs live: the hook needs the

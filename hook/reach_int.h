@@ -17,6 +17,7 @@ struct reach_ctx {
 	int depth;
 	int failed;            /* a nested reading failed: out->err says why */
 	bool computed_program; /* some program's name is known only at run time */
+	int printed_known;     /* shells whose computed code was read in full (printf) */
 };
 
 /* An option with its value, as reach_parse_opts() hands it over. */
@@ -61,6 +62,16 @@ void reach_value_dest(struct reach_ctx *sc, const char *prog, const struct reach
 void reach_value_code(struct reach_ctx *sc, const struct reach_opt *v);
 void reach_on_program(void *ctx, const struct sh_word *w, size_t n, bool extra);
 void reach_scan_text(struct reach_ctx *sc, const char *text, size_t len);
+void reach_add_opaque(struct reach_ctx *sc, const char *prog, const char *why);
+/* NAME=value words anywhere in the command that set where a program goes
+ * (GIT_SSH_COMMAND, DOCKER_HOST, RSYNC_RSH, BORG_REPO ...). */
+void reach_env_assignments(struct reach_ctx *sc, const char *command, size_t len);
+
+/* ---- reachmore.c: containers, fleets, tunnels, mounts, backups */
+bool reach_more_known(const char *name);
+/* true when name was handled (its destinations are in sc->out) */
+bool reach_more_program(struct reach_ctx *sc, const char *name, const struct sh_word *w, size_t n,
+                        bool extra);
 
 /* ---- reachprogs.c: each program's destinations */
 void reach_prog_ssh(struct reach_ctx *sc, const char *prog, const struct sh_word *w, size_t n);

@@ -3,6 +3,8 @@
  * HTTP clients and git, read from their options and operands. */
 #include "hook/reach_int.h"
 
+#include "lib/buf.h"
+#include "lib/shellquote.h"
 #include "lib/xalloc.h"
 
 #include <ctype.h>
@@ -770,15 +772,97 @@ void reach_prog_http(struct reach_ctx *sc, const char *prog, const struct sh_wor
 
 /* ---------------------------------------------------------------- git */
 
+/* ext::CMD ARGS (git's "ext" transport): git splits the text at spaces
+ * into the command's arguments ("% " is a space inside one, %S the
+ * service, %% a percent sign) and runs it: it is read as that command. */
+static void git_ext(struct reach_ctx *sc, const char *t, size_t len)
+{
+	struct buf cmd = BUF_INIT, arg = BUF_INIT;
+
+	for (size_t i = 0; i <= len; i++) {
+		if (i == len || t[i] == ' ') {
+			if (arg.len > 0) {
+				if (cmd.len > 0)
+					buf_putc(&cmd, ' ');
+				shellquote_append(&cmd, buf_str(&arg), arg.len);
+			}
+			buf_free(&arg);
+			continue;
+		}
+		if (t[i] == '%' && i + 1 < len) {
+			char c = t[++i];
+
+			if (c == ' ' || c == '%')
+				buf_putc(&arg, c);
+			else if (c == 'S' || c == 's')
+				buf_puts(&arg, "git-upload-pack");
+			continue; /* %G, %V: the repository path, the service's name */
+		}
+		buf_putc(&arg, t[i]);
+	}
+	if (cmd.len > 0)
+		reach_scan_text(sc, buf_str(&cmd), cmd.len);
+	buf_free(&cmd);
+}
+
+/* Keys of `git -c key=value` whose value git runs as a command line. */
+static bool git_command_key(const char *k, size_t kl)
+{
+	static const char *const keys[] = {"core.sshcommand",
+	                                   "core.gitproxy",
+	                                   "core.pager",
+	                                   "core.editor",
+	                                   "core.fsmonitor",
+	                                   "core.hookspath",
+	                                   "diff.external",
+	                                   "sequence.editor",
+	                                   "credential.helper",
+	                                   "gpg.program",
+	                                   "uploadpack.packobjectshook",
+	                                   "protocol.ext.allow",
+	                                   NULL};
+
+	for (size_t i = 0; keys[i]; i++)
+		if (strlen(keys[i]) == kl && strncasecmp(k, keys[i], kl) == 0)
+			return true;
+	return false;
+}
+
+struct git_state {
+	bool ext_allowed; /* protocol.ext.allow or protocol.allow set by the command */
+};
+
 static void git_opt(struct reach_ctx *sc, const char *prog, const struct reach_opt *v, void *arg)
 {
+	struct git_state *st = arg;
+
 	(void)prog;
-	(void)arg;
-	/* git -c core.sshCommand='ssh -o ProxyCommand=...' */
-	if (v->text != NULL && v->opt == 'c' && !v->computed) {
+	if (v->text == NULL)
+		return;
+	if (v->opt == 'c' && v->computed) {
+		reach_add_opaque(sc, "git", "git -c with a setting known only at run time");
+		return;
+	}
+	if (v->opt == 'c') {
 		const char *eq = memchr(v->text, '=', v->len);
-		if (eq != NULL && strncasecmp(v->text, "core.sshcommand", 15) == 0)
-			reach_scan_text(sc, eq + 1, v->len - (size_t)(eq + 1 - v->text));
+		size_t kl = eq ? (size_t)(eq - v->text) : v->len;
+		const char *val = eq ? eq + 1 : "";
+		size_t vl = eq ? v->len - kl - 1 : 0;
+
+		if ((kl == 18 && strncasecmp(v->text, "protocol.ext.allow", 18) == 0) ||
+		    (kl == 14 && strncasecmp(v->text, "protocol.allow", 14) == 0)) {
+			if (!(vl == 5 && strncmp(val, "never", 5) == 0))
+				st->ext_allowed = true;
+		} else if (vl > 0 && val[0] == '!') {
+			reach_scan_text(sc, val + 1, vl - 1); /* alias.x=!cmd, helpers */
+		} else if (vl > 5 && strncmp(val, "ext::", 5) == 0) {
+			git_ext(sc, val + 5, vl - 5);
+		} else if (git_command_key(v->text, kl)) {
+			reach_scan_text(sc, val, vl);
+		}
+	} else if (reach_opt_is(v, 'u', "upload-pack") || reach_opt_is(v, 0, "receive-pack") ||
+	           reach_opt_is(v, 0, "exec")) {
+		reach_value_code(sc, v);
 	}
 }
 
@@ -786,14 +870,23 @@ void reach_prog_git(struct reach_ctx *sc, const char *prog, const struct sh_word
 {
 	const struct sh_word *ops[64];
 	size_t nops;
+	struct git_state st = {0};
+	bool names_remote = false;
 
-	reach_parse_opts(sc, prog, w, n, "cC", NULL, git_opt, NULL, ops, &nops, 64);
+	reach_parse_opts(sc, prog, w, n, "cCu", "upload-pack receive-pack exec", git_opt, &st, ops,
+	                 &nops, 64);
 	for (size_t k = 0; k < nops; k++) {
 		const char *h;
 		size_t hl;
 
 		if (!reach_lit(ops[k]))
 			continue;
+		if (ops[k]->len > 5 && strncmp(ops[k]->text, "ext::", 5) == 0) {
+			git_ext(sc, ops[k]->text + 5, ops[k]->len - 5);
+			continue;
+		}
+		if (ops[k]->len > 4 && strncmp(ops[k]->text, "fd::", 4) == 0)
+			continue; /* the shell connected it: its redirection is read */
 		if (reach_url_dest(sc, prog, ops[k], REACH_DEST))
 			continue;
 		if (reach_remote_operand(ops[k]->text, ops[k]->len, &h, &hl)) {
@@ -804,6 +897,16 @@ void reach_prog_git(struct reach_ctx *sc, const char *prog, const struct sh_word
 			    reach_add_dest(sc, prog, h, hl, 0, hosty ? REACH_DEST : REACH_NAMED);
 			if (r != NULL && r->kind == REACH_DEST)
 				r->ssh_config = true;
+			continue;
 		}
+		if (k > 0 && ops[k]->text[0] != '-')
+			names_remote = true; /* git fetch origin: a remote from its config */
 	}
+	if (st.ext_allowed && names_remote)
+		reach_add_opaque(sc, "git",
+		                 "git with the ext:: transport allowed (protocol.ext.allow) and a "
+		                 "remote from its configuration, whose URL may run any command");
+	else if (st.ext_allowed)
+		reach_add_opaque(sc, "git",
+		                 "git with the ext:: transport allowed (protocol.ext.allow)");
 }

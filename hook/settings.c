@@ -7,11 +7,14 @@
  * the wrapper turns every status other than 0 and 2 into 2. */
 #include "hook/hook.h"
 
+#include "lib/deadline.h"
 #include "lib/readfile.h"
 #include "lib/xalloc.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -61,18 +64,123 @@ static char *shq(const char *s)
 	return out;
 }
 
-static char *command_line(const char *exe, const char *db)
+static char *command_line(const char *exe, const char *db, const char *self)
 {
 	char *qe = shq(exe), *qd = db ? shq(db) : NULL, *cmd;
+	char *qs = self && strcmp(self, "airlock") != 0 ? shq(self) : NULL;
 
-	cmd = xasprintf(": " MARK "; %s hook%s%s; s=$?; "
+	cmd = xasprintf(": " MARK "; %s hook%s%s%s%s; s=$?; "
 	                "[ $s -eq 0 ] && exit 0; "
 	                "[ $s -eq 2 ] || echo \"airlock hook ended with status $s: denied (fail "
 	                "closed)\" >&2; exit 2",
-	                qe, qd ? " --db " : "", qd ? qd : "");
+	                qe, qd ? " --db " : "", qd ? qd : "", qs ? " --self " : "", qs ? qs : "");
 	free(qe);
 	free(qd);
+	free(qs);
 	return cmd;
+}
+
+/* ---------------------------------------------------------------- Claude Code's version */
+
+static bool parse_version(const char *s, int v[3])
+{
+	for (; *s; s++)
+		if (isdigit((unsigned char)*s) && sscanf(s, "%d.%d.%d", &v[0], &v[1], &v[2]) == 3)
+			return true;
+	return false;
+}
+
+bool hook_version_at_least(const char *version, const char *since)
+{
+	int a[3], b[3];
+
+	if (version == NULL || !parse_version(version, a) || !parse_version(since, b))
+		return false;
+	for (int i = 0; i < 3; i++)
+		if (a[i] != b[i])
+			return a[i] > b[i];
+	return true;
+}
+
+/* `prog --version`'s first line, within 5 s; false when it does not answer. */
+static bool version_of(const char *prog, char *out, size_t outlen)
+{
+	int pfd[2], status;
+	pid_t pid;
+	char buf[256];
+	size_t used = 0;
+	int64_t deadline = deadline_now_ms() + 5000;
+
+	if (access(prog, X_OK) != 0 || pipe2(pfd, O_CLOEXEC) < 0)
+		return false;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return false;
+	}
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDWR);
+
+		dup2(devnull, 0);
+		dup2(pfd[1], 1);
+		dup2(devnull, 2);
+		execl(prog, prog, "--version", (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	for (;;) {
+		long left = (long)(deadline - deadline_now_ms());
+		struct pollfd p = {pfd[0], POLLIN, 0};
+		ssize_t got;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			break;
+		got = read(pfd[0], buf + used, sizeof(buf) - 1 - used);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0 || (used += (size_t)got) >= sizeof(buf) - 1)
+			break;
+	}
+	close(pfd[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	buf[used] = '\0';
+	{
+		int v[3];
+
+		if (!parse_version(buf, v))
+			return false;
+		snprintf(out, outlen, "%d.%d.%d", v[0], v[1], v[2]);
+	}
+	return true;
+}
+
+bool hook_claude_version(char *out, size_t outlen)
+{
+	const char *path = getenv("PATH"), *home = getenv("HOME");
+	char cand[4096], v[32];
+	bool found = false;
+
+	/* every claude this host has: the oldest decides what may be written */
+	for (const char *p = path ? path : "", *e; *p; p = e ? e + 1 : p + strlen(p)) {
+		e = strchr(p, ':');
+		snprintf(cand, sizeof(cand), "%.*s/claude", (int)(e ? e - p : (long)strlen(p)), p);
+		if (version_of(cand, v, sizeof(v)) && (!found || !hook_version_at_least(v, out))) {
+			snprintf(out, outlen, "%s", v);
+			found = true;
+		}
+	}
+	for (int i = 0; home != NULL && i < 2; i++) {
+		snprintf(cand, sizeof(cand), "%s/%s", home,
+		         i == 0 ? ".local/bin/claude" : ".claude/local/claude");
+		if (version_of(cand, v, sizeof(v)) && (!found || !hook_version_at_least(v, out))) {
+			snprintf(out, outlen, "%s", v);
+			found = true;
+		}
+	}
+	return found;
 }
 
 static bool is_ours(const cJSON *h)
@@ -125,8 +233,9 @@ static int mkdirs(const char *path)
 	return rc;
 }
 
-int hook_install(const char *path, const char *exe, const char *db, char *err, size_t errlen)
+int hook_install(const char *path, const struct hook_install_opts *io, char *err, size_t errlen)
 {
+	const char *exe = io->exe;
 	bool missing;
 	cJSON *doc = load(path, err, errlen, &missing), *hooks, *pre, *entry, *list, *h;
 	char *cmd = NULL, *text = NULL, *tmp = NULL;
@@ -164,7 +273,7 @@ int hook_install(const char *path, const char *exe, const char *db, char *err, s
 			break;
 		}
 	}
-	cmd = command_line(exe, db);
+	cmd = command_line(exe, io->db, io->self);
 	entry = cJSON_CreateObject();
 	cJSON_AddStringToObject(entry, "matcher", MATCHER);
 	list = cJSON_AddArrayToObject(entry, "hooks");
@@ -172,8 +281,16 @@ int hook_install(const char *path, const char *exe, const char *db, char *err, s
 	cJSON_AddStringToObject(h, "type", "command");
 	cJSON_AddStringToObject(h, "command", cmd);
 	cJSON_AddNumberToObject(h, "timeout", HOOK_SETTINGS_TIMEOUT_S);
+	/* only for a client that reads them: a key an older one does not know
+	 * could make it refuse the file, and every hook in it with the file */
+	if (hook_version_at_least(io->claude_version, HOOK_ON_FAILURE_SINCE))
+		cJSON_AddStringToObject(h, "onFailure", "block");
 	cJSON_AddItemToArray(list, h);
 	cJSON_AddItemToArray(pre, entry);
+	if (io->managed && hook_version_at_least(io->claude_version, HOOK_MANAGED_ONLY_SINCE)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(doc, "allowManagedHooksOnly");
+		cJSON_AddTrueToObject(doc, "allowManagedHooksOnly");
+	}
 	text = cJSON_Print(doc);
 	if (mkdirs(path) < 0) {
 		snprintf(err, errlen, "cannot create the directory of %s: %s", path,
@@ -252,9 +369,131 @@ static int live_denial(const char *cmd, char *why, size_t whylen)
 	return -1;
 }
 
-int hook_check(const char *path)
+/* The --self NAME the installed command passes, or "airlock". */
+static void installed_self(const char *cmd, char *out, size_t outlen)
 {
-	char err[512], why[256];
+	const char *p = strstr(cmd, " --self '"), *e;
+
+	snprintf(out, outlen, "airlock");
+	if (p == NULL)
+		return;
+	p += 9;
+	e = strchr(p, '\'');
+	if (e != NULL && (size_t)(e - p) < outlen)
+		snprintf(out, outlen, "%.*s", (int)(e - p), p);
+}
+
+/* Where Claude Code finds MCP servers: managed-mcp.json, the user's
+ * ~/.claude.json (top level and each project), the project's .mcp.json.
+ * For the server named self in any of them: its command must be
+ * airlock-mcp, or the hook would let another server's tools pass as
+ * airlock's.  Returns the number of failures. */
+static int check_mcp_server(const char *self)
+{
+	const char *home = getenv("HOME");
+	char *files[3] = {xstrdup("/etc/claude-code/managed-mcp.json"),
+	                  home ? xasprintf("%s/.claude.json", home) : NULL, xstrdup(".mcp.json")};
+	int bad = 0, seen = 0;
+
+	for (int f = 0; f < 3; f++) {
+		bool missing;
+		char err[300];
+		cJSON *doc = files[f] ? load(files[f], err, sizeof(err), &missing) : NULL;
+		const cJSON *servers[64];
+		int ns = 0;
+		const cJSON *pj;
+
+		if (doc == NULL || missing) {
+			cJSON_Delete(doc);
+			continue;
+		}
+		servers[ns++] = cJSON_GetObjectItemCaseSensitive(doc, "mcpServers");
+		cJSON_ArrayForEach(pj,
+		                   cJSON_GetObjectItemCaseSensitive(doc, "projects")) if (ns < 64)
+		    servers[ns++] = cJSON_GetObjectItemCaseSensitive(pj, "mcpServers");
+		for (int i = 0; i < ns; i++) {
+			const cJSON *srv = cJSON_GetObjectItemCaseSensitive(servers[i], self);
+			const cJSON *c = cJSON_GetObjectItemCaseSensitive(srv, "command");
+			const char *base;
+
+			if (srv == NULL)
+				continue;
+			seen++;
+			base = cJSON_IsString(c) ? strrchr(c->valuestring, '/') : NULL;
+			base = base ? base + 1 : cJSON_IsString(c) ? c->valuestring : "";
+			if (strcmp(base, "airlock-mcp") == 0) {
+				printf("ok   the MCP server %s in %s runs airlock-mcp\n", self,
+				       files[f]);
+			} else {
+				printf("FAIL the MCP server %s in %s runs %s, not airlock-mcp: the "
+				       "hook "
+				       "would allow its tools as airlock's; name that server "
+				       "otherwise, "
+				       "or install the hook with --self and airlock-mcp's name\n",
+				       self, files[f],
+				       cJSON_IsString(c) ? c->valuestring : "no command");
+				bad++;
+			}
+		}
+		cJSON_Delete(doc);
+	}
+	if (seen == 0)
+		printf(
+		    "warn no MCP server named %s is configured (managed-mcp.json, ~/.claude.json, "
+		    ".mcp.json): mcp__%s__* tools are allowed only as airlock-mcp's own names\n",
+		    self, self);
+	for (int f = 0; f < 3; f++)
+		free(files[f]);
+	return bad;
+}
+
+/* onFailure and allowManagedHooksOnly, as this host's Claude Code reads them. */
+static int check_versioned(const cJSON *doc, const cJSON *hook, const char *claude_version,
+                           bool managed)
+{
+	const cJSON *of = cJSON_GetObjectItemCaseSensitive(hook, "onFailure");
+	const cJSON *amo = cJSON_GetObjectItemCaseSensitive(doc, "allowManagedHooksOnly");
+	bool block = cJSON_IsString(of) && strcmp(of->valuestring, "block") == 0;
+	int bad = 0;
+
+	if (claude_version == NULL)
+		printf(
+		    "warn no Claude Code found on this host (claude --version): onFailure is %s; "
+		    "the wrapper's exit 2 is what fails closed\n",
+		    block ? "set" : "not set");
+	else
+		printf("ok   Claude Code %s found\n", claude_version);
+	if (hook_version_at_least(claude_version, HOOK_ON_FAILURE_SINCE)) {
+		if (block) {
+			printf("ok   onFailure \"block\": a hook that cannot start, times out or "
+			       "crashes blocks the call (Claude Code %s or later reads it)\n",
+			       HOOK_ON_FAILURE_SINCE);
+		} else {
+			printf(
+			    "FAIL onFailure is not \"block\" although Claude Code %s reads it: run "
+			    "--install again\n",
+			    claude_version);
+			bad++;
+		}
+	} else if (claude_version != NULL) {
+		printf("warn Claude Code %s predates onFailure (%s): the wrapper's exit 2 is what "
+		       "fails closed; upgrade it, then run --install again\n",
+		       claude_version, HOOK_ON_FAILURE_SINCE);
+	}
+	if (!managed)
+		return bad;
+	if (cJSON_IsTrue(amo))
+		printf(
+		    "ok   allowManagedHooksOnly: hooks of user and project settings do not run\n");
+	else if (hook_version_at_least(claude_version, HOOK_MANAGED_ONLY_SINCE))
+		printf("warn allowManagedHooksOnly is not set: hooks of user and project settings "
+		       "run beside this one (--install sets it)\n");
+	return bad;
+}
+
+int hook_check(const char *path, const char *claude_version, bool managed)
+{
+	char err[512], why[256], self[128];
 	bool missing;
 	cJSON *doc = load(path, err, sizeof(err), &missing);
 	const cJSON *pre, *e, *found = NULL, *matcher = NULL, *dis;
@@ -352,7 +591,10 @@ int hook_check(const char *path)
 		} else {
 			printf("ok   the installed command denies a local `qm list` with exit 2\n");
 		}
+		installed_self(cmd, self, sizeof(self));
 	}
+	bad += check_versioned(doc, found, claude_version, managed);
+	bad += check_mcp_server(self);
 	cJSON_Delete(doc);
-	return bad ? 1 : 0;
+	return bad;
 }

@@ -1,6 +1,6 @@
 /* sqlstate.h -- the SQLSTATEs airlock acts on, by name.
  *
- * AL001..AL016 are raised by airlock's own SQL functions (the SQL API's
+ * AL001..AL016 and AL020 are raised by airlock's own SQL functions (the SQL API's
  * table of errors says what each means to a caller); the others are
  * PostgreSQL's.  Compare with sqlstate_is() or sqlstate_in_class(). */
 #ifndef AIRLOCK_SQLSTATE_H
@@ -19,6 +19,7 @@
 #define SQLSTATE_NOT_AN_APPROVER     "AL009" /* the caller may not decide approvals */
 #define SQLSTATE_FLOOD_LIMIT         "AL010" /* over a limit of the gate policy */
 #define SQLSTATE_TARGET_GONE         "AL016" /* the guest is gone from the cluster */
+#define SQLSTATE_OUT_OF_SCOPE        "AL020" /* outside the agent's scope (gate.yaml) */
 #define SQLSTATE_AIRLOCK_CLASS       "AL"    /* every state airlock raises itself */
 
 #define SQLSTATE_CONNECTION_EXCEPTION_CLASS  "08"    /* the link to the server */

@@ -66,6 +66,10 @@ static const char *advice_for(const char *sqlstate)
 	     "lists it; removed, or moved to a node the inventory does not list). Do not "
 	     "retry on it: use a target that exists (get_health_summary lists them), or ask "
 	     "your operator to add the guest or its node back. " MCP_NO_BYPASS},
+	    {SQLSTATE_OUT_OF_SCOPE,
+	     "Nothing was written: the target (or the class) is outside your scope in "
+	     "airlock's gate policy (the message names the scope). Use a target inside it, or "
+	     "ask your operator to widen it. " MCP_NO_BYPASS},
 	    {SQLSTATE_ILLEGAL_TRANSITION,
 	     "The execution's state does not allow this; get_execution shows where it "
 	     "stands."},

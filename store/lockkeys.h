@@ -33,5 +33,8 @@
 #define LOCK_KIND_MIGRATE "74287735"
 /* One daemon at a time queues reminders and escalations (id 0). */
 #define LOCK_KIND_REMINDERS "74287736"
+/* One daemon at a time counts and announces what agents' hosts reported (id 0,
+ * airlock.side_door_due). */
+#define LOCK_KIND_SIDE_DOOR "74287737"
 
 #endif

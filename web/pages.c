@@ -89,7 +89,7 @@ void page_output_block(struct buf *out, const char *label, const char *hex, cons
 }
 
 static const char *const nav[][2] = {
-    {"/", "Pending"}, {"/history", "History"}, {"/audit", "Audit"}};
+    {"/", "Pending"}, {"/history", "History"}, {"/audit", "Audit"}, {"/side-door", "Side door"}};
 
 void page_begin(struct buf *out, const struct page_ctx *pc, const char *title)
 {
@@ -208,8 +208,10 @@ int page_pending_list(struct buf *out, struct store *db)
 int page_pending(struct buf *out, struct store *db, const struct page_ctx *pc)
 {
 	page_begin(out, pc, "Pending");
-	buf_puts(out, "<h1>Pending requests</h1>"
-	              "<p class=\"live\" id=\"live\" data-state=\"connecting\">live updates: "
+	buf_puts(out, "<h1>Pending requests</h1>");
+	if (page_side_door_line(out, db) < 0)
+		return -1;
+	buf_puts(out, "<p class=\"live\" id=\"live\" data-state=\"connecting\">live updates: "
 	              "connecting</p>"
 	              "<section id=\"pending\" data-frag=\"/pending.frag\">");
 	if (page_pending_list(out, db) < 0)

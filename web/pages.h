@@ -51,6 +51,13 @@ int page_held_list(struct buf *out, struct store *db);
 int page_held_status(struct buf *out, struct store *db, const char *id);
 int page_held_section(struct buf *out, struct store *db, const struct page_ctx *pc, const char *id);
 
+/* The side door (sidedoor.c): what airlockd's probes observed on the nodes,
+ * and what agents' hosts reported (hook denials and asks, host checks),
+ * never mixed; and its one line, on the pending page and at the head of
+ * that page (nothing when there is nothing). */
+int page_side_door(struct buf *out, struct store *db, const struct page_ctx *pc);
+int page_side_door_line(struct buf *out, struct store *db);
+
 /* The sign-in form, with a message (NULL for none). */
 void page_signin(struct buf *out, const char *message);
 /* A small page with one message (errors outside a session). */

@@ -266,6 +266,8 @@ static void get_page(struct web *w, struct MHD_Connection *c, struct session *s,
 		                  MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state"));
 	} else if (strcmp(url, "/audit") == 0) {
 		rc = page_audit(&rp->body, s->db, &pc);
+	} else if (strcmp(url, "/side-door") == 0) {
+		rc = page_side_door(&rp->body, s->db, &pc);
 	} else {
 		message(rp, 404, "Not found", "There is no such page.");
 		rc = 0;

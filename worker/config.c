@@ -78,6 +78,7 @@ static const struct field fields[] = {
     {"notifications", "backoff_ms", F_INT, OFF(notify_backoff_ms), 10, 3600000},
     {"notifications", "backoff_max_ms", F_INT, OFF(notify_backoff_max_ms), 10, 86400000},
     {"notifications", "poll_ms", F_INT, OFF(notify_poll_ms), 10, 60000},
+    {"notifications", "side_door_interval_s", F_INT, OFF(notify_side_door_interval_s), 0, 86400},
     {"metrics", "address", F_STR, OFF(metrics_address), 0, 0},
     {"metrics", "port", F_INT, OFF(metrics_port), 1, 65535},
     {"recover", "max_file_bytes", F_SIZE, OFF(recover_max_file_bytes), 1, 64L << 30},
@@ -260,7 +261,8 @@ static const char *const event_names[] = {"pending_approval",
                                           "reminder",
                                           "output_held",
                                           "change_outside_airlock",
-                                          "access_outside_airlock"};
+                                          "access_outside_airlock",
+                                          "side_door"};
 
 static bool event_known(const char *e)
 {
@@ -333,7 +335,7 @@ static int webhook_events(struct config_webhook *h, const struct yt_node *v, con
 			             "unknown event \"%s\" (pending_approval, approved, rejected, "
 			             "expired, cancelled, refused, succeeded, failed, timed_out, "
 			             "outcome_unknown, reminder, output_held, "
-			             "change_outside_airlock, access_outside_airlock)%s",
+			             "change_outside_airlock, access_outside_airlock, side_door)%s",
 			             e->kind == YT_SCALAR ? e->scalar : "?", "");
 		h->events[h->nevents++] = xstrdup(e->scalar);
 	}
@@ -529,6 +531,7 @@ static void set_defaults(struct config *c)
 	c->notify_backoff_ms = 2000;
 	c->notify_backoff_max_ms = 600000;
 	c->notify_poll_ms = 1000;
+	c->notify_side_door_interval_s = 600;
 }
 
 /* The audit section: both files named, and the key one the daemon can sign with. */

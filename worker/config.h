@@ -112,6 +112,8 @@ struct config {
 	int notify_backoff_ms;       /* first retry delay; doubled each attempt */
 	int notify_backoff_max_ms;   /* ceiling of the retry delay */
 	int notify_poll_ms;          /* how often the outbox is read */
+	/* one side_door notice per agent host per this long (sidedoornote.h) */
+	int notify_side_door_interval_s;
 	/* metrics: the Prometheus endpoint; port 0 = off */
 	char *metrics_address;
 	int metrics_port;

@@ -43,6 +43,7 @@ struct notifier {
 	char *hook_names; /* the same, as a text[] literal for notify_due */
 	int remind_after_s, escalate_after_s;
 	int max_attempts, backoff_ms, backoff_max_ms, poll_ms;
+	int side_door_interval_s;
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -454,6 +455,7 @@ struct notifier *notifier_new(const struct config *cfg)
 	n->backoff_max_ms = cfg->notify_backoff_max_ms >= n->backoff_ms ? cfg->notify_backoff_max_ms
 	                                                                : n->backoff_ms;
 	n->poll_ms = cfg->notify_poll_ms > 0 ? cfg->notify_poll_ms : 1000;
+	n->side_door_interval_s = cfg->notify_side_door_interval_s;
 	describe_hooks(n);
 	pthread_mutex_init(&n->mu, NULL);
 	pthread_cond_init(&n->cv, NULL);
@@ -505,6 +507,11 @@ void notifier_post(struct notifier *n, const char *requester, cJSON *msg)
 	pthread_cond_signal(&n->cv);
 	pthread_mutex_unlock(&n->mu);
 	cJSON_Delete(msg);
+}
+
+int notifier_side_door_interval_s(const struct notifier *n)
+{
+	return n->side_door_interval_s;
 }
 
 void notifier_stats(struct notifier *n, struct notifier_stats *out)

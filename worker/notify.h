@@ -33,6 +33,10 @@ struct notifier *notifier_new(const struct config *cfg);
  * drops the oldest message when 256 wait. */
 void notifier_post(struct notifier *n, const char *requester, cJSON *msg);
 
+/* notifications.side_door_interval_s: at most one side_door notice per
+ * agent host in this many seconds (sidedoornote.h). */
+int notifier_side_door_interval_s(const struct notifier *n);
+
 /* Counters since start, for the metrics endpoint. */
 struct notifier_stats {
 	long long sent;         /* deliveries answered 2xx */

@@ -164,6 +164,26 @@ static void refuse(struct store *db, const char *worker, const struct queue_item
 	}
 }
 
+/* The database refused to record the class because it is above the
+ * requester's scope (AL020): the row is refused with the database's words,
+ * the class and its reasons in the event; nothing ran.  True when that was
+ * the error. */
+static bool refuse_out_of_scope(struct store *db, const char *worker, const struct queue_item *it,
+                                const struct classification *c)
+{
+	char *reason, *detail;
+
+	if (!sqlstate_is(store_sqlstate(db), SQLSTATE_OUT_OF_SCOPE))
+		return false;
+	reason = xstrdup(store_errmsg(db));
+	detail = xasprintf("{\"class\": \"%s\", \"reasons\": %s, \"scope\": \"exceeded\"}",
+	                   risk_class_name(c->cls), c->reasons_json ? c->reasons_json : "[]");
+	refuse(db, worker, it, reason, detail);
+	free(detail);
+	free(reason);
+	return true;
+}
+
 /* A new session for a row this worker holds: the session's durability
  * settings again, and the row's liveness lock taken again, so that a reaper
  * does not settle the row while its next step is on the way. */
@@ -614,6 +634,8 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		if (queue_classified(db, it->id, env->worker_id, risk_class_name(c.cls),
 		                     c.reasons_json, c.snap.version, CLASSIFIER_VERSION, rewind,
 		                     possible, now) < 0) {
+			if (refuse_out_of_scope(db, env->worker_id, it, &c))
+				goto out;
 			log_db_error(it, "classify_failed", db);
 			pipeline_let_go_if_gone(db, it);
 			goto out;
@@ -630,6 +652,8 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 	} else {
 		if (queue_revalidate(db, it->id, env->worker_id, risk_class_name(c.cls),
 		                     c.reasons_json, c.snap.version, CLASSIFIER_VERSION, now) < 0) {
+			if (refuse_out_of_scope(db, env->worker_id, it, &c))
+				goto out;
 			log_db_error(it, "revalidate_failed", db);
 			pipeline_let_go_if_gone(db, it);
 			goto out;

@@ -9,6 +9,7 @@
 #include "worker/agentbatch.h"
 #include "worker/bypass.h"
 #include "worker/discover.h"
+#include "worker/sidedoornote.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -796,6 +797,10 @@ static int round_with(const char *conninfo, struct transport *t, struct notifier
 	if (lane != NULL)
 		lane_record(lane, db); /* what qm said meanwhile, before the jail checks */
 	check_jails(db, t, &rd, tt, t0);
+	/* what agents' hosts reported since: one notice per host at most every
+	 * notifications.side_door_interval_s */
+	if (nt != NULL)
+		sidedoor_notify(db, nt);
 	if (rep != NULL)
 		report(&rd, rep);
 	log_msg(LOG_INFO,

@@ -712,6 +712,7 @@ enum zerto_outcome zerto_guard_run(struct zerto_client *c, const struct zerto_gu
 	g.deadline_s = req->deadline_ms > 0 ? (double)req->deadline_ms / 1000.0
 	                                    : g.t0 + (double)zerto_guard_worst_case_ms(c) / 1000.0;
 	g.scale = zerto_client_time_scale(c);
+	out->time_scale = g.scale;
 	if (req->vm_id == NULL && (req->vm_name == NULL || req->vm_name[0] == '\0')) {
 		set_message(&g, ZERTO_GUARD_REFUSED,
 		            "Zerto guard refused: the request names no VM (neither a Zerto VM "
@@ -789,6 +790,9 @@ cJSON *zerto_guard_result_json(const struct zerto_guard_result *r)
 		add_str_or_null(e, "checkpoint_time", p->checkpoint_time);
 		add_str_or_null(e, "tag", p->task_id ? r->tag : NULL);
 		cJSON_AddNumberToObject(e, "cadence_s", p->cadence_s);
+		cJSON_AddNumberToObject(
+		    e, "cadence_real_s",
+		    p->cadence_s > 0 && r->time_scale > 0 ? p->cadence_s / r->time_scale : -1);
 		cJSON_AddNumberToObject(e, "budget_s", p->budget_s);
 		cJSON_AddNumberToObject(e, "lock_ms", (double)p->lock_ms);
 		cJSON_AddNumberToObject(e, "insert_ms", (double)p->insert_ms);

@@ -96,6 +96,7 @@ struct zerto_guard_result {
 	struct zerto_rewind_point *points;
 	size_t npoints;
 	long elapsed_ms;
+	double time_scale; /* ZVM seconds per real second (1 but in simulations) */
 };
 
 /* Runs steps 1-6.  Always fills out (clear it with zerto_guard_result_clear)
@@ -107,7 +108,9 @@ void zerto_guard_result_clear(struct zerto_guard_result *r);
 /* The result as JSON for the execution row: {"outcome","message","tag",
  * "vm_id","elapsed_ms","rewind_points":[{"vpg_id","vpg_name","task_id",
  * "task_state","task_state_name","checkpoint_id","checkpoint_time","tag",
- * "cadence_s","budget_s","lock_ms","insert_ms","task_ms","listed_ms"}]}.
+ * "cadence_s","cadence_real_s","budget_s","lock_ms","insert_ms","task_ms","listed_ms"}]}:
+ * cadence_real_s is the cadence in real seconds (the database reuses a
+ * checkpoint younger than that).
  * Caller deletes. */
 cJSON *zerto_guard_result_json(const struct zerto_guard_result *r);
 

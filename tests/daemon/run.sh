@@ -202,6 +202,9 @@ wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id 
 as_alice $A reject $id --reason "not during business hours" >/dev/null
 check_out "a rejection's reason reaches the requester" 'not during business hours' as_agent $A show $id
 
+# ---- an agent's scope: refused at the door, or before it runs
+. tests/daemon/scope.sh
+
 # ---- expiry is an outcome
 q "UPDATE airlock.gate_policy SET ttl = interval '1 second'" >/dev/null
 id=$(as_agent $A run --target proxmox-host:hubris -- 'systemctl restart corosync')

@@ -5,7 +5,7 @@
 # binaries, migrations and seeds from `make install` staged in a temporary
 # DESTDIR.  Runs inside its own scripts/pgtmp, inside `rigctl run`; called by
 # tests/ops/run.sh.  The steps only a real machine has are done by hooks:
-# the authorized_keys line is appended to the rig node's, and airlockd is
+# the authorized_keys line becomes the rig node's only one, and airlockd is
 # started where the guide says `systemctl enable --now airlockd`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -98,8 +98,10 @@ export PATH=$stage/bin:$stage/sbin:$PATH
 export AIRLOCK_SHARE=$stage/share/airlock # where the staged binaries' share directory is now
 
 # Hooks: what the guide has you do on the node and with systemd.
+# The guide's "No door open": the node then accepts the guide's key and no
+# other (the rig's own client key and its agent key are removed).
 after_ssh_key() {
-	cat "$AIRLOCK_ETC/authorized_keys.line" >>"$AIRLOCK_RIG_ROOT/node/root/.ssh/authorized_keys"
+	cat "$AIRLOCK_ETC/authorized_keys.line" >"$AIRLOCK_RIG_ROOT/node/root/.ssh/authorized_keys"
 }
 after_check() {
 	airlockd -c "$AIRLOCK_ETC/airlockd.yaml" >"$W/airlockd.log" 2>&1 &

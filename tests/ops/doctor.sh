@@ -38,15 +38,19 @@ print(" | ".join(str(c[sys.argv[4]]) for c in d["checks"] if c["area"] == sys.ar
 		"$WORK/doc.json" "$1" "$2" "$3"
 }
 
-# ---- a healthy installation
+# ---- a healthy installation: the node accepts airlockd's key and no other
+# (the rig's second key, an agent host's, comes back as a fault below)
+AK=$AIRLOCK_RIG_ROOT/node/root/.ssh/authorized_keys
+cp "$AK" "$WORK/authorized_keys.rig"
+grep -vF "$(cut -d' ' -f2 "$AIRLOCK_RIG_AGENT_KEY.pub")" "$WORK/authorized_keys.rig" >"$AK"
 doc_json "$DOC_CFG"
 check_eq "healthy: doctor exits 0" 0 "$DOC_RC"
 check_eq "healthy: ok is true and nothing failed" "True 0" "$(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 print(d["ok"], sum(c["status"] == "fail" for c in d["checks"]))' "$WORK/doc.json")"
-check_eq "the checks run in order: config, database, node, guest, zerto, webhook, jail" \
-	"config database node guest zerto webhook jail" "$(python3 -c '
+check_eq "the checks run in order: config, database, node, guest, keys, zerto, webhook, jail" \
+	"config database node guest keys zerto webhook jail" "$(python3 -c '
 import json, sys
 seen = []
 for c in json.load(open(sys.argv[1]))["checks"]:
@@ -146,6 +150,22 @@ doc_json "$sk"
 check_eq "a key the node does not know fails the node" fail "$(status_of node proxmox-host:hubris)"
 check_out "  the fix is authorized_keys with from=" 'authorized_keys.*from=' field_of node proxmox-host:hubris fix
 
+# a key on the node that is neither airlockd's nor a cluster node's: the
+# agent host's, logging in (the side door shown open first)
+cp "$WORK/authorized_keys.rig" "$AK"
+check "fault: the agent host's key logs in to the node" \
+	ssh -i "$AIRLOCK_RIG_AGENT_KEY" -o IdentitiesOnly=yes -o BatchMode=yes -o IdentityAgent=none \
+	-o UserKnownHostsFile="$AIRLOCK_RIG_KNOWN_HOSTS" -p "$AIRLOCK_RIG_SSH_PORT" root@127.0.0.1 true
+doc_json "$DOC_CFG"
+check_eq "a foreign key on the node fails doctor" 1 "$DOC_RC"
+check_out "  named by its fingerprint, file and line" \
+	"fail: ED25519 $(ssh-keygen -lf "$AIRLOCK_RIG_AGENT_KEY.pub" | awk '{print $2}' | sed 's/[+]/\\+/g') in /root/.ssh/authorized_keys:2 is neither airlockd's nor a cluster node's" \
+	python3 -c 'import json,sys; [print(c["status"] + ": " + c["detail"]) for c in json.load(open(sys.argv[1]))["checks"] if c["area"] == "keys"]' "$WORK/doc.json"
+check_out "  the fix names the line to remove" 'remove line 2 of /root/.ssh/authorized_keys on proxmox-host:hubris' \
+	field_of keys "proxmox-host:hubris root keys" fix
+check_eq "  and the node itself is still ok" ok "$(status_of node proxmox-host:hubris)"
+grep -vF "$(cut -d' ' -f2 "$AIRLOCK_RIG_AGENT_KEY.pub")" "$WORK/authorized_keys.rig" >"$AK"
+
 rigssh() { ssh -F "$AIRLOCK_RIG_SSH_CONFIG" "$AIRLOCK_RIG_NODE" "$@"; }
 $AIRLOCK_RIG_CTL vm 101 agent-stop >/dev/null
 check "fault: VM 101's agent no longer answers" sh -c "! ssh -F '$AIRLOCK_RIG_SSH_CONFIG' '$AIRLOCK_RIG_NODE' 'qm agent 101 ping' 2>/dev/null"
@@ -213,3 +233,4 @@ check_out "  which names it too" 'team-chat http://\*\*\*@127\.0\.0\.1' printf '
 # ---- healthy again after every fault was undone
 doc_json "$DOC_CFG"
 check_eq "every fault undone: doctor exits 0 again" 0 "$DOC_RC"
+cp "$WORK/authorized_keys.rig" "$AK" # the rig as it was, for the parts after this one

@@ -212,6 +212,7 @@ pgtap tests/sql/notsent.sql notsent
 pgtap tests/sql/seal.sql seal
 pgtap tests/sql/records.sql records
 pgtap tests/sql/outhold.sql outhold
+pgtap tests/sql/sidedoor.sql sidedoor
 
 # ---- the sealer: one at a time, under concurrent writers, after events chained the old way
 sealdb() { createdb "$1" && $A migrate --db "dbname=$1" >/dev/null &&

@@ -6,7 +6,8 @@
 # garbage on stdin, budget exhausted, killed by signals, binary missing);
 # --install/--check; the SQL side (least knowledge for agents, the
 # destination oracle, the append-only hook history, remembering a tool);
-# detection of side doors on the rig (tests/hook/detect.sh) and guard-first
+# detection of side doors on the rig (tests/hook/detect.sh), the side door
+# proven closed by hook --check and doctor (sidedoor.sh) and guard-first
 # for mutating tools with a real airlockd and ZVM simulator (guard.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,6 +38,13 @@ check "evasions: 400 more (seed 11)" \
 	tests/hook/evasions.py --count 400 --seed 11 --ssh-config "$HOOK_SSH_CONFIG" -- "${HOOK[@]}"
 check "allowlisted: 150 calls to an allowlisted address get no decision" \
 	tests/hook/evasions.py --count 150 --seed 3 --negative --ssh-config "$HOOK_SSH_CONFIG" -- "${HOOK[@]}"
+
+# ---- code the hook cannot read: interpreters, generated text, git transports,
+# containers, fleet runners, tunnels and mounts (deny / ask / none each)
+check "unreadable: every category's generated commands get their decision (seed 5)" \
+	tests/hook/unreadable.py --count 40 --seed 5 -- "${HOOK[@]}"
+check "unreadable: more of them (seed 13)" \
+	tests/hook/unreadable.py --count 40 --seed 13 -- "${HOOK[@]}"
 
 # ---- everyday commands get no decision (benign.txt: one command per line;
 # a here-doc's lines belong to the command above them)
@@ -85,6 +93,9 @@ HA=("$tmp/airlock-asan" hook --db "user=hermes")
 check "asan: every decision row (a sanitizer report would change the answer)" env \
 	ASAN_OPTIONS=detect_leaks=1:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 \
 	tests/hook/drive.py tests/hook/decisions.txt -- "${HA[@]}"
+check "asan: generated unreadable code, every category" env \
+	ASAN_OPTIONS=detect_leaks=1:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 \
+	tests/hook/unreadable.py --count 25 --seed 17 -- "${HA[@]}"
 check "asan: 300 generated evasions" env \
 	ASAN_OPTIONS=detect_leaks=1:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 \
 	tests/hook/evasions.py --count 300 --seed 9 --ssh-config "$HOOK_SSH_CONFIG" -- "${HA[@]}"
@@ -183,7 +194,48 @@ check "install: twice is still one airlock entry" "$tmp/bin/airlock" hook --inst
 check_eq "install: the other settings and hooks are kept, one airlock entry, timeout 360" "opus 2 1 360 Bash|WebFetch|mcp__.*" \
 	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["hooks"]["PreToolUse"]; o=[e for e in p if "airlock-hook-v1" in e["hooks"][0]["command"]]; print(d["model"], len(p), len(o), o[0]["hooks"][0]["timeout"], o[0]["matcher"])' "$settings")"
 check_out "check: the block is in force" 'ok   the installed command denies a local `qm list` with exit 2' \
-	$A hook --check --settings "$settings"
+	$A hook --check --settings "$settings" --claude-version none
+check_eq "install: no Claude Code found: no onFailure written (an older client's hooks keep working)" "None" \
+	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print([e for e in d["hooks"]["PreToolUse"] if "airlock-hook-v1" in e["hooks"][0]["command"]][0]["hooks"][0].get("onFailure"))' "$settings")"
+# a Claude Code on PATH that reads onFailure (a stand-in answering --version as claude does)
+mkdir -p "$tmp/cc"
+printf '#!/bin/sh\necho "2.1.296 (Claude Code)"\n' >"$tmp/cc/claude" && chmod +x "$tmp/cc/claude"
+check_out "install: Claude Code 2.1.296 on PATH: onFailure block is written" 'Claude Code 2.1.296: onFailure "block" written' \
+	env PATH="$tmp/cc:$PATH" "$tmp/bin/airlock" hook --install --settings "$settings" --db "user=hermes"
+check_eq "install: ... into the hook's entry" "block" \
+	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print([e for e in d["hooks"]["PreToolUse"] if "airlock-hook-v1" in e["hooks"][0]["command"]][0]["hooks"][0].get("onFailure"))' "$settings")"
+check_out "check: reports onFailure as in force for that Claude Code" 'ok   onFailure "block"' \
+	env PATH="$tmp/cc:$PATH" $A hook --check --settings "$settings"
+check "install: an older Claude Code (stated) gets no onFailure" "$tmp/bin/airlock" hook --install --settings "$tmp/claude/old.json" --claude-version 2.1.100
+check_out "check: a Claude Code that reads onFailure, and a block without it, is reported" \
+	'FAIL onFailure is not "block" although Claude Code 2.1.300 reads it' $A hook --check --settings "$tmp/claude/old.json" --claude-version 2.1.300
+check_rc "check: ... and is not in force" 1 $A hook --check --settings "$tmp/claude/old.json" --claude-version 2.1.300
+check_out "check: an older Claude Code is told the wrapper is what fails closed" 'warn Claude Code 2.1.100 predates onFailure' \
+	$A hook --check --settings "$tmp/claude/old.json" --claude-version 2.1.100
+check_out "install: managed settings get allowManagedHooksOnly from a Claude Code that reads it" \
+	'onFailure "block" written, and allowManagedHooksOnly' \
+	"$tmp/bin/airlock" hook --install --scope managed --settings "$tmp/claude/managed.json" --claude-version 2.1.300
+check_eq "install: ... at the settings' top level" True \
+	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("allowManagedHooksOnly"))' "$tmp/claude/managed.json")"
+check_out "check: reports allowManagedHooksOnly" 'ok   allowManagedHooksOnly' \
+	$A hook --check --scope managed --settings "$tmp/claude/managed.json" --claude-version 2.1.300
+check "install: user settings never get allowManagedHooksOnly" test "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("allowManagedHooksOnly"))' "$settings")" = None
+# airlock's MCP server name: its tools pass only when the server is airlock-mcp
+printf '{"mcpServers": {"airlock": {"command": "/usr/local/bin/other-mcp"}}}\n' >"$HOME/.claude.json"
+check_out "check: a server named airlock that is not airlock-mcp is reported" 'FAIL the MCP server airlock in .*runs /usr/local/bin/other-mcp, not airlock-mcp' \
+	$A hook --check --settings "$settings" --claude-version none
+printf '{"projects": {"/w": {"mcpServers": {"airlock": {"command": "/usr/bin/airlock-mcp"}}}}}\n' >"$HOME/.claude.json"
+check_out "check: airlock-mcp under airlock's name (a project's entry) is in force" 'ok   the MCP server airlock in .* runs airlock-mcp' \
+	$A hook --check --settings "$settings" --claude-version none
+rm -f "$HOME/.claude.json"
+check_rc "install: --self with a double underscore is refused" 2 $A hook --install --settings "$tmp/claude/x.json" --self 'air__lock'
+check "install: --self NAME is passed to the hook" "$tmp/bin/airlock" hook --install --settings "$tmp/claude/self.json" --self ops-airlock --claude-version none
+self_cmd=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hooks"]["PreToolUse"][0]["hooks"][0]["command"])' "$tmp/claude/self.json")
+run_installed() { printf '%s' "$1" | AIRLOCK_HOOK_LOG=- sh -c "$2"; } # EVENT COMMAND-LINE
+check_out "... and the installed hook allows exactly airlock's tools under that name" '"permissionDecision":"allow"' \
+	run_installed '{"hook_event_name":"PreToolUse","tool_name":"mcp__ops-airlock__get_execution","tool_input":{"id":1}}' "$self_cmd"
+check_out "... and denies another name under it" '"permissionDecision":"deny".*not one of airlock.s tools' \
+	run_installed '{"hook_event_name":"PreToolUse","tool_name":"mcp__ops-airlock__shell","tool_input":{}}' "$self_cmd"
 installed_cmd=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print([e for e in d["hooks"]["PreToolUse"] if "airlock-hook-v1" in e["hooks"][0]["command"]][0]["hooks"][0]["command"])' "$settings")
 kill_wrapped() { # the installed command line; SIGKILL to the airlock process inside it
 	local fifo=$tmp/kill.fifo sh_pid inner rc
@@ -208,11 +260,11 @@ rm -f "$tmp/bin/airlock"
 check_out "binary missing: the installed command denies with the reason" 'ended with status 127: denied \(fail closed\)' \
 	bash -c "printf '%s' '$(bash_event "ls")' | sh -c '$installed_cmd' 2>&1"
 check_rc "binary missing: ... and exit 2" 2 bash -c "printf '%s' '$(bash_event "ls")' | sh -c '$installed_cmd'"
-check_rc "check: a missing binary is not in force" 1 $A hook --check --settings "$settings"
+check_rc "check: a missing binary is not in force" 1 $A hook --check --settings "$settings" --claude-version none
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["disableAllHooks"]=True; json.dump(d, open(sys.argv[1],"w"))' "$settings"
-check_out "check: disableAllHooks is reported" 'FAIL .*disableAllHooks' $A hook --check --settings "$settings"
+check_out "check: disableAllHooks is reported" 'FAIL .*disableAllHooks' $A hook --check --settings "$settings" --claude-version none
 echo '{"hooks": {}}' >"$tmp/claude/empty.json"
-check_rc "check: settings without the block are not in force" 1 $A hook --check --settings "$tmp/claude/empty.json"
+check_rc "check: settings without the block are not in force" 1 $A hook --check --settings "$tmp/claude/empty.json" --claude-version none
 echo '{not json' >"$tmp/claude/broken.json"
 check_out "install: refuses to overwrite settings that are not JSON" 'not a JSON object' \
 	$A hook --install --settings "$tmp/claude/broken.json"
@@ -262,7 +314,7 @@ check_eq "remember: another operator's approval writes the catalog" approved \
 	"$(psql -qtA -U bob -c "SELECT airlock.decide_tool($req, true)")"
 check_eq "remember: now known as mutating" mutating \
 	"$("${H[@]}" -c "SELECT airlock.check_tool('winrm', 'restart_iis')->>'verdict'")"
-check "remember: a later seed keeps what an operator approved" $A seed seeds/
+check "remember: a later seed keeps what an operator approved" $A seed "$HOOK_SEEDS"
 check_eq "remember: still known after the seed" mutating \
 	"$("${H[@]}" -c "SELECT airlock.check_tool('winrm', 'restart_iis')->>'verdict'")"
 check_eq "catalog: exec-style tools route through airlock run" 'exec|exec' \
@@ -273,6 +325,11 @@ check_out "help: airlock hook --help" 'PreToolUse' $A hook --help
 check "detection: side-door logins and changes raised by the probes (tests/hook/detect.sh)" \
 	env -u AIRLOCK_PGTMP -u PGHOST -u PGPORT -u PGDATABASE -u PGUSER -u HOME \
 	scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/hook/detect.sh
+
+# ---- the side door proven open, then closed: hook --check and doctor on the rig
+check "side door: hook --check and doctor see the agent host's key, then none (tests/hook/sidedoor.sh)" \
+	env -u AIRLOCK_PGTMP -u PGHOST -u PGPORT -u PGDATABASE -u PGUSER -u HOME \
+	scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/hook/sidedoor.sh
 
 # ---- mutating tools: a guard request carried out by a real airlockd with the ZVM simulator
 check "guard first: airlockd, the rig and the ZVM simulator (tests/hook/guard.sh)" \

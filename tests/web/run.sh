@@ -228,6 +228,28 @@ check_eq "the audit page" 200 "$(get alice /audit)"
 check_out "shows the chain verified" 'id="audit">Intact: [0-9]+ events checked' cat "$WORK/alice.html"
 check_out "and the console's sign-ins" 'sign_in_failed.*trusty' cat "$WORK/alice.html"
 
+# ---- the side door: its page, and its line on the pending page
+check_eq "nothing reported yet: no side-door line on the pending page" 0 \
+	"$(get alice / >/dev/null; grep -c 'id="side-door-line"' "$WORK/alice.html")"
+as_agent psql -XAtq -c "SELECT airlock.hook_event('Bash', 'deny', 'managed_destination: ssh to proxmox-host:hubris', '{\"host\": \"ci-<b>runner</b>\"}')" >/dev/null
+as_agent psql -XAtq -c "SELECT airlock.report_host_check(E'ci-<b>runner</b>\\u001b[31m', 1, '[{\"status\": \"open\", \"subject\": \"proxmox-host:hubris\", \"detail\": \"this host logs in to proxmox-host:hubris as root with ~/.ssh/id_ed25519\"}]')" >/dev/null
+check_eq "the side-door page" 200 "$(get alice /side-door)"
+check_out "has the nodes' observations and the hosts' reports apart" \
+	'<h2>Observed by airlockd on the nodes</h2>.*<h2>Reported by agents. hosts, not verified</h2>' \
+	tr -d '\n' <"$WORK/alice.html"
+check_out "the host's denial is in the reported table" \
+	'<table class="sidedoor" id="reported">.*<td>hook</td><td>ci-&lt;b&gt;runner&lt;/b&gt;</td><td>hermes</td><td>deny</td>' \
+	tr -d '\n' <"$WORK/alice.html"
+check_out "and its open door" '<td>host_check</td>.*<td>1 open door\(s\)</td><td>this host logs in to proxmox-host:hubris' \
+	tr -d '\n' <"$WORK/alice.html"
+check "the host's name is shown as text, its markup and escape inert" \
+	sh -c "! grep -q '<b>runner' '$WORK/alice.html' && grep -q 'hidden-chars' '$WORK/alice.html'"
+check_eq "the pending page has one side-door line" 200 "$(get alice /)"
+check_out "linking the page, counting the reports as not verified" \
+	'id="side-door-line"><a href="/side-door">Side door: 1 hook denial\(s\) and 0 ask\(s\) in the last 24 h, 1 agent host\(s\) with an open door \(.*ci-&lt;b&gt;runner&lt;/b&gt;.*\), reported by agents. hosts, not verified' \
+	cat "$WORK/alice.html"
+check_out "the navigation leads there" '<a href="/side-door">Side door</a>' cat "$WORK/alice.html"
+
 # ---- a lost database connection ends one session, not the server
 check "fault: alice's console connection is terminated" q \
 	"SELECT count(*) > 0 FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'alice' AND application_name = 'airlock-web') t"
@@ -328,7 +350,7 @@ check "valgrind: the stream opens" wait_file 60 "$WORK/vg-sse.out" 'retry: 3000'
 idv=$(as_agent $A run --target proxmox-host:hubris -- 'systemctl restart pve-firewall')
 wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $idv"
 check "valgrind: the stream sees it" wait_file 30 "$WORK/vg-sse.out" 'event: change'
-for p in / /pending.frag /r/$idv /r/$idv/state.frag '/history?q=pve' /audit /static/app.css /nowhere; do
+for p in / /pending.frag /r/$idv /r/$idv/state.frag '/history?q=pve' /audit /side-door /static/app.css /nowhere; do
 	get vga "$p" >/dev/null
 done
 get vga /r/$idv >/dev/null
