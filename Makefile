@@ -69,6 +69,17 @@ WEBOBJ    := $(WEBSRC:%.c=$(B)/obj/%.o)
 WEBASAN   := $(WEBSRC:%.c=$(B)/asan/%.o)
 BINS      += $(B)/bin/airlock-web
 
+# The jail's helper (jail/airlock-jail.c): one C file, static, copied by
+# airlockd to every target.  musl-gcc (Debian's musl-tools) for a small
+# binary; the system compiler's -static otherwise.
+JAIL_CC   := $(shell command -v musl-gcc 2>/dev/null || echo $(CC))
+JAIL_CFLAGS := -std=c11 -Os -static $(WARN) -fno-stack-protector -I.
+BINS      += $(B)/bin/airlock-jail
+
+$(B)/bin/airlock-jail: jail/airlock-jail.c transport/shell.h
+	@mkdir -p $(dir $@)
+	$(JAIL_CC) $(JAIL_CFLAGS) -o $@ $< -s
+
 UNITSRC   := $(wildcard tests/unit/*_test.c)
 UNITBINS  := $(UNITSRC:tests/unit/%.c=$(B)/unit/%)
 
@@ -157,6 +168,12 @@ $(B)/bench/%: tests/integration/%.c $(INTEGHDR) $(B)/libairlock.a
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -I. $(PKG_CFLAGS) \
                -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
 FUZZ_DEFAULT_SRC := $(wildcard lib/*.c classifier/*.c) transport/qmjson.c
+# The jail helper's argument parser is fuzzed in its own file (it includes
+# jail/airlock-jail.c without main).
+$(B)/fuzz/jailargs_fuzz: tests/fuzz/jailargs_fuzz.c jail/airlock-jail.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -o $@ $<
+
 $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_DEFAULT_SRC) $(GEN)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_DEFAULT_SRC) $(LDLIBS)
@@ -168,7 +185,7 @@ $(B)/bench/%_bench: tests/bench/%_bench.c $(B)/libairlock.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libairlock.a $(LDLIBS)
 
-FORMAT_FILES = $(wildcard $(addsuffix /*.[ch],$(MODDIRS) web) tests/unit/*.c tests/fuzz/*.c tests/bench/*.c \
+FORMAT_FILES = $(wildcard $(addsuffix /*.[ch],$(MODDIRS) web jail) tests/unit/*.c tests/fuzz/*.c tests/bench/*.c \
                  tests/integration/zerto*.[ch])
 
 format:
@@ -212,6 +229,7 @@ install: all
 		$(DESTDIR)$(SYSCONFDIR)/airlock $(DESTDIR)$(UNITDIR)
 	install -m 0755 $(B)/bin/airlock $(B)/bin/airlock-mcp $(B)/bin/airlock-web $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(B)/bin/airlockd $(DESTDIR)$(SBINDIR)/
+	install -m 0755 $(B)/bin/airlock-jail $(DESTDIR)$(SHAREDIR)/airlock-jail
 	install -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 migrations/[0-9][0-9][0-9][0-9]_*.sql $(DESTDIR)$(SHAREDIR)/migrations/

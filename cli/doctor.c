@@ -647,6 +647,7 @@ int cli_doctor(int argc, char **argv)
 	doctor_nodes(&ctx);
 	doctor_zerto(&ctx);
 	doctor_webhooks(&ctx);
+	doctor_jail(&ctx);
 report:
 	for (size_t i = 0; i < ctx.r->n; i++)
 		if (ctx.r->items[i].status == DOCTOR_FAIL)

@@ -1,6 +1,6 @@
 /* doctor.h -- `airlock doctor`: is this installation ready, and if not, what
  * to fix?  Checks run in order (configuration, database, nodes, guests,
- * Zerto, webhooks); each gives a status, what it saw, and the fix.  A check
+ * Zerto, webhooks, the jail); each gives a status, what it saw, and the fix.  A check
  * whose premise failed is skipped, saying which.  The node and guest checks
  * run only fixed, read-only commands (command -v, qm agent ping, qm guest
  * cmd info, pct status) with airlockd's key. */
@@ -51,6 +51,9 @@ void doctor_agent_host(struct doctor_ctx *c, const char *db, const char *const *
 void doctor_zerto(struct doctor_ctx *c);
 /* Each webhook: a connection (and TLS handshake) to its URL. */
 void doctor_webhooks(struct doctor_ctx *c);
+/* The jail: the helper airlockd copies to targets, and each target's
+ * guarantees as the probes last recorded them (attribute confinement). */
+void doctor_jail(struct doctor_ctx *c);
 
 /* The subcommand: argv[0] is "doctor"; returns the exit code. */
 int cli_doctor(int argc, char **argv);

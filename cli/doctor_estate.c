@@ -1,6 +1,7 @@
 /* doctor_estate.c -- `airlock doctor`'s checks of what airlockd talks to:
  * the nodes and their guests over SSH, the ZVM, the webhooks. */
 #include "cli/doctor.h"
+#include "lib/paths.h"
 
 #include "classifier/classes.h"
 #include "lib/xalloc.h"
@@ -20,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Columns of the estate query. */
 enum {
@@ -669,4 +672,66 @@ void doctor_webhooks(struct doctor_ctx *c)
 		           "add webhooks: to the configuration so operators hear of held requests",
 		           "none configured: operators learn of held requests only from airlock "
 		           "pending");
+}
+
+/* ---- the jail ---------------------------------------------------------------- */
+
+void doctor_jail(struct doctor_ctx *c)
+{
+	char *path = c->cfg && c->cfg->jail_helper ? xstrdup(c->cfg->jail_helper) : NULL;
+	struct store_res *res;
+	struct stat st;
+
+	if (path == NULL) {
+		path = paths_share_sub("airlock-jail");
+		if (access(path, R_OK) != 0) {
+			free(path);
+			path = paths_share_sub("build/bin/airlock-jail");
+		}
+	}
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    st.st_size <= 1024 * 1024)
+		doctor_add(c->r, "jail", "helper", DOCTOR_OK, NULL,
+		           "%s (%lld bytes): copied to each target on first use", path,
+		           (long long)st.st_size);
+	else
+		doctor_add(c->r, "jail", "helper", DOCTOR_FAIL,
+		           "build it (make) or install the package; set jail.helper in "
+		           "airlockd.yaml if it lives elsewhere",
+		           "%s is missing or not a file under 1 MiB: every command nobody approved "
+		           "goes to a human",
+		           path);
+	free(path);
+	if (c->db == NULL) {
+		doctor_add(c->r, "jail", "targets", DOCTOR_SKIP, NULL,
+		           "skipped: the database could not be asked");
+		return;
+	}
+	res =
+	    store_exec(c->db,
+	               "SELECT e.slug, coalesce(e.attributes ->> 'confinement', 'unknown'),"
+	               " coalesce(k.detail, '') FROM airlock.entities e"
+	               " LEFT JOIN airlock.checks k ON k.entity = e.slug AND k.name = 'confinement'"
+	               " WHERE to_jsonb(e) ->> 'gone_at' IS NULL ORDER BY e.slug",
+	               0, NULL);
+	for (int i = 0; res && i < store_nrows(res); i++) {
+		const char *slug = store_get(res, i, 0), *conf = store_get(res, i, 1),
+		           *detail = store_get(res, i, 2);
+		if (strcmp(conf, "full") == 0)
+			doctor_add(c->r, "jail", slug, DOCTOR_OK, NULL, "%s", detail);
+		else if (strcmp(conf, "unknown") == 0)
+			doctor_add(
+			    c->r, "jail", slug, DOCTOR_SKIP, NULL,
+			    "not probed yet: airlockd builds the jail there on its first rounds");
+		else
+			doctor_add(
+			    c->r, "jail", slug, DOCTOR_WARN,
+			    strcmp(conf, "none") == 0
+			        ? "every command nobody approved on this target waits for a "
+			          "human; see the reason"
+			        : "observations run; reversible_low changes and root-tier "
+			          "observations there wait for a human (give the target a cgroup)",
+			    "%s: %s", conf, detail);
+	}
+	store_clear(res);
 }

@@ -255,13 +255,17 @@ static void print_execution(const cJSON *e)
 			printf("  %-15s %.0f\n", fields[i], v->valuedouble);
 		}
 	}
-	if (jstr(e, "confinement")) /* how it ran: the read-only jail's tier, or none */
+	if (jstr(e, "confinement")) { /* how it ran: the jail's tier, an action rule, or none */
+		const char *c = jstr(e, "confinement");
 		printf("  %-15s %s\n", "confinement",
-		       strcmp(jstr(e, "confinement"), "user") == 0
-		           ? "read-only jail, unprivileged (user tier)"
-		       : strcmp(jstr(e, "confinement"), "root") == 0
+		       strcmp(c, "user") == 0 ? "read-only jail, unprivileged (user tier)"
+		       : strcmp(c, "root") == 0
 		           ? "read-only jail, uid 0 without capabilities (root tier)"
-		           : "none (ran unconfined)");
+		       : strcmp(c, "write") == 0
+		           ? "jail with only the verdict's paths writable (write tier)"
+		       : strcmp(c, "action") == 0 ? "an action of its policy rule, unconfined"
+		                                  : "none (ran unconfined)");
+	}
 	v = cJSON_GetObjectItemCaseSensitive(e, "reasons");
 	if (cJSON_GetArraySize(v) > 0) {
 		printf("  reasons\n");

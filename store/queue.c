@@ -331,9 +331,9 @@ int queue_finish(struct store *s, int64_t id, const char *worker, const struct q
                  bool *recorded)
 {
 	char ids[24], code[16], sig[16], dur[24];
-	const char *params[12];
-	int lengths[12] = {0};
-	int formats[12] = {0};
+	const char *params[13];
+	int lengths[13] = {0};
+	int formats[13] = {0};
 	struct store_res *res;
 
 	snprintf(ids, sizeof(ids), "%lld", (long long)id);
@@ -356,10 +356,19 @@ int queue_finish(struct store *s, int64_t id, const char *worker, const struct q
 	params[9] = dur;
 	params[10] = r->error;
 	params[11] = r->hold_json;
-	res = store_execp_bin(s,
-	                      "SELECT airlock.worker_finish($1, $2, $3, $4, $5, $6, $7, $8, $9, "
-	                      "$10, $11, $12::jsonb)",
-	                      12, params, lengths, formats);
+	params[12] = r->jail;
+	/* The jail's account first (the row is still running), in the same
+	 * statement: no round trip of its own. */
+	res = r->jail
+	          ? store_execp_bin(s,
+	                            "SELECT airlock.worker_finish($1, $2, $3, $4, $5, $6, $7, $8, "
+	                            "$9, $10, $11, $12::jsonb) FROM (SELECT "
+	                            "airlock.worker_jail($1, $2, $13)) j",
+	                            13, params, lengths, formats)
+	          : store_execp_bin(s,
+	                            "SELECT airlock.worker_finish($1, $2, $3, $4, $5, $6, $7, $8, "
+	                            "$9, $10, $11, $12::jsonb)",
+	                            12, params, lengths, formats);
 	if (res == NULL)
 		return -1;
 	*recorded = store_get(res, 0, 0)[0] == 't';

@@ -41,6 +41,9 @@ struct queue_result {
 	/* NULL, or the hold the worker's scan found (worker_finish's hold:
 	 * out, err and a held error then go to the operators only) */
 	const char *hold_json;
+	/* NULL, or the jail's own account of the run (executions.jail), written
+	 * in the same statement (airlock.worker_jail) */
+	const char *jail;
 };
 
 /* 1 with *it filled (free with queue_item_clear), 0 when there is no work,

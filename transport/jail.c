@@ -1,91 +1,22 @@
-/* jail.c -- the read-only jail's script and its report (see jail.h). */
+/* jail.c -- the jail helper's remote line, install script and report (see jail.h). */
 #include "transport/jail.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "lib/shellquote.h"
+#include "lib/xalloc.h"
 #include "transport/shell.h"
 
-/* How the jail starts: new mount and IPC namespaces, mounts made private
- * first, so nothing propagates back to the target.  The root tier also gets
- * a pid namespace: uid 0 may signal any root process, capabilities or not;
- * there the command sees the target's processes in /proc but can reach none
- * (--kill-child: if unshare dies, at the transport's deadline, the namespace
- * dies with it).  The user tier keeps the target's pid namespace, so ps and
- * $$ work as unconfined: its uid owns no process it could signal. */
-static const char unshare_user[] = "unshare --mount --propagation private --ipc -- /bin/sh -c ";
-static const char unshare_root[] =
-    "unshare --mount --propagation private --ipc --pid --fork --kill-child -- /bin/sh -c ";
-
-/* Run in the new namespaces, still root with every capability, as
- * /bin/sh -c SCRIPT airlock-jail TIER COMMAND.  No single quote in it (it is
- * quoted once, for two bytes), and short: a jailed command may be as long as
- * an unconfined one, and the whole line must fit one SSH packet.
- *
- * 1. Every mount, as the target has them: read-only, nosuid, nodev, in one
- *    mount(8) run (libmount keeps flags such as noexec that a container may
- *    have locked; -n: no write to /run/mount/utab).  A bind remount changes
- *    only this namespace's view, never the file system itself.  Then
- *    /proc/self/mountinfo must show every mount read-only, or the jail
- *    refuses -- except a mount that a later one hides (stacked on the same
- *    place or above it): no path reaches it.
- * 2. A private tmpfs on /tmp (and /var/tmp, /dev/shm): many tools need one;
- *    it is empty, nosuid, nodev and gone with the command.
- * 3. A new /dev (tmpfs, mode 0555) with only null, zero, full, random,
- *    urandom, tty and zfs bound in from the old one (never mknod: not
- *    allowed in a user namespace), and its fd/std* links.
- * 4. Every pathname socket under /run, /var/run and /var/spool (find(1),
- *    however deep; a find that fails refuses the jail; /dev/null cannot be
- *    opened after step 1, so nothing redirects to it) is covered with
- *    /dev/null: no daemon can be asked to act.  The user tier keeps the
- *    D-Bus system bus: systemctl status needs it, and polkit refuses an
- *    unprivileged uid anything that changes the system.
- * 5. setpriv drops privileges for good (no_new_privs; the bounding set
- *    emptied); the command starts after the ready line, under the one shell
- *    (shell.h) with the environment the line began with (the shell that
- *    runs this script exports PWD: it is unset first).  The root tier needs
- *    no --ambient-caps (emptying the inheritable set empties the ambient
- *    one): it works with a setpriv or kernel without ambient capabilities. */
-static const char inner_script[] =
-    "set -uf\n"
-    "f() { echo \"airlock-jail: cannot confine: $*\" >&2; exit 125; }\n"
-    "t=$1 d=/tmp/.airlock-dev l=/tmp/.airlock-fstab o=nosuid,nodev,size=64m,mode=1777\n"
-    "case $t in user|root) ;; *) f tier $t ;; esac\n"
-    "mount -n -a -o remount,bind,ro,nosuid,nodev || f read-only remount\n"
-    "i=0 w=\n"
-    "while read -r _ _ _ _ m x _; do i=$((i+1))\n"
-    " case ,$x, in *,ro,*) ;; *) w=\"$w $i:$m\" ;; esac; done </proc/self/mountinfo\n"
-    "for x in $w; do n=${x%%:*} m=${x#*:} i=0 c=\n"
-    " while read -r _ _ _ _ p _; do i=$((i+1))\n"
-    "  [ $i -le $n ] || case $m/ in \"${p%/}\"/*) c=1 ;; esac; done </proc/self/mountinfo\n"
-    " [ \"$c\" ] || f $m is writable; done\n"
-    "mount -n -t tmpfs -o $o airlock-tmp /tmp || f /tmp\n"
-    "mount -n -t tmpfs -o nosuid,noexec,size=1m,mode=555,X-mount.mkdir airlock-dev $d || f /dev\n"
-    "echo \"airlock-shm $d/shm tmpfs $o,noexec,X-mount.mkdir\" >$l\n"
-    "for n in null zero full random urandom tty zfs; do [ -c /dev/$n ] || continue\n"
-    " : >$d/$n && echo \"/dev/$n $d/$n none bind,ro,nosuid\" >>$l || f /dev/$n; done\n"
-    "[ -d /var/tmp ] && ! [ -L /var/tmp ] && echo \"airlock-tmp /var/tmp tmpfs $o\" >>$l\n"
-    "s=\n"
-    "for x in /run /var/run /var/spool; do [ -d $x ] && ! [ -L $x ] && s=\"$s $x\"; done\n"
-    ": >$l.s\n"
-    "[ -z \"$s\" ] || find $s -type s >$l.s 2>$l.e || f find\n"
-    "while read -r s; do [ $t = user ] && [ $s = /run/dbus/system_bus_socket ] && continue\n"
-    " case $s in *[!A-Za-z0-9@%+=:,./_-]*) f socket $s ;; esac\n"
-    " echo \"/dev/null $s none bind\" >>$l; done <$l.s || f sockets\n"
-    "mount -n -a -T $l || f mounts\n"
-    "s=\n"
-    "for n in fd stdin stdout stderr; do [ -L /dev/$n ] && s=\"$s /dev/$n\"; done\n"
-    "[ -z \"$s\" ] || cp -P $s $d/ || f links\n"
-    "mount -n --move $d /dev || f /dev\n"
-    "r=\"echo airlock-jail: ready $t >&2; unset PWD; exec " SHELL_EXEC_WORDS
-    " \\\"\\$0\\\"\" c=-all,+dac_read_search\n"
-    "[ $t = user ] && exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=$c"
-    " --ambient-caps=$c --bounding-set=$c --no-new-privs -- /bin/sh -c \"$r\" \"$2\"\n"
-    "exec setpriv --inh-caps=-all --bounding-set=-all --securebits=+noroot,+noroot_locked,"
-    "+no_setuid_fixup,+no_setuid_fixup_locked --no-new-privs -- /bin/sh -c \"$r\" \"$2\"\n";
-
 #define READY_PREFIX "airlock-jail: ready "
+#define MISSING_LINE "airlock-jail: not installed"
+
+/* The check in front of the helper: its SHA-256 as airlockd has it, or
+ * nothing runs.  sha256sum is coreutils (every Debian, Proxmox VE and
+ * ordinary Linux guest).  No single quote in it: quoting costs two bytes. */
+static const char check_fmt[] =
+    "s=$(sha256sum " JAIL_HELPER_PATH " 2>/dev/null) && [ \"${s%%%% *}\" = %s ] || "
+    "{ echo '" MISSING_LINE "' >&2; exit 125; }; exec " JAIL_HELPER_PATH " \"$@\"";
 
 const char *jail_name(enum transport_jail j)
 {
@@ -94,6 +25,8 @@ const char *jail_name(enum transport_jail j)
 		return "user";
 	case TRANSPORT_JAIL_ROOT:
 		return "root";
+	case TRANSPORT_JAIL_WRITE:
+		return "write";
 	case TRANSPORT_JAIL_NONE:
 	default:
 		return "none";
@@ -103,7 +36,7 @@ const char *jail_name(enum transport_jail j)
 int jail_parse(const char *name, enum transport_jail *out)
 {
 	static const enum transport_jail all[] = {TRANSPORT_JAIL_NONE, TRANSPORT_JAIL_USER,
-	                                          TRANSPORT_JAIL_ROOT};
+	                                          TRANSPORT_JAIL_ROOT, TRANSPORT_JAIL_WRITE};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (name && strcmp(name, jail_name(all[i])) == 0) {
@@ -113,27 +46,69 @@ int jail_parse(const char *name, enum transport_jail *out)
 	return -1;
 }
 
-void jail_command_line(struct buf *b, enum transport_jail j, const char *command)
+static void word(struct buf *b, const char *s)
 {
+	buf_putc(b, ' ');
+	shellquote_append(b, s, strlen(s));
+}
+
+static void num(struct buf *b, const char *opt, long long v)
+{
+	if (v > 0)
+		buf_printf(b, " %s %lld", opt, v);
+}
+
+void jail_command_line(struct buf *b, enum transport_jail j, const struct transport_jail_spec *spec,
+                       const char *sha_hex, int64_t deadline_ms, const char *command)
+{
+	static const struct transport_jail_spec none = {0};
+	char check[512];
+
 	if (j == TRANSPORT_JAIL_NONE) {
 		shell_command_words(b, command);
 		return;
 	}
-	buf_puts(b, j == TRANSPORT_JAIL_ROOT ? unshare_root : unshare_user);
-	shellquote_append(b, inner_script, strlen(inner_script));
-	buf_printf(b, " airlock-jail %s ", jail_name(j));
-	shellquote_append(b, command, strlen(command));
+	if (spec == NULL)
+		spec = &none;
+	/* The check runs under the one shell too; the helper then execs the
+	 * command under it (jail/airlock-jail.c). */
+	snprintf(check, sizeof(check), check_fmt, sha_hex);
+	buf_puts(b, SHELL_EXEC_WORDS " ");
+	shellquote_append(b, check, strlen(check));
+	buf_printf(b, " airlock-jail -t %s", jail_name(j));
+	if (spec->net_view)
+		buf_puts(b, " -n");
+	num(b, "-d", deadline_ms);
+	num(b, "-m", spec->mem_bytes);
+	num(b, "-p", spec->tasks);
+	num(b, "-c", spec->cpu_pct);
+	num(b, "-s", spec->scratch_bytes);
+	for (size_t i = 0; i < spec->nsecrets; i++) {
+		buf_puts(b, " -S");
+		word(b, spec->secrets[i]);
+	}
+	for (size_t i = 0; j == TRANSPORT_JAIL_WRITE && i < spec->nwrites; i++) {
+		buf_puts(b, " -w");
+		word(b, spec->writes[i]);
+	}
+	buf_puts(b, " --");
+	word(b, command);
 }
 
-size_t jail_overhead(enum transport_jail j)
+char *jail_install_script(const char *sha_hex, const char *arch)
 {
-	if (j == TRANSPORT_JAIL_NONE)
-		return 0;
-	/* The script holds no single quote: its length plus two; the
-	 * unconfined line's shell words are replaced by the unshare prefix. */
-	return (j == TRANSPORT_JAIL_ROOT ? strlen(unshare_root) : strlen(unshare_user)) -
-	       strlen(SHELL_EXEC_WORDS " ") + strlen(inner_script) + 2 +
-	       strlen(" airlock-jail root ");
+	return xasprintf(
+	    "d=" JAIL_HELPER_DIR "; m=$(uname -m); [ \"$m\" = %s ] || { echo \"airlock-jail: "
+	    "cannot confine: the target is $m; the jail helper is built for %s\" >&2; exit 125; "
+	    "}; umask 077; { mkdir -p $d && chmod 0700 $d && cat >$d/.new.$$ && chmod 0500 "
+	    "$d/.new.$$ "
+	    "&& mv -f $d/.new.$$ $d/airlock-jail; } 2>/dev/null || { rm -f $d/.new.$$; echo "
+	    "\"airlock-jail: cannot "
+	    "confine: the jail helper cannot be installed in $d\" >&2; exit 125; }; "
+	    "s=$(sha256sum $d/airlock-jail) && [ \"${s%%%% *}\" = %s ] || { echo \"airlock-jail: "
+	    "cannot confine: the installed jail helper does not have the SHA-256 it was sent "
+	    "with\" >&2; exit 125; }",
+	    arch, arch, sha_hex);
 }
 
 /* Copies the line at s (up to a newline or end) into dst, printable bytes only. */
@@ -155,20 +130,31 @@ static const char *next_line(const char *p, const char *end)
 }
 
 enum jail_report jail_report(enum transport_jail j, char *err, size_t *len, char *why,
-                             size_t whylen)
+                             size_t whylen, char *facts, size_t factslen)
 {
 	static const char refused[] = "airlock-jail: cannot confine: ";
-	const char *end = err + *len, *p, *reason = NULL;
+	const char *end = err + *len, *p, *reason = NULL, *nl;
 	char want[64], first[200] = "";
 	size_t wl;
 
-	snprintf(want, sizeof(want), READY_PREFIX "%s\n", jail_name(j));
+	if (factslen > 0)
+		facts[0] = '\0';
+	snprintf(want, sizeof(want), READY_PREFIX "%s", jail_name(j));
 	wl = strlen(want);
-	if (*len >= wl && memcmp(err, want, wl) == 0) {
-		memmove(err, err + wl, *len - wl);
-		*len -= wl;
+	nl = memchr(err, '\n', *len);
+	if (nl && (size_t)(nl - err) >= wl && memcmp(err, want, wl) == 0 &&
+	    (err[wl] == '\n' || err[wl] == ' ')) {
+		size_t line = (size_t)(nl - err) + 1;
+		if (err[wl] == ' ' && factslen > 0)
+			copy_line(facts, factslen, err + wl + 1, end);
+		memmove(err, err + line, *len - line);
+		*len -= line;
 		err[*len] = '\0';
 		return JAIL_REPORT_READY;
+	}
+	if (*len >= strlen(MISSING_LINE) && memcmp(err, MISSING_LINE, strlen(MISSING_LINE)) == 0) {
+		snprintf(why, whylen, "the jail helper is not installed on the target");
+		return JAIL_REPORT_MISSING;
 	}
 	/* The jail's own sentence, and the first line of what failed before it. */
 	for (p = err; p < end; p = next_line(p, end)) {
@@ -187,7 +173,7 @@ enum jail_report jail_report(enum transport_jail j, char *err, size_t *len, char
 	} else if (first[0]) {
 		snprintf(why, whylen, "%s", first);
 	} else {
-		snprintf(why, whylen, "the jail ended without a word (no unshare or setpriv?)");
+		snprintf(why, whylen, "the jail ended without a word");
 	}
 	return JAIL_REPORT_FAILED;
 }

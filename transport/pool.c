@@ -4,6 +4,7 @@
 
 #include "lib/deadline.h"
 #include "lib/log.h"
+#include "lib/sha256.h"
 #include "lib/xalloc.h"
 
 #include <errno.h>
@@ -11,9 +12,48 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <libssh2.h>
+
+/* The guest agent takes at most 1 MiB of stdin (qm's input-data limit). */
+#define JAIL_HELPER_MAX (1024 * 1024)
+
+/* Reads the jail helper once: its bytes and SHA-256, or why there is none. */
+static void jail_helper_load(struct transport *t, const char *path)
+{
+	struct utsname u;
+	FILE *f;
+	size_t cap = JAIL_HELPER_MAX + 1;
+
+	if (uname(&u) == 0)
+		snprintf(t->arch, sizeof(t->arch), "%.64s", u.machine);
+	if (path == NULL || path[0] == '\0') {
+		snprintf(t->jail_why, sizeof(t->jail_why),
+		         "airlockd has no jail helper configured");
+		return;
+	}
+	if ((f = fopen(path, "rb")) == NULL) {
+		snprintf(t->jail_why, sizeof(t->jail_why), "the jail helper %s cannot be read: %s",
+		         path, strerror(errno));
+		return;
+	}
+	t->jail_bytes = xmalloc(cap);
+	t->jail_len = fread(t->jail_bytes, 1, cap, f);
+	fclose(f);
+	if (t->jail_len == 0 || t->jail_len > JAIL_HELPER_MAX) {
+		snprintf(t->jail_why, sizeof(t->jail_why),
+		         "the jail helper %s is empty or larger than 1 MiB", path);
+		free(t->jail_bytes);
+		t->jail_bytes = NULL;
+		t->jail_len = 0;
+		return;
+	}
+	sha256_hex(t->jail_bytes, t->jail_len, t->jail_sha);
+	log_msg(LOG_INFO, "evt=transport.jail_helper path=%s bytes=%zu sha256=%s", path,
+	        t->jail_len, t->jail_sha);
+}
 
 static pthread_once_t libssh2_once = PTHREAD_ONCE_INIT;
 static void libssh2_start(void)
@@ -81,6 +121,8 @@ struct transport *transport_new(const struct transport_config *cfg, char *err, s
 	if (t->cfg.poll_interval_ms <= 0)
 		t->cfg.poll_interval_ms = 1000;
 	pthread_mutex_init(&t->mu, NULL);
+	jail_helper_load(t, cfg->jail_helper);
+	t->cfg.jail_helper = NULL; /* not kept: the bytes are */
 	return t;
 }
 
@@ -105,6 +147,10 @@ void transport_free(struct transport *t)
 	free(t->private_key);
 	free(t->public_key);
 	free(t->known_hosts);
+	free(t->jail_bytes);
+	for (size_t i = 0; i < t->njail_seen; i++)
+		free(t->jail_seen[i]);
+	free(t->jail_seen);
 	free(t);
 }
 

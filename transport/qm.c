@@ -252,3 +252,58 @@ int transport_exec_vm(struct vmctx *c, const char *prog)
 	free(cmd);
 	return rc;
 }
+
+int transport_vm_install(struct vmctx *c, const char *script, const char *data, size_t len,
+                         char *why, size_t whylen)
+{
+	struct buf sline = BUF_INIT;
+	char tag[SHELL_TAG_MAX];
+	/* qm reads the whole of stdin first and hands it to the agent as the
+	 * process's input (guest-exec input-data); the script runs under the
+	 * one shell. */
+	transport_new_tag(c->t, tag);
+	shell_line(&sline, tag, script);
+	char *cmd = xasprintf("qm guest exec %d --timeout 60 --pass-stdin 1 -- %s", c->vmid,
+	                      buf_str(&sline));
+	struct sshop op;
+	struct qmjson *p = NULL;
+	int rc = -1;
+
+	p = qmjson_new(8192);
+	transport_op_setup(&op, cmd, deadline_now_ms() + 60000 + QM_GRACE_MS, 0);
+	op.out_sink = NULL;
+	op.in = data;
+	op.in_len = len;
+	transport_run1(c->n, &op);
+	if (op.outcome != SSHOP_EXITED) {
+		snprintf(why, whylen, "installing the jail helper in VM %d: %s", c->vmid,
+		         op.errmsg);
+	} else if (op.exit_status != 0) {
+		char line[400];
+		transport_stderr_line(&op.err, line, sizeof(line));
+		snprintf(why, whylen, "installing the jail helper in VM %d: %s", c->vmid, line);
+	} else if (qmjson_feed(p, op.out.data, op.out.len) < 0 || qmjson_finish(p) != 0) {
+		snprintf(why, whylen, "installing the jail helper in VM %d: %s", c->vmid,
+		         qmjson_error(p));
+	} else if (!qmjson_result(p)->has_exited || !qmjson_result(p)->exited) {
+		snprintf(why, whylen, "installing the jail helper in VM %d took over 60 s",
+		         c->vmid);
+	} else if (!qmjson_result(p)->has_exitcode || qmjson_result(p)->exitcode != 0) {
+		struct qmjson_result *q = qmjson_result(p);
+		char fac[8];
+		size_t n = q->err.len;
+		char *e = q->err.len ? q->err.data : (char *)"";
+		if (q->err.len == 0 || jail_report(TRANSPORT_JAIL_USER, e, &n, why, whylen, fac,
+		                                   sizeof(fac)) != JAIL_REPORT_FAILED)
+			snprintf(why, whylen,
+			         "installing the jail helper in VM %d failed (exit %d)", c->vmid,
+			         q->has_exitcode ? q->exitcode : -1);
+	} else {
+		rc = 0;
+	}
+	sshop_clear(&op);
+	qmjson_free(p);
+	free(cmd);
+	buf_free(&sline);
+	return rc;
+}

@@ -538,7 +538,7 @@ static int eof_early(struct sshnode *n, struct sshop *op)
 {
 	int rc;
 
-	if (op->eof_early != EOF_UNTRIED || outbound_pending(n) ||
+	if (op->eof_early != EOF_UNTRIED || op->in_len > 0 || outbound_pending(n) ||
 	    SSHNODE_TX_BYTES - n->txlen < 1024)
 		return 0;
 	rc = libssh2_channel_send_eof(op->ch);
@@ -657,6 +657,23 @@ static int advance(struct sshnode *n, struct sshop *op, int64_t now)
 		op->phase = op->eof_early == EOF_SENT ? PH_READ : PH_EOF;
 		return 1;
 	case PH_EOF:
+		if (op->in_off < op->in_len) {
+			/* The stdin bytes first, as far as the channel's window takes them. */
+			ssize_t k = libssh2_channel_write(
+			    op->ch, op->in + op->in_off,
+			    op->in_len - op->in_off > 32768 ? 32768 : op->in_len - op->in_off);
+			if (k == LIBSSH2_ERROR_EAGAIN) {
+				if (expired(op, now)) {
+					op->phase = PH_KILL;
+					return 1;
+				}
+				return 0;
+			}
+			if (k < 0)
+				return op_error(n, op, (int)k, "writing to the command's stdin");
+			op->in_off += (size_t)k;
+			return 1;
+		}
 		rc = libssh2_channel_send_eof(op->ch);
 		if (rc == LIBSSH2_ERROR_EAGAIN)
 			return 0;
@@ -1011,6 +1028,7 @@ void sshnode_run(struct sshnode *n, struct sshop **ops, size_t count)
 		op->errmsg[0] = '\0';
 		op->ch = NULL;
 		op->open_retries = 0;
+		op->in_off = 0;
 		op->start_ms = now;
 		buf_init(&op->out, op->out_cap);
 		buf_init(&op->err, op->err_cap);

@@ -66,6 +66,10 @@ struct sshop {
 	 * libssh2 1.10 cannot send an SSH "signal" request once a channel has
 	 * exec'd, and sshd does not signal a session whose channel closes. */
 	const char *kill_cmdline;
+	/* optional: bytes written to the command's stdin before its EOF
+	 * (borrowed until the operation is done) */
+	const char *in;
+	size_t in_len;
 	/* optional: stdout goes here instead of into out */
 	void (*out_sink)(void *ctx, const char *data, size_t n);
 	void *sink_ctx;
@@ -86,6 +90,7 @@ struct sshop {
 	struct sshnode_wait *waiter; /* the caller of sshnode_run, woken when all are done */
 	bool internal;               /* a kill operation the node thread made and frees */
 	int open_retries;
+	size_t in_off;         /* bytes of in written so far */
 	int eof_early;         /* EOF sent right behind the exec request? */
 	bool dry;              /* its last look found nothing to do ... */
 	unsigned long dry_gen; /* ... with the node's arrivals at this count */

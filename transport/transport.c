@@ -8,6 +8,7 @@
 #include "lib/deadline.h"
 #include "lib/log.h"
 #include "lib/secretscan.h"
+#include "lib/shellquote.h"
 #include "lib/utf8.h"
 #include "lib/xalloc.h"
 #include "transport/shell.h"
@@ -274,7 +275,8 @@ static bool ct_status_refused(struct sshop *op, int ctid, char *why, size_t whyl
  * command's own channel, as the VM's agent ping does. */
 static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, const char *tag,
                       bool ct, int ctid, int64_t deadline, size_t cap, const atomic_bool *cancel,
-                      bool print_connection, struct transport_result *r)
+                      bool print_connection, struct transport_result *r, const char *in,
+                      size_t in_len)
 {
 	char *cmdline = ct ? xasprintf("s=$(pct status %d) || exit 255; echo \"$s\"; "
 	                               "[ \"$s\" = 'status: running' ] || exit 255; " SHELL_TAG_NAME
@@ -302,6 +304,8 @@ static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, 
 	op.err_cap = cap;
 	op.cancel = cancel;
 	op.kill_cmdline = buf_str(&kill);
+	op.in = in;
+	op.in_len = in_len;
 	transport_run1(n, &op);
 	if (op.outcome == SSHOP_EXITED && ct && ct_status_refused(&op, ctid, why, sizeof(why))) {
 		/* Nothing ran: no output is the command's. */
@@ -338,26 +342,143 @@ static int exec_plain(struct transport *t, struct sshnode *n, const char *prog, 
 
 /* ---- the entry point ------------------------------------------------------------ */
 
-/* A jailed command's outcome: the jail's ready line is removed from stderr;
- * without it the command never started, whatever the shell's status says. */
-static int jail_result(enum transport_jail j, struct transport_result *r, int rc)
+/* A jailed command's outcome: the jail's ready line is removed from stderr
+ * (its facts kept); without it the command never started, whatever the
+ * shell's status says.  *missing: the helper is not on the target. */
+static int jail_result(enum transport_jail j, struct transport_result *r, int rc, bool *missing)
 {
 	char why[400];
+	enum jail_report rep;
 
-	/* A guest agent that cannot start unshare (qm's "Failed to execute child
-	 * process") is a guest without the jail's tools. */
+	*missing = false;
+	/* A guest agent that cannot start /bin/sh (qm's "Failed to execute
+	 * child process") is a guest without the jail's tools. */
 	if (r->status == TRANSPORT_FAILED && r->error == TRANSPORT_ERR_PVE &&
 	    strstr(r->errmsg, "Failed to execute child process")) {
 		r->error = TRANSPORT_ERR_JAIL;
 		return rc;
 	}
-	if (jail_report(j, r->err, &r->err_len, why, sizeof(why)) == JAIL_REPORT_READY)
+	if (r->err == NULL)
+		return rc;
+	rep = jail_report(j, r->err, &r->err_len, why, sizeof(why), r->jail_facts,
+	                  sizeof(r->jail_facts));
+	if (rep == JAIL_REPORT_READY)
 		return rc;
 	if (r->status != TRANSPORT_EXITED && r->status != TRANSPORT_SIGNALED)
 		return rc; /* timed out, cancelled, failed, unknown: as the transport said */
+	*missing =
+	    rep == JAIL_REPORT_MISSING && r->status == TRANSPORT_EXITED && r->exit_code == 125;
 	r->exit_code = -1;
 	r->signal = 0;
 	return transport_fail(r, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
+}
+
+/* Copies the jail helper to the target (a root-only folder, then checked by
+ * its SHA-256 there): over the pooled session from stdin on a host and in a
+ * CT (pct exec), through the guest agent in a VM.  0, or -1 with why. */
+static int jail_install(struct transport *t, struct sshnode *n, enum target_type type, int vmid,
+                        int64_t deadline, char *why, size_t whylen)
+{
+	char *script = jail_install_script(t->jail_sha, t->arch);
+	struct transport_result r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.exit_code = -1;
+	if (type == TARGET_VM) {
+		struct vmctx c = {t, n, vmid, deadline, 4096, NULL, &r};
+		rc = transport_vm_install(&c, script, t->jail_bytes, t->jail_len, why, whylen);
+	} else {
+		struct buf prog = BUF_INIT;
+		char tag[SHELL_TAG_MAX];
+		transport_new_tag(t, tag);
+		shell_line(&prog, tag, script);
+		rc = exec_plain(t, n, buf_str(&prog), tag, type == TARGET_LXC, vmid, deadline, 4096,
+		                NULL, false, &r, t->jail_bytes, t->jail_len);
+		if (rc == 0 && (r.status != TRANSPORT_EXITED || r.exit_code != 0)) {
+			char fac[8];
+			size_t len = r.err_len;
+			if (r.err == NULL ||
+			    jail_report(TRANSPORT_JAIL_USER, r.err, &len, why, whylen, fac,
+			                sizeof(fac)) != JAIL_REPORT_FAILED ||
+			    strncmp(why, "the jail ended", 14) == 0)
+				snprintf(why, whylen,
+				         "installing the jail helper failed (exit %d): %.200s",
+				         r.exit_code, r.err && r.err[0] ? r.err : "no message");
+			rc = -1;
+		} else if (rc != 0) {
+			snprintf(why, whylen, "installing the jail helper failed: %.300s",
+			         r.errmsg);
+		}
+		buf_free(&prog);
+	}
+	log_msg(rc == 0 ? LOG_INFO : LOG_WARN, "evt=transport.jail_install target=%s vmid=%d ok=%d",
+	        target_type_name(type), vmid, rc == 0);
+	transport_result_free(&r);
+	free(script);
+	return rc;
+}
+
+/* Whether the helper was found (or installed) on this target already. */
+static bool jail_seen(struct transport *t, const char *key, bool add)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&t->mu);
+	for (size_t i = 0; i < t->njail_seen && !found; i++)
+		found = strcmp(t->jail_seen[i], key) == 0;
+	if (!found && add) {
+		if (t->njail_seen == t->jail_seen_cap) {
+			t->jail_seen_cap = t->jail_seen_cap ? 2 * t->jail_seen_cap : 16;
+			t->jail_seen = xrealloc(t->jail_seen, t->jail_seen_cap * sizeof(char *));
+		}
+		t->jail_seen[t->njail_seen++] = xstrdup(key);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return found;
+}
+
+/* Before the first jailed command on a target: is the helper there, and
+ * this one?  Asked on a line of its own that carries no command (so a
+ * command is sent once, with its jail), and installed when it is not.
+ * Later, a helper that changed is found by the check on the command's own
+ * line (installed, then tried once more).  0, or -1 with why. */
+static int jail_ensure(struct transport *t, struct sshnode *n, const struct transport_node *node,
+                       enum target_type type, int vmid, int64_t deadline, char *why, size_t whylen)
+{
+	char key[300], *check, tag[SHELL_TAG_MAX];
+	struct buf prog = BUF_INIT;
+	struct transport_result r;
+	bool present;
+
+	snprintf(key, sizeof(key), "%s/%d/%d", node->name, (int)type, vmid);
+	if (jail_seen(t, key, false))
+		return 0;
+	check =
+	    xasprintf("s=$(sha256sum " JAIL_HELPER_PATH " 2>/dev/null) && [ \"${s%%%% *}\" = %s ] "
+	              "&& echo airlock-jail-present; true",
+	              t->jail_sha);
+	transport_new_tag(t, tag);
+	shell_line(&prog, tag, check);
+	memset(&r, 0, sizeof(r));
+	r.exit_code = -1;
+	if (type == TARGET_VM) {
+		struct vmctx c = {t, n, vmid, deadline, 4096, NULL, &r};
+		transport_exec_vm(&c, buf_str(&prog));
+	} else {
+		exec_plain(t, n, buf_str(&prog), tag, type == TARGET_LXC, vmid, deadline, 4096,
+		           NULL, false, &r, NULL, 0);
+	}
+	present = r.status == TRANSPORT_EXITED && r.out && strstr(r.out, "airlock-jail-present");
+	transport_result_free(&r);
+	buf_free(&prog);
+	free(check);
+	if (!present && r.status != TRANSPORT_EXITED)
+		return 0; /* the target could not be asked: the command's own line will say why */
+	if (!present && jail_install(t, n, type, vmid, deadline, why, whylen) != 0)
+		return -1;
+	jail_seen(t, key, true);
+	return 0;
 }
 
 /* Valid UTF-8 throughout, by the one strict decoder (lib/utf8.h). */
@@ -428,7 +549,7 @@ int transport_run_prog(struct transport *t, const struct transport_node *node,
 	case TARGET_PROXMOX_HOST:
 	case TARGET_LXC:
 		return exec_plain(t, n, prog, tag, type == TARGET_LXC, vmid, deadline, cap, cancel,
-		                  type == TARGET_PROXMOX_HOST && print_connection, out);
+		                  type == TARGET_PROXMOX_HOST && print_connection, out, NULL, 0);
 	case TARGET_VM: {
 		struct vmctx c = {t, n, vmid, deadline, cap, cancel, out};
 		return transport_exec_vm(&c, prog);
@@ -478,27 +599,72 @@ int transport_exec_command(struct transport *t, const struct transport_node *nod
 		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_SHELL, why);
 		goto out;
 	}
-	quoted = transport_quoted_len(command);
-	if (lim->jail != TRANSPORT_JAIL_NONE &&
-	    quoted + jail_overhead(lim->jail) + 128 > TRANSPORT_MAX_CMDLINE) {
-		/* The jail's script shares the one SSH packet with the command:
-		 * a command near the limit fits unconfined only. */
-		snprintf(why, sizeof(why),
-		         "the command is too long to run in the read-only jail (%zu bytes quoted; "
-		         "with the jail's %zu the limit is %d); nothing was sent",
-		         quoted, jail_overhead(lim->jail), TRANSPORT_MAX_CMDLINE - 128);
+	if (lim->jail != TRANSPORT_JAIL_NONE && t->jail_len == 0) {
+		snprintf(why, sizeof(why), "%s; nothing was sent", t->jail_why);
 		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
 		goto out;
 	}
 	/* Every command: the one shell's environment, then the shell (or the
-	 * jail, which ends in the same shell), then the command. */
+	 * jail helper's check and invocation, which end in the same shell),
+	 * then the command.  The helper's own deadline is a backstop 2 s
+	 * behind the transport's: it ends the request even when the
+	 * transport's kill cannot reach it. */
 	transport_new_tag(t, tag);
 	shell_env_words(&prog, tag);
-	jail_command_line(&prog, lim->jail, command);
-	rc = transport_run_prog(t, node, type, vmid, buf_str(&prog), tag, deadline, cap,
-	                        lim->cancel, lim->print_connection, out);
-	if (lim->jail != TRANSPORT_JAIL_NONE && out->err != NULL)
-		rc = jail_result(lim->jail, out, rc);
+	size_t env_len = prog.len;
+	jail_command_line(&prog, lim->jail, lim->jail_spec, t->jail_sha, deadline - t0 + 2000,
+	                  command);
+	quoted = transport_quoted_len(command);
+	/* Counted as for an unconfined line (its shell words are in the 128). */
+	if (lim->jail != TRANSPORT_JAIL_NONE &&
+	    prog.len - env_len - strlen(SHELL_EXEC_WORDS " ") + 128 > TRANSPORT_MAX_CMDLINE) {
+		/* The helper's arguments (the secret stores above all) share the
+		 * one SSH packet with the command: a command near the limit fits
+		 * unconfined only. */
+		snprintf(why, sizeof(why),
+		         "the command is too long to run in the jail (%zu bytes quoted; with the "
+		         "jail's %zu the limit is %d); nothing was sent",
+		         quoted, prog.len - env_len - strlen(SHELL_EXEC_WORDS " ") - quoted,
+		         TRANSPORT_MAX_CMDLINE - 128);
+		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
+		goto out;
+	}
+	struct sshnode *n = transport_pool_get(t, node);
+	if (lim->jail != TRANSPORT_JAIL_NONE &&
+	    jail_ensure(t, n, node, type, vmid, deadline, why, sizeof(why)) != 0) {
+		transport_fail(out, TRANSPORT_FAILED, TRANSPORT_ERR_JAIL, why);
+		goto out;
+	}
+	for (int attempt = 0;; attempt++) {
+		bool missing = false;
+		rc = transport_run_prog(t, node, type, vmid, buf_str(&prog), tag, deadline, cap,
+		                        lim->cancel, lim->print_connection, out);
+		if (lim->jail == TRANSPORT_JAIL_NONE)
+			break;
+		rc = jail_result(lim->jail, out, rc, &missing);
+		if (!missing)
+			break;
+		if (attempt > 0) {
+			/* Installed, and still not the one airlockd has: refuse. */
+			transport_set_text(
+			    out->errmsg, sizeof(out->errmsg),
+			    "the jail helper on the target is not the one airlockd sent "
+			    "(SHA-256 mismatch after installing it); nothing ran");
+			break;
+		}
+		/* Nothing ran: the check refused before the helper started. */
+		char iwhy[400];
+		if (jail_install(t, n, type, vmid, deadline, iwhy, sizeof(iwhy)) != 0) {
+			transport_set_text(out->errmsg, sizeof(out->errmsg), iwhy);
+			break;
+		}
+		out->jail_installed = true;
+		transport_result_free(out);
+		out->status = TRANSPORT_EXITED;
+		out->error = TRANSPORT_ERR_NONE;
+		out->errmsg[0] = '\0';
+		out->exit_code = -1;
+	}
 out:
 	if (out->out == NULL)
 		out->out = xstrdup("");

@@ -12,8 +12,10 @@
  * AIRLOCK_EXEC_ID=<tag> /bin/bash --noprofile --norc +O extglob +O
  * xpg_echo -c`, the shell the
  * classifier parses.  With limits.jail set, the words after the environment
- * become the jail's invocation (jail.h), which ends in the same shell: the
- * same command, in a read-only jail on the target.
+ * become the jail helper's check and invocation (jail.h), which ends in
+ * the same shell: the same command, in a jail on the target.  A target
+ * without the helper (or with another one) gets it first, through the same
+ * session.
  *
  * The node's login shell parses that line once more, so the command is one
  * single-quoted word (lib/shellquote): the target's bash receives exactly the
@@ -54,6 +56,8 @@ struct transport_config {
 	int poll_interval_ms;    /* `qm guest exec-status` polling; 0 = 1000 */
 	const struct transport_node_key *node_keys; /* copied by transport_new */
 	size_t nnode_keys;
+	const char *jail_helper; /* the jail helper (build/bin/airlock-jail) copied to
+	                            targets; NULL: jailed commands fail (ERR_JAIL) */
 };
 
 /* Connection facts of one node, from its entity row.  Borrowed for the call. */
@@ -92,7 +96,8 @@ struct transport_limits {
 	int timeout_ms;            /* airlock's deadline for the whole command; 0 = 600000 */
 	size_t output_cap;         /* 0 = the config's */
 	const atomic_bool *cancel; /* optional: set from any thread to cancel */
-	enum transport_jail jail;  /* run it in the read-only jail (jail.h); 0 = unconfined */
+	enum transport_jail jail;  /* run it in the jail (jail.h); 0 = unconfined */
+	const struct transport_jail_spec *jail_spec; /* how (NULL: defaults, no secret stores) */
 	/* Host only, for airlock's own side-door check: the node's login shell
 	 * first prints "S $SSH_CONNECTION" (this session's client address and
 	 * port as sshd saw them) as the first line of stdout; the command
@@ -113,6 +118,9 @@ struct transport_result {
 	int64_t guest_pid;          /* VM: the guest pid qm reported, else 0 */
 	enum transport_error error; /* FAILED / UNKNOWN, and TIMED_OUT that could not kill */
 	char errmsg[512];
+	char jail_facts[256]; /* jailed: what the jail's ready line said (uid, network,
+	                         limits), "" otherwise */
+	bool jail_installed;  /* the jail helper was (re)installed on the target first */
 };
 
 struct transport;
@@ -121,10 +129,11 @@ struct transport;
 struct transport *transport_new(const struct transport_config *cfg, char *err, size_t errlen);
 
 /* Whether command can be sent to a target of this type at all (a guest id,
- * UTF-8 for a VM's guest agent, the quoted length -- with the jail's script,
- * whether it is jailed or not -- under the SSH packet limit).  0 when it can; -1 with the reason in
- * err.  transport_exec applies the same check; callers use it to refuse before committing to a run.
- */
+ * UTF-8 for a VM's guest agent, the quoted length under the SSH packet
+ * limit; the jail's own words are checked by transport_exec, which refuses
+ * a jailed command that no longer fits with TRANSPORT_ERR_JAIL).  0 when it
+ * can; -1 with the reason in err.  transport_exec applies the same check;
+ * callers use it to refuse before committing to a run. */
 int transport_check_command(enum target_type type, int vmid, const char *command, char *err,
                             size_t errlen);
 

@@ -58,6 +58,13 @@ struct transport {
 	pthread_mutex_t mu;
 	struct pool_entry *pool;    /* under mu */
 	struct shell_memo *no_bash; /* under mu: targets that run nothing */
+	char *jail_bytes;           /* the jail helper's file, read once */
+	size_t jail_len;
+	char jail_sha[65];  /* its SHA-256, hex ("" without a helper) */
+	char jail_why[300]; /* why there is no helper */
+	char arch[72];      /* uname -m of this machine: the helper's architecture */
+	char **jail_seen;   /* under mu: "node/type/vmid" where the helper was found */
+	size_t njail_seen, jail_seen_cap;
 };
 
 /* A VM command in flight: where, until when, and the result to fill. */
@@ -115,5 +122,9 @@ void transport_shell_forget(struct transport *t);
  * exec-status polls until it exits, the deadline passes (kill by pid) or
  * cancel is set (qm.c).  A failed ping is a clean "nothing ran". */
 int transport_exec_vm(struct vmctx *c, const char *prog);
+/* Installs the jail helper in a VM through the guest agent (qm guest exec
+ * --pass-stdin): 0, or -1 with the reason in why. */
+int transport_vm_install(struct vmctx *c, const char *script, const char *data, size_t len,
+                         char *why, size_t whylen);
 
 #endif

@@ -84,6 +84,12 @@ static const struct field fields[] = {
     {"recover", "max_file_bytes", F_SIZE, OFF(recover_max_file_bytes), 1, 64L << 30},
     {"recover", "flr_session_warn_s", F_INT, OFF(recover_flr_session_warn_s), 60, 7 * 86400},
     {"testing", "classify_all_read_only", F_BOOL, OFF(test_classify_all_read_only), 0, 0},
+    {"testing", "classify_all_reversible_low", F_STR, 0, 0, 0}, /* handled specially */
+    {"jail", "helper", F_STR, OFF(jail_helper), 0, 0},
+    {"jail", "memory_bytes", F_SIZE, OFF(jail_memory), 1L << 20, 1L << 40},
+    {"jail", "tasks", F_INT, OFF(jail_tasks), 8, 1 << 22},
+    {"jail", "cpu_percent", F_INT, OFF(jail_cpu_percent), 1, 100000},
+    {"jail", "scratch_bytes", F_SIZE, OFF(jail_scratch), 1L << 20, 1L << 40},
 };
 
 /* The test rig's marker: tests/rig/rigctl writes it at the top of the rig. */
@@ -506,6 +512,10 @@ static void set_defaults(struct config *c)
 	c->command_timeout_s = 600;
 	c->qm_timeout_s = 30;
 	c->output_cap = 1 << 20;
+	c->jail_memory = 512UL << 20;
+	c->jail_tasks = 256;
+	c->jail_cpu_percent = 100;
+	c->jail_scratch = 64UL << 20;
 	c->probe_interval_s = 60;
 	c->probe_discover = true;
 	c->reversible_low_without_rewind = true;
@@ -582,6 +592,33 @@ static int check_notifications(struct config *c, const char *path, const struct 
 	return 0;
 }
 
+/* testing.classify_all_reversible_low: {writes: [absolute paths]}. */
+static int load_test_writes(struct config *c, const struct yt_node *v, const char *path, char *err,
+                            size_t errlen)
+{
+	const struct yt_node *w = yt_get(v, "writes");
+
+	if (v->kind != YT_MAP || w == NULL || w->kind != YT_SEQ || w->n == 0)
+		return failf(err, errlen, path, v,
+		             "testing.classify_all_reversible_low must be {writes: [path, ...]} "
+		             "with at least one absolute path%s",
+		             "", NULL);
+	if (w->n > CONFIG_MAX_TEST_WRITES)
+		return failf(err, errlen, path, w, "at most %s write paths", "32", NULL);
+	for (size_t i = 0; i < w->n; i++) {
+		const struct yt_node *e = w->items[i];
+		if (e->kind != YT_SCALAR || e->scalar[0] != '/')
+			return failf(
+			    err, errlen, path, e,
+			    "a write path must be an absolute path (\"dir/\" for everything "
+			    "below dir)%s",
+			    "", NULL);
+		c->test_writes[c->ntest_writes++] = xstrdup(e->scalar);
+	}
+	c->test_classify_all_reversible_low = true;
+	return 0;
+}
+
 /* Checks that hold between fields. */
 static int cross_check(struct config *c, const char *path, const struct yt_node *root, char *err,
                        size_t errlen)
@@ -616,6 +653,23 @@ static int cross_check(struct config *c, const char *path, const struct yt_node 
 			    yt_get(yt_get(root, "testing"), "classify_all_read_only"),
 			    "testing.classify_all_read_only turns the approval gate off and "
 			    "exists for the test rig only; refused: %s",
+			    why, NULL);
+	}
+	if (c->test_classify_all_reversible_low) {
+		char why[300];
+		const struct yt_node *at =
+		    yt_get(yt_get(root, "testing"), "classify_all_reversible_low");
+		if (c->test_classify_all_read_only)
+			return failf(
+			    err, errlen, path, at,
+			    "testing.classify_all_reversible_low and classify_all_read_only "
+			    "cannot both be on%s",
+			    "", NULL);
+		if (!test_rig_present(why, sizeof(why)))
+			return failf(
+			    err, errlen, path, at,
+			    "testing.classify_all_reversible_low turns the approval gate off "
+			    "and exists for the test rig only; refused: %s",
 			    why, NULL);
 	}
 	if (c->zerto_url) {
@@ -691,6 +745,14 @@ struct config *config_load(const char *path, char *err, size_t errlen)
 			if (known) {
 				for (size_t j = 0; j < v->n; j++) {
 					const struct yt_node *sk = v->items[2 * j];
+					if (strcmp(k->scalar, "testing") == 0 &&
+					    strcmp(sk->scalar, "classify_all_reversible_low") ==
+					        0) {
+						if (load_test_writes(c, v->items[2 * j + 1], path,
+						                     err, errlen) < 0)
+							goto fail;
+						continue;
+					}
 					if (strcmp(k->scalar, "ssh") == 0 &&
 					    strcmp(sk->scalar, "node_keys") == 0) {
 						if (load_node_keys(c, v->items[2 * j + 1], path,
@@ -721,6 +783,12 @@ struct config *config_load(const char *path, char *err, size_t errlen)
 	}
 	if (cross_check(c, path, root, err, errlen) < 0)
 		goto fail;
+	if (c->test_classify_all_reversible_low)
+		log_msg(LOG_WARN,
+		        "evt=config.test_mode path=%s note=\"testing.classify_all_reversible_low: "
+		        "every command is classified reversible_low with the configured write set "
+		        "and runs unreviewed in the jail's write tier; for the test rig only\"",
+		        log_quote(path, lq, sizeof(lq)));
 	if (c->test_classify_all_read_only)
 		log_msg(LOG_WARN,
 		        "evt=config.test_mode path=%s note=\"testing.classify_all_read_only: "
@@ -756,11 +824,14 @@ void config_free(struct config *c)
 	                 &c->audit_signing_key,
 	                 &c->audit_anchor_file,
 	                 &c->notify_base_url,
-	                 &c->metrics_address};
+	                 &c->metrics_address,
+	                 &c->jail_helper};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		free(*strs[i]);
 	for (int i = 0; i < c->nwebhooks; i++)
 		config_webhook_clear(&c->webhooks[i]);
+	for (int i = 0; i < c->ntest_writes; i++)
+		free(c->test_writes[i]);
 	for (int i = 0; i < c->nssh_node_keys; i++) {
 		free(c->ssh_node_keys[i].node);
 		free(c->ssh_node_keys[i].private_key);

@@ -9,8 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define CONFIG_MAX_WEBHOOKS  16
-#define CONFIG_MAX_NODE_KEYS 64
+#define CONFIG_MAX_WEBHOOKS    16
+#define CONFIG_MAX_NODE_KEYS   64
+#define CONFIG_MAX_TEST_WRITES 32
 
 /* ssh.node_keys: a node that has a key of its own. */
 struct config_node_key {
@@ -124,6 +125,20 @@ struct config {
 	 * tests/rig/rigctl): a production host has no rig, so the switch cannot
 	 * be turned on there by a stray line in a config. */
 	bool test_classify_all_read_only;
+	/* TEST ONLY -- testing.classify_all_reversible_low: {writes: [...]}:
+	 * every command is reversible_low with exactly this write set, so it
+	 * runs unreviewed in the jail's write tier.  Refused outside the rig
+	 * like the switch above, and together with it. */
+	bool test_classify_all_reversible_low;
+	char *test_writes[CONFIG_MAX_TEST_WRITES];
+	int ntest_writes;
+	/* jail: what every request nobody approved is bounded by on its target */
+	char *jail_helper;    /* the helper airlockd copies to targets; NULL: found
+	                         beside the share directory (paths_share) */
+	size_t jail_memory;   /* bytes; 512 MiB */
+	int jail_tasks;       /* 256 */
+	int jail_cpu_percent; /* 100: one core */
+	size_t jail_scratch;  /* bytes per private tmpfs; 64 MiB */
 };
 
 /* "json", "ntfy", ... for a format, and back; -1 for an unknown name. */

@@ -61,6 +61,20 @@ static int classify(const struct pipeline_env *env, struct verdict *v, const str
 		            "testing.classify_all_read_only", RISK_READ_ONLY, tt);
 		v->cls = RISK_READ_ONLY;
 	}
+	if (env->cfg->test_classify_all_reversible_low) {
+		/* Test rigs only (config.h): every command is a reversible_low
+		 * change claiming the configured write set, so the jail's write
+		 * tier alone stands between it and the rest of the target. */
+		verdict_add(v, 0, "", "test-only-classify-all-reversible-low",
+		            "testing.classify_all_reversible_low", RISK_REVERSIBLE_LOW, tt);
+		v->cls = RISK_REVERSIBLE_LOW;
+		v->writes = (const char *const *)env->cfg->test_writes;
+		v->nwrites = (size_t)env->cfg->ntest_writes;
+		v->writes_unknown = false;
+		v->action_rule = NULL;
+		v->needs_root = false;
+		v->net_view = false;
+	}
 	c->cls = v->cls;
 	cJSON *r = verdict_reasons_json(v);
 	c->reasons_json = cJSON_PrintUnformatted(r);
@@ -226,6 +240,7 @@ static void record_result(const struct pipeline_env *env, struct store *db,
 	    .duration_ms = r->duration_ms,
 	    .error = r->error[0] ? r->error : NULL,
 	    .hold_json = hold,
+	    .jail = r->jail_facts[0] ? r->jail_facts : NULL,
 	};
 	bool recorded = false;
 	int delay_ms = 200, tries = 0;
@@ -269,16 +284,91 @@ static char *clean_reason(const struct queue_item *it, const char *reason)
 	return clean;
 }
 
-/* The jail for this row: an observation nobody approved runs read-only on
- * its target, in the root tier only when the policy says a program in it
- * needs uid 0.  Approved rows and changes the policy lets through
- * (reversible_low) run as they were classified or approved. */
+/* The jail for this row: what nobody approved runs in a jail on its target
+ * that makes its verdict true.  An observation runs read-only, in the root
+ * tier only when the policy says its program needs uid 0; a reversible_low
+ * change runs in the write tier, with only the paths its verdict names
+ * writable.  Approved rows run as approved (a human looked); higher classes
+ * never run without approval. */
+static bool runs_as_action(enum exec_state state, enum risk_class cls, const struct verdict *v);
+
 static enum transport_jail jail_for(enum exec_state state, enum risk_class cls,
                                     const struct verdict *v)
 {
-	if (state == EXEC_APPROVED || cls != RISK_READ_ONLY)
+	if (state == EXEC_APPROVED || runs_as_action(state, cls, v))
 		return TRANSPORT_JAIL_NONE;
-	return v->needs_root ? TRANSPORT_JAIL_ROOT : TRANSPORT_JAIL_USER;
+	if (cls == RISK_READ_ONLY)
+		return v->needs_root ? TRANSPORT_JAIL_ROOT : TRANSPORT_JAIL_USER;
+	if (cls == RISK_REVERSIBLE_LOW)
+		return TRANSPORT_JAIL_WRITE;
+	return TRANSPORT_JAIL_NONE;
+}
+
+/* Why a reversible_low verdict cannot be confined to its claim (it then
+ * goes to a human, never runs with less), or NULL when it can. */
+static const char *write_unconfinable(const struct verdict *v, char *buf, size_t len)
+{
+	if (v->writes_unknown)
+		return "the paths it writes are known only when it runs";
+	if (v->action_rule && v->nwrites > 0) {
+		snprintf(buf, len,
+		         "it is an action the jail cannot confine to paths (rule %s) together with "
+		         "writes: the jail cannot let the one through and confine the others",
+		         v->action_rule);
+		return buf;
+	}
+	return NULL;
+}
+
+/* A reversible_low verdict that is one action of its rule (a service
+ * restart through the service manager, qm start): the kernel cannot confine
+ * what the daemon does on its behalf, so it runs unconfined, only in the form
+ * the rule proves (docs/transport.md, "Action rules"); recorded as
+ * confinement "action". */
+static bool runs_as_action(enum exec_state state, enum risk_class cls, const struct verdict *v)
+{
+	return state != EXEC_APPROVED && cls == RISK_REVERSIBLE_LOW && v->action_rule != NULL &&
+	       v->nwrites == 0 && !v->writes_unknown;
+}
+
+/* The whole jail for a row: its tier, network view, write set, and the
+ * policy's secret stores. */
+static struct target_jail target_jail_for(enum transport_jail tier, const struct verdict *v,
+                                          const struct classification *c)
+{
+	struct target_jail tj = {.tier = tier};
+
+	if (tier == TRANSPORT_JAIL_NONE)
+		return tj;
+	tj.net_view = v->net_view;
+	if (tier == TRANSPORT_JAIL_WRITE) {
+		tj.writes = v->writes;
+		tj.nwrites = v->nwrites;
+	}
+	tj.policy = c->snap.classifier ? classifier_policy(c->snap.classifier) : NULL;
+	return tj;
+}
+
+/* A queued change that cannot be confined: to a human, nothing done for it. */
+static void needs_human(const struct pipeline_env *env, struct store *db,
+                        const struct queue_item *it, const char *why)
+{
+	char id[24], q[600],
+	    *reason =
+	        xasprintf("cannot confine a reversible_low change on %s: %s", it->target, why);
+	struct store_res *res;
+
+	snprintf(id, sizeof(id), "%lld", (long long)it->id);
+	log_msg(LOG_WARN, "exec=%lld evt=exec.unconfinable target=%s reason=%s", (long long)it->id,
+	        it->target, log_quote(reason, q, sizeof(q)));
+	res = store_exec(db, "SELECT airlock.worker_needs_human($1, $2, $3)", 3,
+	                 (const char *const[]){id, env->worker_id, reason});
+	if (res == NULL) {
+		log_db_error(it, "needs_human_failed", db);
+		pipeline_let_go_if_gone(db, it);
+	}
+	store_clear(res);
+	free(reason);
 }
 
 /* The jail could not be built: nothing ran; the row goes back to a human. */
@@ -379,20 +469,21 @@ static int check_live(const struct pipeline_env *env, const struct queue_item *i
 /* The row is running, committed: the command is sent and its result
  * recorded (scanned first when nobody approved it). */
 static void run_started(const struct pipeline_env *env, struct store *db,
-                        const struct queue_item *it, enum risk_class cls, enum transport_jail jail,
-                        const struct classification *c, bool scan)
+                        const struct queue_item *it, enum risk_class cls,
+                        const struct target_jail *tj, const struct classification *c, bool scan)
 {
 	struct target_result r;
 
 	log_msg(LOG_INFO, "exec=%lld evt=exec.started target=%s class=%s confinement=%s",
-	        (long long)it->id, it->target, risk_class_name(cls), jail_name(jail));
-	targets_run(env->targets, it, jail, env->cancel, &r);
-	if (r.unconfinable)
+	        (long long)it->id, it->target, risk_class_name(cls), jail_name(tj->tier));
+	targets_run_jailed(env->targets, it, tj, env->cancel, &r);
+	if (r.unconfinable) {
 		unconfinable(env, db, it, &r, c);
-	else if (r.not_sent != TARGET_SENT)
+	} else if (r.not_sent != TARGET_SENT) {
 		not_sent(env, db, it, &r, scan);
-	else
+	} else {
 		record_result(env, db, it, &r, scan);
+	}
 	target_result_clear(&r);
 }
 
@@ -403,10 +494,18 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
                     const struct classification *c, const struct live *pre)
 {
 	enum transport_jail jail = jail_for(state, cls, v);
+	struct target_jail tj = target_jail_for(jail, v, c);
 	char reason[1024];
 	char *rewind_json = NULL, *guard_json = NULL;
 	bool mutating = cls != RISK_READ_ONLY;
 	bool slot = false;
+	const char *nojail;
+
+	if (jail == TRANSPORT_JAIL_WRITE &&
+	    (nojail = write_unconfinable(v, reason, sizeof(reason))) != NULL) {
+		needs_human(env, db, it, nojail);
+		return;
+	}
 
 	if (mutating && !durability_ok(env->durability, reason, sizeof(reason))) {
 		char why[1200];
@@ -462,7 +561,8 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		release(db, env->worker_id, it, 0, "airlockd is stopping; released before it ran");
 		goto out;
 	}
-	if (queue_start(db, it->id, env->worker_id, rewind_json, guard_json, jail_name(jail)) < 0) {
+	if (queue_start(db, it->id, env->worker_id, rewind_json, guard_json,
+	                runs_as_action(state, cls, v) ? "action" : jail_name(jail)) < 0) {
 		log_db_error(it, "start_failed", db);
 		if (sqlstate_is(store_sqlstate(db), SQLSTATE_ILLEGAL_TRANSITION)) {
 			pipeline_let_go_if_gone(db, it);
@@ -474,7 +574,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		}
 		goto out;
 	}
-	run_started(env, db, it, cls, jail, c, state != EXEC_APPROVED);
+	run_started(env, db, it, cls, &tj, c, state != EXEC_APPROVED);
 out:
 	if (slot)
 		slots_give(env->node_slots, it->node);
@@ -600,7 +700,8 @@ static void after_claim_classified(const struct pipeline_env *env, struct store 
 	if (!state_known(it, it->state, &now))
 		return;
 	if (now == EXEC_RUNNING) {
-		run_started(env, db, it, cls, jail, c, true); /* nobody approved it */
+		struct target_jail tj = target_jail_for(jail, v, c);
+		run_started(env, db, it, cls, &tj, c, true); /* nobody approved it */
 		return;
 	}
 	if (*slot) {

@@ -105,6 +105,8 @@ static void one(const struct pipeline_env *env, struct store *db, const struct q
 		return;
 	}
 	enum transport_jail jail = pv.needs_root ? TRANSPORT_JAIL_ROOT : TRANSPORT_JAIL_USER;
+	struct target_jail tj = {
+	    .tier = jail, .net_view = pv.net_view, .policy = classifier_policy(cl)};
 	verdict_free(&pv);
 	if (!slots_take(env->node_slots, it->node, env->stopping)) {
 		record(db, it, ord, command, NULL, "not run: airlockd was stopping");
@@ -112,7 +114,7 @@ static void one(const struct pipeline_env *env, struct store *db, const struct q
 	}
 	struct queue_item copy = *it;
 	copy.command = (char *)command;
-	targets_run(env->targets, &copy, jail, env->cancel, &r);
+	targets_run_jailed(env->targets, &copy, &tj, env->cancel, &r);
 	slots_give(env->node_slots, it->node);
 	log_msg(LOG_INFO, "exec=%lld evt=preview.ran ord=%d state=%s exit=%d ms=%lld jail=%s%s",
 	        (long long)it->id, ord, exec_state_name(r.state), r.exit_code, r.duration_ms,

@@ -169,17 +169,27 @@ static cJSON *check_row(const char *name, bool ok, const char *detail)
 	return c;
 }
 
-/* Builds the read-only jail on the target, one tier then the other, around
- * `true`: "full" (both tiers), "root-tier" (only uid 0 without capabilities:
- * e.g. a setpriv too old for ambient capabilities), "none" (no jail: its
- * observations go to a human).  NULL when the target could not be asked
- * (detail says why): nothing is recorded then. */
+/* The facts of a ready line a probe keeps: the network and the limits (the
+ * uid differs at every run). */
+static void probe_facts_text(char *out, size_t len, const char *facts)
+{
+	const char *net = strstr(facts, "net=");
+
+	snprintf(out, len, "%.200s", net ? net : facts);
+}
+
+/* Builds the jail on the target, the user tier then the root tier (the
+ * write tier is the root tier with paths made writable), around `true`:
+ * "full" (both tiers), "user-tier" (the root tiers cannot be bounded there:
+ * no cgroup), "none" (no jail: what nobody approved goes to a human).  NULL
+ * when the target could not be asked (detail says why): nothing is recorded
+ * then.  The first check installs the helper where it is missing. */
 static const char *probe_jail(struct transport *t, const struct transport_node *node,
                               enum target_type tt, int vmid, char *detail, size_t detaillen)
 {
 	enum transport_jail tiers[] = {TRANSPORT_JAIL_USER, TRANSPORT_JAIL_ROOT};
 	bool built[2] = {false, false};
-	char why[2][260] = {"", ""};
+	char why[2][260] = {"", ""}, facts[2][210] = {"", ""};
 
 	for (int k = 0; k < 2; k++) {
 		struct transport_limits lim = {.timeout_ms = PROBE_TIMEOUT_MS, .jail = tiers[k]};
@@ -187,6 +197,7 @@ static const char *probe_jail(struct transport *t, const struct transport_node *
 		transport_exec(t, node, tt, vmid, "true", &lim, &r);
 		if (r.status == TRANSPORT_EXITED && r.exit_code == 0) {
 			built[k] = true;
+			probe_facts_text(facts[k], sizeof(facts[k]), r.jail_facts);
 		} else if (r.status == TRANSPORT_FAILED && r.error == TRANSPORT_ERR_JAIL) {
 			snprintf(why[k], sizeof(why[k]), "%.250s", r.errmsg);
 		} else {
@@ -199,14 +210,15 @@ static const char *probe_jail(struct transport *t, const struct transport_node *
 		transport_result_free(&r);
 	}
 	if (built[0] && built[1]) {
-		snprintf(detail, detaillen, "read-only jail: user and root tiers");
+		snprintf(detail, detaillen, "jail: user and root tiers (%s)", facts[1]);
 		return "full";
 	}
-	if (built[1]) {
-		snprintf(detail, detaillen, "root tier only; user tier: %.250s", why[0]);
-		return "root-tier";
+	if (built[0]) {
+		snprintf(detail, detaillen, "jail: user tier only (%.120s); root tier: %.160s",
+		         facts[0], why[1]);
+		return "user-tier";
 	}
-	snprintf(detail, detaillen, "no read-only jail: %.280s", why[built[0] ? 1 : 0]);
+	snprintf(detail, detaillen, "no jail: %.280s", why[0]);
 	return "none";
 }
 

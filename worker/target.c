@@ -2,18 +2,34 @@
 #include "worker/target.h"
 
 #include "classifier/classes.h"
+#include "lib/paths.h"
 #include "lib/xalloc.h"
 #include "transport/transport.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct targets {
 	struct transport *t;
 	int command_timeout_ms;
 	size_t output_cap;
+	long long jail_memory, jail_scratch;
+	int jail_tasks, jail_cpu;
 };
+
+/* The helper as installed (SHAREDIR/airlock-jail), or as built in a checkout
+ * (build/bin/airlock-jail beside the share directory's migrations). */
+static char *jail_helper_default(void)
+{
+	char *p = paths_share_sub("airlock-jail");
+
+	if (access(p, R_OK) == 0)
+		return p;
+	free(p);
+	return paths_share_sub("build/bin/airlock-jail");
+}
 
 struct targets *targets_new(const struct config *cfg, char *err, size_t errlen)
 {
@@ -25,6 +41,7 @@ struct targets *targets_new(const struct config *cfg, char *err, size_t errlen)
 	    .output_cap = cfg->output_cap,
 	    .qm_timeout_s = cfg->qm_timeout_s,
 	};
+	char *helper = cfg->jail_helper ? xstrdup(cfg->jail_helper) : jail_helper_default();
 	struct transport_node_key keys[CONFIG_MAX_NODE_KEYS];
 	struct targets *t = xcalloc(1, sizeof(*t));
 
@@ -33,11 +50,17 @@ struct targets *targets_new(const struct config *cfg, char *err, size_t errlen)
 		                                      cfg->ssh_node_keys[i].private_key};
 	tc.node_keys = keys;
 	tc.nnode_keys = (size_t)cfg->nssh_node_keys;
+	tc.jail_helper = helper;
 	t->t = transport_new(&tc, err, errlen);
+	free(helper);
 	if (t->t == NULL) {
 		free(t);
 		return NULL;
 	}
+	t->jail_memory = (long long)cfg->jail_memory;
+	t->jail_tasks = cfg->jail_tasks;
+	t->jail_cpu = cfg->jail_cpu_percent;
+	t->jail_scratch = (long long)cfg->jail_scratch;
 	t->command_timeout_ms = cfg->command_timeout_s * 1000;
 	t->output_cap = cfg->output_cap;
 	return t;
@@ -215,14 +238,58 @@ static enum transport_probe_state refusal_of(enum target_type tt, const struct t
 void targets_run(struct targets *t, const struct queue_item *it, enum transport_jail j,
                  atomic_bool *cancel, struct target_result *out)
 {
+	struct target_jail tj = {.tier = j};
+
+	targets_run_jailed(t, it, &tj, cancel, out);
+}
+
+/* The jail's last stderr line when it names how it stopped the command
+ * ("airlock-jail: killed by the memory limit (512 MiB)"), else NULL. */
+static const char *jail_stop_line(const char *err, size_t len, size_t *linelen)
+{
+	static const char mark[] = "airlock-jail: ";
+	size_t end = len;
+	const char *s;
+
+	while (end > 0 && err[end - 1] == '\n')
+		end--;
+	s = err + end;
+	while (s > err && s[-1] != '\n')
+		s--;
+	if ((size_t)(err + end - s) <= strlen(mark) || strncmp(s, mark, strlen(mark)) != 0)
+		return NULL;
+	*linelen = (size_t)(err + end - s) - strlen(mark);
+	return s + strlen(mark);
+}
+
+void targets_run_jailed(struct targets *t, const struct queue_item *it, const struct target_jail *j,
+                        atomic_bool *cancel, struct target_result *out)
+{
 	struct transport_node node;
+	size_t nsec = j && j->policy ? policy_secret_store_count(j->policy) : 0;
+	const char **secrets = nsec ? xcalloc(nsec, sizeof(*secrets)) : NULL;
+	struct transport_jail_spec spec = {
+	    .net_view = j && j->net_view,
+	    .writes = j ? j->writes : NULL,
+	    .nwrites = j ? j->nwrites : 0,
+	    .secrets = secrets,
+	    .nsecrets = nsec,
+	    .mem_bytes = t->jail_memory,
+	    .tasks = t->jail_tasks,
+	    .cpu_pct = t->jail_cpu,
+	    .scratch_bytes = t->jail_scratch,
+	};
 	struct transport_limits lim = {
 	    .timeout_ms = t->command_timeout_ms,
 	    .output_cap = t->output_cap,
 	    .cancel = cancel,
-	    .jail = j,
+	    .jail = j ? j->tier : TRANSPORT_JAIL_NONE,
+	    .jail_spec = &spec,
 	};
 	struct transport_result r = {0};
+
+	for (size_t i = 0; i < nsec; i++)
+		secrets[i] = policy_secret_store(j->policy, i);
 
 	memset(out, 0, sizeof(*out));
 	buf_init(&out->out, 0);
@@ -266,9 +333,10 @@ void targets_run(struct targets *t, const struct queue_item *it, enum transport_
 		}
 		if (r.error == TRANSPORT_ERR_JAIL) {
 			out->unconfinable = true;
-			snprintf(out->error, sizeof(out->error),
-			         "cannot confine an observation on %s: %.400s", it->target,
-			         r.errmsg);
+			snprintf(out->error, sizeof(out->error), "cannot confine %s on %s: %.400s",
+			         lim.jail == TRANSPORT_JAIL_WRITE ? "a reversible_low change"
+			                                          : "an observation",
+			         it->target, r.errmsg);
 			break;
 		}
 		if (st != TRANSPORT_PROBE_ERROR) {
@@ -300,7 +368,16 @@ void targets_run(struct targets *t, const struct queue_item *it, enum transport_
 	out->out.truncated = r.out_truncated;
 	out->err.truncated = r.err_truncated;
 	out->duration_ms = r.duration_ms;
+	snprintf(out->jail_facts, sizeof(out->jail_facts), "%s", r.jail_facts);
+	if (lim.jail != TRANSPORT_JAIL_NONE && r.jail_facts[0] && r.err_len) {
+		/* A limit or the jail's own deadline stopped it: named in the result. */
+		size_t n = 0;
+		const char *line = jail_stop_line(r.err, r.err_len, &n);
+		if (line && out->error[0] == '\0')
+			snprintf(out->error, sizeof(out->error), "jail: %.*s", (int)n, line);
+	}
 	transport_result_free(&r);
+	free(secrets);
 }
 
 void target_result_clear(struct target_result *r)

@@ -6,6 +6,7 @@
 #include "lib/buf.h"
 #include "lib/execstate.h"
 #include "store/queue.h"
+#include "classifier/policy.h"
 #include "transport/jail.h"
 #include "worker/config.h"
 
@@ -53,14 +54,28 @@ struct target_result {
 	int signal;            /* 0 when none */
 	struct buf out, err;   /* capped; .truncated set */
 	long long duration_ms;
-	char error[1024];  /* "" or a sentence */
-	bool unconfinable; /* the jail could not be built: nothing ran; error says why */
+	char error[1024];     /* "" or a sentence */
+	bool unconfinable;    /* the jail could not be built: nothing ran; error says why */
+	char jail_facts[256]; /* jailed: the jail's own account (uid, network, limits) */
 	enum target_not_sent not_sent; /* nothing was sent; error has the check's sentence */
 };
 
-/* Runs it->command on the target with airlock's deadline, in the jail j
- * (TRANSPORT_JAIL_NONE: unconfined); cancel (optional) stops it early.
- * Always fills out (release with target_result_clear). */
+/* How a command nobody approved is jailed (docs/transport.md, "The jail"). */
+struct target_jail {
+	enum transport_jail tier;  /* TRANSPORT_JAIL_NONE: unconfined */
+	bool net_view;             /* keep the target's network namespace */
+	const char *const *writes; /* TRANSPORT_JAIL_WRITE: the verdict's write set */
+	size_t nwrites;
+	const struct policy *policy; /* its secret_stores are covered; NULL: none */
+};
+
+/* Runs it->command on the target with airlock's deadline, jailed as j says
+ * (NULL or tier NONE: unconfined), with the configured limits; cancel
+ * (optional) stops it early.  Always fills out (release with
+ * target_result_clear). */
+void targets_run_jailed(struct targets *t, const struct queue_item *it, const struct target_jail *j,
+                        atomic_bool *cancel, struct target_result *out);
+/* targets_run_jailed with only a tier (no secret stores, no write set). */
 void targets_run(struct targets *t, const struct queue_item *it, enum transport_jail j,
                  atomic_bool *cancel, struct target_result *out);
 void target_result_clear(struct target_result *r);

@@ -3,7 +3,8 @@
 # through the pooled transport (one libssh2 session, a channel per command),
 # side by side in one run with (a) a fresh `ssh` process per command and
 # (b) OpenSSH ControlMaster -- the same remote command lines, the same rig.
-# Then the read-only jail's cost: `true` unconfined and in each tier.
+# Then the jail's cost: `true` unconfined, in each tier and through
+# ControlMaster, taking turns.
 #   TRANSPORT_BENCH_N   commands per target and method (default 40)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -44,9 +45,10 @@ bench_on_rig || rc=1
 echo
 echo "VM again, the rig's qm polling exec-status every 50 ms instead of qm.pm's 1 s:"
 PVE_SHIM_POLL_INTERVAL=0.05 bench_on_rig vm || rc=1
-# The read-only jail's cost per command (unconfined vs each tier, in turns),
-# with qm polling every 50 ms so the VM rows show the jail, not qm's sleep.
+# The jail's cost per command (unconfined, each tier, ControlMaster, in
+# turns), with qm polling every 50 ms so the VM rows show the jail, not qm's
+# sleep.
 echo
-echo "The read-only jail: \`true\` unconfined and in each tier (ratio: median / unconfined median):"
+echo "The jail: \`true\` unconfined, in each tier and through ControlMaster (ratio: median / unconfined median):"
 PVE_SHIM_POLL_INTERVAL=0.05 bench_on_rig jail || rc=1
 exit $rc

@@ -9,8 +9,9 @@
  * sends).  Run by tests/bench/40-transport.sh with the rig's env exported.
  *
  *   transport_bench N CONTROL_PATH [vm]     (vm: only the VM rows)
- *   transport_bench N CONTROL_PATH jail     the read-only jail's cost: `true`
- *       pooled, unconfined and in each tier, on host, VM and CT, in turns */
+ *   transport_bench N CONTROL_PATH jail     the jail's cost: `true` pooled,
+ *       unconfined and in each tier, and through ControlMaster, on host, VM
+ *       and CT, in turns */
 #include "transport/shell.h"
 #include "transport/transport.h"
 
@@ -23,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "classifier/policy.h"
 #include "lib/buf.h"
 #include "lib/deadline.h"
 #include "lib/log.h"
@@ -115,9 +117,40 @@ static int pooled_once(enum target_type ty, int id)
 
 enum method { POOLED, FRESH, MUX, NMETHODS };
 
+/* The seed policy's secret stores (what airlockd sends with every jailed
+ * command), and a write set for the write tier. */
+static struct transport_jail_spec jspec;
+static const char *const bench_writes[] = {"/var/lib/airlock-bench/"};
+
+static void load_spec(void)
+{
+	static const char **secrets;
+	char err[512];
+	FILE *f = fopen("seeds/policy.yaml", "r");
+	static char text[1 << 20];
+	size_t n = f ? fread(text, 1, sizeof(text), f) : 0;
+	struct policy *p;
+
+	if (f)
+		fclose(f);
+	p = n ? policy_parse(text, n, "seeds/policy.yaml", err, sizeof(err)) : NULL;
+	if (p == NULL) {
+		fprintf(stderr, "transport_bench: seeds/policy.yaml: %s\n", n ? err : "unreadable");
+		exit(2);
+	}
+	jspec.nsecrets = policy_secret_store_count(p);
+	secrets = xcalloc(jspec.nsecrets + 1, sizeof(*secrets));
+	for (size_t i = 0; i < jspec.nsecrets; i++)
+		secrets[i] = xstrdup(policy_secret_store(p, i));
+	jspec.secrets = secrets;
+	jspec.writes = bench_writes;
+	jspec.nwrites = 1;
+	policy_free(p);
+}
+
 static int jailed_once(enum target_type ty, int id, enum transport_jail j)
 {
-	struct transport_limits lim = {.timeout_ms = 60000, .jail = j};
+	struct transport_limits lim = {.timeout_ms = 60000, .jail = j, .jail_spec = &jspec};
 	struct transport_result r;
 	int ok = transport_exec(T, &node, ty, id, "true", &lim, &r) == 0 &&
 	         r.status == TRANSPORT_EXITED && r.exit_code == 0;
@@ -125,42 +158,60 @@ static int jailed_once(enum target_type ty, int id, enum transport_jail j)
 	return ok ? 0 : -1;
 }
 
-/* The jail's cost per command: unconfined, user tier, root tier take turns
- * (one command each per round, so the machine's swings hit them alike). */
-static int bench_jail(int n)
+static int ssh_once(const char *cmdline, const char *control);
+
+/* The jail's cost per command: unconfined, each tier and OpenSSH
+ * ControlMaster (unconfined, what an agent would use to go around the gate)
+ * take turns, one command each per round, so the machine's swings hit them
+ * alike.  The tiers carry the seed policy's secret stores. */
+static int bench_jail(int n, const char *control)
 {
 	static const struct {
 		const char *name;
 		enum target_type ty;
 		int id;
-	} tg[] = {{"host", TARGET_PROXMOX_HOST, 0},
-	          {"vm101", TARGET_VM, 101},
-	          {"ct201", TARGET_LXC, 201}};
+		const char *mux; /* the ControlMaster line: as the transport sends it unconfined */
+	} tg[] = {{"host", TARGET_PROXMOX_HOST, 0, SHELL_EXEC_WORDS " 'true'"},
+	          {"vm101", TARGET_VM, 101,
+	           "qm agent 101 ping && qm guest exec 101 --timeout 30 -- " SHELL_EXEC_WORDS " 'true'"},
+	          {"ct201", TARGET_LXC, 201,
+	           "s=$(pct status 201) || exit 255; echo \"$s\"; [ \"$s\" = 'status: running' ] || "
+	           "exit 255; pct exec 201 -- " SHELL_EXEC_WORDS " 'true'"}};
 	static const enum transport_jail js[] = {TRANSPORT_JAIL_NONE, TRANSPORT_JAIL_USER,
-	                                         TRANSPORT_JAIL_ROOT};
+	                                         TRANSPORT_JAIL_ROOT, TRANSPORT_JAIL_WRITE};
+	enum { NK = 5 }; /* the four above, then ControlMaster */
 	int errors = 0;
 
-	printf("%-6s %-12s %10s %11s %9s %14s\n", "target", "confinement", "cmds/s", "median ms",
+	load_spec();
+	/* Once each, untimed: the first jailed run installs the helper. */
+	for (size_t t = 0; t < 3; t++)
+		errors += jailed_once(tg[t].ty, tg[t].id, TRANSPORT_JAIL_USER) != 0;
+	printf("%-6s %-18s %10s %11s %9s %14s\n", "target", "confinement", "cmds/s", "median ms",
 	       "p90 ms", "median ratio");
 	for (size_t t = 0; t < 3; t++) {
-		double *ms[3], sum[3] = {0};
-		struct stat_row row[3];
-		for (int k = 0; k < 3; k++)
+		double *ms[NK], sum[NK] = {0};
+		struct stat_row row[NK];
+		for (int k = 0; k < NK; k++)
 			ms[k] = xcalloc((size_t)n, sizeof(double));
 		for (int i = 0; i < n; i++)
-			for (int k = 0; k < 3; k++) {
+			for (int k = 0; k < NK; k++) {
 				double a = now_ms();
-				errors += jailed_once(tg[t].ty, tg[t].id, js[k]) != 0;
+				if (k < 4)
+					errors += jailed_once(tg[t].ty, tg[t].id, js[k]) != 0;
+				else
+					errors += ssh_once(tg[t].mux, control) != 0;
 				ms[k][i] = now_ms() - a;
 				sum[k] += ms[k][i];
 			}
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < NK; k++) {
 			row[k] = summarize(ms[k], n, sum[k]);
 			free(ms[k]);
-			printf("%-6s %-12s %10.1f %11.1f %9.1f %13.2fx\n", tg[t].name,
-			       jail_name(js[k]), row[k].per_s, row[k].median, row[k].p90,
-			       row[k].median / row[0].median);
+			printf("%-6s %-18s %10.1f %11.1f %9.1f %13.2fx\n", tg[t].name,
+			       k < 4 ? jail_name(js[k]) : "ControlMaster", row[k].per_s, row[k].median,
+			       row[k].p90, row[k].median / row[0].median);
 		}
+		printf("%-6s jailed user tier / ControlMaster: %.2fx (median)\n", tg[t].name,
+		       row[1].median / row[4].median);
 		fflush(stdout);
 	}
 	if (errors)
@@ -255,7 +306,7 @@ static int bench_ceiling(int n, int threads)
 
 int main(int argc, char **argv)
 {
-	struct transport_config cfg = {0};
+	struct transport_config cfg = {.jail_helper = "build/bin/airlock-jail"};
 	char err[256];
 	int n = argc > 1 ? atoi(argv[1]) : 30;
 	const char *control = argc > 2 ? argv[2] : NULL;
@@ -312,7 +363,7 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	if (argc > 3 && strcmp(argv[3], "jail") == 0) {
-		int rc = bench_jail(n);
+		int rc = bench_jail(n, control);
 		transport_free(T);
 		return rc;
 	}

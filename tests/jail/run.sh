@@ -24,7 +24,7 @@ q "DO \$\$ BEGIN IF to_regclass('airlock.gate_limits') IS NOT NULL THEN
    END IF; END \$\$" >/dev/null
 q "SELECT airlock.seed_inventory('{\"entities\": [{\"slug\": \"lxc:nojail\", \"type\": \"lxc\",
    \"node\": \"proxmox-host:hubris\", \"vmid\": 203, \"attributes\": {\"container_status\": \"running\"}},
-   {\"slug\": \"lxc:oldsetpriv\", \"type\": \"lxc\", \"node\": \"proxmox-host:hubris\", \"vmid\": 204,
+   {\"slug\": \"lxc:otherarch\", \"type\": \"lxc\", \"node\": \"proxmox-host:hubris\", \"vmid\": 204,
     \"attributes\": {\"container_status\": \"running\"}}]}')" >/dev/null
 
 probe_db="scheduler_database: \"host=$PGHOST port=$PGPORT dbname=$PGDATABASE user=probe\""
@@ -50,10 +50,14 @@ check "VM 101 can be confined (probe)" wait_for 60 \
 	"SELECT attributes->>'confinement' = 'full' FROM airlock.entities WHERE slug = 'vm:web01'"
 check "CT 201 can be confined (probe)" wait_for 60 \
 	"SELECT attributes->>'confinement' = 'full' FROM airlock.entities WHERE slug = 'lxc:nfs-export'"
-check "CT 203, whose namespaces forbid unshare, cannot (probe)" wait_for 60 \
+check "CT 203, whose security profile forbids namespaces, cannot (probe)" wait_for 60 \
 	"SELECT attributes->>'confinement' = 'none' FROM airlock.entities WHERE slug = 'lxc:nojail'"
-check "CT 204, whose setpriv predates ambient capabilities, has the root tier only (probe)" wait_for 60 \
-	"SELECT attributes->>'confinement' = 'root-tier' FROM airlock.entities WHERE slug = 'lxc:oldsetpriv'"
+check "CT 204, another architecture, cannot (probe)" wait_for 60 \
+	"SELECT attributes->>'confinement' = 'none' FROM airlock.entities WHERE slug = 'lxc:otherarch'"
+check_out "its check row names the architecture" 'the target is aarch64' \
+	as_agent psql -XAtq -c "SELECT airlock.list_checks('lxc:otherarch')"
+check_out "the host's check row says which limits apply" 'jail: user and root tiers \(net=own limits=cgroup' \
+	as_agent psql -XAtq -c "SELECT airlock.list_checks('proxmox-host:hubris')"
 check_out "get_health_summary shows an agent the confinement" '"confinement": "none"' \
 	as_agent psql -XAtq -c "SELECT airlock.get_health_summary('lxc:nojail')"
 check_out "the check row says why" 'Operation not permitted' \
@@ -84,7 +88,7 @@ id=$(as_agent $A run --target lxc:nojail -- 'cat /etc/os-release; echo nojail-ma
 check "an unconfinable observation returns to pending_approval" wait_for 60 \
 	"SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
 check_out "its error is the reason, naming the jail's failure" \
-	'^cannot confine an observation on lxc:nojail: .*unshare failed: Operation not permitted' \
+	'^cannot confine an observation on lxc:nojail: .*new namespaces: Operation not permitted' \
 	q "SELECT error FROM airlock.executions WHERE id = $id"
 check_out "the history says nothing ran" '"nothing_ran": true' as_alice $A history --json "$id"
 check_eq "no output was recorded: the command never started" "" \
@@ -99,20 +103,21 @@ check_eq "unconfined, and recorded so" none "$(q "SELECT confinement FROM airloc
 check_out "with its output" 'nojail-marker' as_alice $A show "$id"
 check "the pct exec happened only after approval" test "$(ct_log_count 203)" -gt "$before"
 
-# ---- a target with the root tier only: an ordinary observation is not run
-# in the stronger-privileged tier instead; it waits for a human.
-id=$(as_agent $A run --target lxc:oldsetpriv -- 'cat /etc/hostname')
-check "on a root-tier-only target an observation returns to pending_approval" wait_for 60 \
+# ---- a target of another architecture: the helper is never sent there;
+# the observation waits for a human.
+id=$(as_agent $A run --target lxc:otherarch -- 'cat /etc/hostname')
+check "on another architecture an observation returns to pending_approval" wait_for 60 \
 	"SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
-check_out "saying why" "^cannot confine an observation on lxc:oldsetpriv: .*unrecognized option '--ambient-caps" \
+check_out "saying why" "^cannot confine an observation on lxc:otherarch: the target is aarch64; the jail helper is built for x86_64" \
 	q "SELECT error FROM airlock.executions WHERE id = $id"
+absent "CT 204: no helper" "$RIG/guests/ct204/root/var/lib/airlock/jail/airlock-jail"
 
 # ---- an observation too long to travel with the jail's script
 long="echo $(head -c 31500 /dev/zero | tr '\0' a)"
 id=$(as_agent $A run --target proxmox-host:hubris -- "$long")
 check "a 31.5 KB observation (too long beside the jail) returns to pending_approval" wait_for 60 \
 	"SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
-check_out "saying so" 'cannot confine an observation on proxmox-host:hubris: the command is too long to run in the read-only jail' \
+check_out "saying so" 'cannot confine an observation on proxmox-host:hubris: the command is too long to run in the jail' \
 	q "SELECT error FROM airlock.executions WHERE id = $id"
 
 # ---- root-tier observations (qm list, pct list, qm config): the policy says
@@ -136,6 +141,26 @@ check_eq "airlockd stops cleanly" 0 "$?"
 cfg2=$(write_config d2)
 start_daemon d2 || { echo "airlockd did not start"; exit 1; }
 replay_lying
+kill -TERM "$DPID"
+wait "$DPID"
+
+# ---- reversible_low confined to its claim (the write tier)
+rl='classify_all_reversible_low: {writes: [/var/lib/airlock-rl/, /etc/airlock-rl.conf]}'
+cfg3=$(write_config d3 "$probe_db" "guard:" "  reversible_low_without_rewind: run" "testing:" "  $rl")
+check_out "the reversible_low switch is refused without a test rig" \
+	'testing.classify_all_reversible_low turns the approval gate off.*refused: AIRLOCK_RIG_ROOT is not set' \
+	env -u AIRLOCK_RIG_ROOT $D -n -c "$cfg3"
+start_daemon d3 || { echo "airlockd did not start"; exit 1; }
+check "airlockd says it is in the reversible_low test mode" wait_log 10 'classify_all_reversible_low: every command' d3
+for t in host vm ct; do
+	writes_confined "$t"
+done
+# A limit that stops a command is named in its result.
+id=$(as_agent $A run --target proxmox-host:hubris -- "python3 -c 'x = bytearray(900 << 20)'")
+wait_final "$id"
+check_out "the memory limit that killed it is named on the row" '^jail: killed by the memory limit \(512 MiB\)$' \
+	q "SELECT error FROM airlock.executions WHERE id = $id"
+check "unconfined the same allocation succeeds" direct host "python3 -c 'x = bytearray(900 << 20)'"
 kill -TERM "$DPID"
 wait "$DPID"
 

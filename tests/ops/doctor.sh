@@ -49,8 +49,8 @@ check_eq "healthy: ok is true and nothing failed" "True 0" "$(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 print(d["ok"], sum(c["status"] == "fail" for c in d["checks"]))' "$WORK/doc.json")"
-check_eq "the checks run in order: config, database, node, guest, keys, zerto, webhook" \
-	"config database node guest keys zerto webhook" "$(python3 -c '
+check_eq "the checks run in order: config, database, node, guest, keys, zerto, webhook, jail" \
+	"config database node guest keys zerto webhook jail" "$(python3 -c '
 import json, sys
 seen = []
 for c in json.load(open(sys.argv[1]))["checks"]:
@@ -65,6 +65,9 @@ for c in "database schema" "database roles" "database grants" "database worker l
 	set -- $c
 	check_eq "healthy: $c is ok" ok "$(status_of "$1" "${*:2}")"
 done
+check_eq "healthy: the jail helper is ok" ok "$(status_of jail helper)"
+check_out "  it names the helper it copies to targets" 'airlock-jail \([0-9]+ bytes\)' field_of jail helper detail
+check_eq "a target not probed yet is skipped in the jail area" skip "$(status_of jail vm:db01)"
 check_out "  the shell check says which bash runs the node's commands" '^bash [0-9.]+.* at /.*bash runs every command' \
 	field_of node "proxmox-host:hubris shell" detail
 check_eq "  a guest that cannot run commands has no shell check" absent "$(status_of guest "vm:db01 shell")"

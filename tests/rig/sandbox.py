@@ -90,6 +90,9 @@ def _check(rc, what):
         raise OSError(e, "%s: %s" % (what, os.strerror(e)))
 
 
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+
+
 def _mount(src, dst, fstype, flags, data=None):
     enc = lambda s: None if s is None else s.encode()
     _check(
@@ -144,6 +147,12 @@ def enter_root(root, hostname, binds=(), blockdev=None, own_usr=False):
     if blockdev:
         os.mknod(os.path.join(dev, "sdb"), 0o660 | stat.S_IFBLK, os.makedev(*blockdev))
     _mount("proc", os.path.join(root, "proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    # The machine's cgroup hierarchies, as a host or guest has its own: the
+    # jail bounds each request in a cgroup of its own there.
+    if os.path.isdir("/sys/fs/cgroup"):
+        cg = os.path.join(root, "sys", "fs", "cgroup")
+        os.makedirs(cg, exist_ok=True)
+        _mount("/sys/fs/cgroup", cg, None, MS_BIND | MS_REC)
     for src, dst, ro in binds:
         inner = os.path.join(root, dst.lstrip("/"))
         if os.path.isdir(src):
@@ -153,16 +162,54 @@ def enter_root(root, hostname, binds=(), blockdev=None, own_usr=False):
         _mount(src, inner, None, MS_BIND)
         if ro:
             _mount(None, inner, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    os.chroot(root)
+    # pivot_root, not chroot: a real host, VM or container has a root that is
+    # its mount namespace's root, and the kernel refuses new user namespaces
+    # (the jail's) to a chrooted process.
+    os.chdir(root)
+    _check(_libc.syscall(_SYS_PIVOT_ROOT[os.uname().machine], b".", b"."), "pivot_root")
+    _check(_libc.umount2(b".", 2), "umount the old root")  # MNT_DETACH
     os.chdir("/")
     socket.sethostname(hostname)
 
 
-def _spawn(argv, env, stdio=None, cwd="/"):
+# A seccomp filter as a container's security profile has it when it forbids
+# new namespaces: unshare(2) and setns(2) fail with EPERM, clone(2) with any
+# CLONE_NEW* flag too, clone3(2) with ENOSYS (so callers fall back to clone).
+_SYS = {"x86_64": (0xC000003E, 272, 308, 56, 435), "aarch64": (0xC00000B7, 97, 268, 220, 435)}
+CLONE_NEW_ANY = 0x7E020000  # NEWNS NEWCGROUP NEWUTS NEWIPC NEWUSER NEWPID NEWNET
+
+
+def deny_namespaces():
+    """Installs the filter in this process (inherited by what it execs)."""
+    import struct
+    arch, nr_unshare, nr_setns, nr_clone, nr_clone3 = _SYS[os.uname().machine]
+    ret_allow, ret_eperm, ret_enosys = 0x7FFF0000, 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS
+    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
+    prog = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, ret_allow),
+            (ld, 0, 0, 0),
+            (jeq, 0, 1, nr_unshare), (ret, 0, 0, ret_eperm),
+            (jeq, 0, 1, nr_setns), (ret, 0, 0, ret_eperm),
+            (jeq, 0, 1, nr_clone3), (ret, 0, 0, ret_enosys),
+            (jeq, 0, 3, nr_clone), (ld, 0, 0, 16), (jset, 0, 1, CLONE_NEW_ANY),
+            (ret, 0, 0, ret_eperm),
+            (ret, 0, 0, ret_allow)]
+    code = b"".join(struct.pack("HBBI", *i) for i in prog)
+    buf = ctypes.create_string_buffer(code)
+    fprog = struct.pack("HL", len(prog), ctypes.addressof(buf))
+    fbuf = ctypes.create_string_buffer(fprog)
+    ul = ctypes.c_ulong
+    if (_libc.prctl(38, ul(1), ul(0), ul(0), ul(0)) != 0
+            or _libc.prctl(22, ul(2), ul(ctypes.addressof(fbuf)), ul(0), ul(0)) != 0):
+        raise OSError(ctypes.get_errno(), "seccomp: " + os.strerror(ctypes.get_errno()))
+
+
+def _spawn(argv, env, stdio=None, cwd="/", no_namespaces=False):
     """fork+exec with default signal dispositions and an empty signal mask."""
     pid = os.fork()
     if pid == 0:
         try:
+            if no_namespaces:
+                deny_namespaces()
             for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1,
                       signal.SIGUSR2, signal.SIGCHLD, signal.SIGPIPE, signal.SIGQUIT):
                 signal.signal(s, signal.SIG_DFL)
@@ -246,8 +293,9 @@ def _fork_init():
 # one command in a fresh sandbox (pct exec)
 
 
-def attach(root, hostname, argv, env, binds=(), blockdev=None, own_usr=False):
-    """Runs argv inside root like lxc-attach; returns the exit status to use."""
+def attach(root, hostname, argv, env, binds=(), blockdev=None, own_usr=False, no_namespaces=False):
+    """Runs argv inside root like lxc-attach; returns the exit status to use.
+    no_namespaces: argv runs under deny_namespaces()."""
     sys.stdout.flush()
     sys.stderr.flush()
     child = _fork_init()
@@ -257,7 +305,7 @@ def attach(root, hostname, argv, env, binds=(), blockdev=None, own_usr=False):
     try:
         _block_watched()
         enter_root(root, hostname, binds, blockdev, own_usr)
-        cmd = _spawn(argv, env)
+        cmd = _spawn(argv, env, no_namespaces=no_namespaces)
         while True:
             sig = signal.sigwaitinfo(WATCHED).si_signo
             if sig == signal.SIGCHLD:

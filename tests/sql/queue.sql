@@ -104,7 +104,10 @@ SELECT is(airlock.worker_classified(:ro, 'w1', 'read_only', '[]', 1, 'test', 'no
 SELECT throws_ok(format($$ SELECT airlock.worker_start(%s, 'w2', NULL, '{}', 'user') $$, :ro), 'AL005', NULL,
   'another worker cannot start it');
 SELECT throws_ok(format($$ SELECT airlock.worker_start(%s, 'w1', NULL, '{}', 'cell') $$, :ro), 'AL002',
-  'worker_start: confinement "cell" is not none, user or root', 'an unknown confinement is refused');
+  'worker_start: confinement "cell" is not none, user, root, write or action', 'an unknown confinement is refused');
+SELECT throws_ok(format($$ SELECT airlock.worker_start(%s, 'w1', NULL, '{}', 'action') $$, :ro), 'AL008',
+  format('execution %s: only an unapproved reversible_low change runs as an action rule', :ro),
+  'an observation may not run as an action rule');
 SELECT throws_ok(format($$ SELECT airlock.worker_start(%s, 'w1', NULL, '{}', NULL) $$, :ro), 'AL002', NULL,
   'no confinement is refused');
 SELECT throws_ok(format($$ SELECT airlock.worker_start(%s, 'w1', NULL, '{}', 'none') $$, :ro), 'AL008',

@@ -36,7 +36,7 @@ static void test_line_words(void **state)
 	                    "'echo '\\''hi'\\'''");
 	buf_reset(&b);
 	/* The jail's unconfined form is the same shell. */
-	jail_command_line(&b, TRANSPORT_JAIL_NONE, "true");
+	jail_command_line(&b, TRANSPORT_JAIL_NONE, NULL, "", 0, "true");
 	assert_string_equal(buf_str(&b),
 	                    "/bin/bash --noprofile --norc +O extglob +O xpg_echo -c 'true'");
 	buf_reset(&b);

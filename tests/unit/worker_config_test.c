@@ -232,7 +232,34 @@ static void test_test_mode_needs_the_rig(void **state)
 	c = load(SSH "testing:\n  classify_all_read_only: maybe\n", err, sizeof(err));
 	assert_null(c);
 	assert_non_null(strstr(err, "classify_all_read_only must be true or false"));
+
+	/* The reversible_low switch: inside the rig, with its write set. */
+	c = load(SSH
+	         "testing:\n  classify_all_reversible_low: {writes: [/etc/x.conf, /var/lib/x/]}\n",
+	         err, sizeof(err));
+	assert_non_null(c);
+	assert_true(c->test_classify_all_reversible_low);
+	assert_int_equal(c->ntest_writes, 2);
+	assert_string_equal(c->test_writes[1], "/var/lib/x/");
+	config_free(c);
+	c = load(SSH "testing:\n  classify_all_reversible_low: {writes: [etc/x]}\n", err,
+	         sizeof(err));
+	assert_null(c);
+	assert_non_null(strstr(err, "a write path must be an absolute path"));
+	c = load(SSH "testing:\n  classify_all_reversible_low: true\n", err, sizeof(err));
+	assert_null(c);
+	assert_non_null(strstr(err, "must be {writes: [path, ...]}"));
+	c = load(SSH "testing:\n  classify_all_read_only: true\n  classify_all_reversible_low: "
+	             "{writes: [/etc/x]}\n",
+	         err, sizeof(err));
+	assert_null(c);
+	assert_non_null(strstr(err, "cannot both be on"));
 	unsetenv("AIRLOCK_RIG_ROOT");
+	c = load(SSH "testing:\n  classify_all_reversible_low: {writes: [/etc/x]}\n", err,
+	         sizeof(err));
+	assert_null(c);
+	assert_non_null(
+	    strstr(err, "exists for the test rig only; refused: AIRLOCK_RIG_ROOT is not set"));
 }
 
 int main(void)
