@@ -239,6 +239,22 @@ static const char *sh_text(const struct transport_shell *sh, char *text, size_t 
 	return text;
 }
 
+/* The scheduler-owned `shell` attribute: {"state", "path", "version", "sh"},
+ * the facts the shell check row says in words (empty facts left out). */
+static cJSON *shell_attr(const struct transport_shell *sh)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "state", transport_shell_state_name(sh->state));
+	if (sh->state == TRANSPORT_SHELL_BASH && sh->bash_path[0])
+		cJSON_AddStringToObject(o, "path", sh->bash_path);
+	if (sh->state == TRANSPORT_SHELL_BASH && sh->bash_version[0])
+		cJSON_AddStringToObject(o, "version", sh->bash_version);
+	if (sh->sh[0])
+		cJSON_AddStringToObject(o, "sh", sh->sh);
+	return o;
+}
+
 /* What a probe saw, as its entity's attributes and checks (a host's
  * side-door checks are the caller's); detail: the check's text. */
 static void probe_facts(const struct transport_probe *pr, const char *detail, const char *now,
@@ -697,6 +713,7 @@ static void check_jails(struct store *db, struct transport *t, struct round *rd,
 		char text[700];
 		cJSON_AddItemToArray(checks, check_row("shell", sh.state == TRANSPORT_SHELL_BASH,
 		                                       sh_text(&sh, text, sizeof(text))));
+		cJSON_AddItemToObject(attrs, "shell", shell_attr(&sh));
 		if (sn->jail != NULL) {
 			cJSON_AddStringToObject(attrs, "confinement", sn->jail);
 			cJSON_AddItemToArray(checks,

@@ -45,6 +45,14 @@ check_out "an agent sees it as a failing check in get_health_summary" '"checks_f
 	as_agent psql -XAtq -c "SELECT airlock.get_health_summary('lxc:bbox')"
 check_out "  and reads why in list_checks" '"name": "shell".*no bash' \
 	as_agent psql -XAtq -c "SELECT airlock.list_checks('lxc:bbox')"
+check_out "  and its shell attribute says none" '"shell": \{"sh": "/bin/busybox", "state": "none"\}' \
+	as_agent psql -XAtq -c "SELECT airlock.get_health_summary('lxc:bbox')"
+check_out "the host's shell attribute names bash, its path and version" \
+	'"shell": \{"sh": "/[a-z/]*dash", "path": "/[a-z/]*bash", "state": "bash", "version": "[0-9]' \
+	as_agent psql -XAtq -c "SELECT airlock.get_health_summary('proxmox-host:hubris')"
+check_out "an agent cannot set the shell attribute itself" 'shell is scheduler-owned' \
+	as_agent psql -XAtq -c "SELECT airlock.update_entity_attributes('lxc:bbox', '{\"shell\": {\"state\": \"bash\"}}')"
+check "  and it stays none" test "$(q "SELECT attributes->'shell'->>'state' FROM airlock.entities WHERE slug = 'lxc:bbox'")" = none
 check "  it got no jail check (nothing can run there)" \
 	test "$(q "SELECT count(*) FROM airlock.checks WHERE entity = 'lxc:bbox' AND name = 'confinement'")" = 0
 
