@@ -39,11 +39,20 @@
 /* A notification's payload is shorter than 8000 bytes. */
 #define DAEMON_PAYLOAD_MAX 8192
 
+/* How long another daemon may go unseen (its reaper not run) before its
+ * rows are taken for dead, and how long after the database server started
+ * no other daemon's row is: time for a live daemon to reconnect after a
+ * restart or a failover and take its rows back. */
+#define DAEMON_REAP_GRACE_MS 15000
+
 struct wthread {
 	struct daemon *d;
 	int index;
 	pthread_t thread;
 	bool started;
+	/* The row this thread works on now, 0 when none: the reaper leaves
+	 * such a row to it, whatever happened to its session. */
+	_Atomic int64_t working;
 };
 
 struct daemon {
@@ -239,7 +248,9 @@ static void *worker_main(void *arg)
 		 * (and an observation started) in one call.  When that does not
 		 * take it, it is claimed as usual below. */
 		if (doc != NULL) {
+			atomic_store(&w->working, hint);
 			int done = pipeline_wake(&env, db, &v, doc);
+			atomic_store(&w->working, 0);
 			free(doc);
 			if (done) {
 				claim_delay_ms = 200;
@@ -251,7 +262,14 @@ static void *worker_main(void *arg)
 			continue;
 		}
 		struct queue_item it;
-		int got = queue_claim(db, who, hint, &it);
+		/* Rows of nodes whose slots are all busy are left to be claimed
+		 * once a slot frees (slots_on_free wakes a worker then). */
+		char **full = NULL;
+		size_t nfull = slots_full(d->node_slots, &full);
+		int got = queue_claim(db, who, hint, (const char *const *)full, nfull, &it);
+		for (size_t i = 0; i < nfull; i++)
+			free(full[i]);
+		free(full);
 		if (got < 0) {
 			/* A read-only database (a standby, or a demoted primary) stops
 			 * claims until a new session finds a primary. */
@@ -285,12 +303,21 @@ static void *worker_main(void *arg)
 		/* A wake-up that named no row may stand for many: pass it on. */
 		if (hint == 0 && atomic_load(&d->named_wakeups))
 			wake_workers(d, 1);
+		atomic_store(&w->working, it.id);
 		pipeline_process(&env, db, &v, &it);
+		atomic_store(&w->working, 0);
 		queue_item_clear(&it);
 	}
 	verdict_free(&v);
 	store_close(db);
 	return NULL;
+}
+
+/* A node whose slots were all busy has a free one: its rows, which claims
+ * skipped meanwhile, are for a worker to claim now. */
+static void slot_freed(void *arg)
+{
+	wake_workers(arg, 1);
 }
 
 struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
@@ -320,6 +347,7 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 	}
 	d->policies = policyset_new();
 	d->node_slots = slots_new(cfg->per_node);
+	slots_on_free(d->node_slots, slot_freed, d);
 	d->durability = durability_new(cfg);
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->wake, NULL);
@@ -431,8 +459,18 @@ static void reap(struct daemon *d)
 {
 	char lq[512];
 	int n = 0;
+	int64_t *working = xcalloc((size_t)d->nthreads + 1, sizeof(*working));
+	size_t nworking = 0;
 
-	if (queue_reap(d->listen, &n) < 0)
+	for (int i = 0; d->threads != NULL && i < d->nthreads; i++) {
+		int64_t id = atomic_load(&d->threads[i].working);
+		if (id > 0)
+			working[nworking++] = id;
+	}
+	int rc =
+	    queue_reap(d->listen, d->cfg->worker_id, working, nworking, DAEMON_REAP_GRACE_MS, &n);
+	free(working);
+	if (rc < 0)
 		log_msg(LOG_WARN, "evt=queue.reap_failed error=%s",
 		        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
 	else if (n > 0)
@@ -567,6 +605,7 @@ static bool schema_refused(struct daemon *d)
 
 int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int grace_s)
 {
+	char lq[512];
 	int64_t next_reap = 0, next_expire = 0, next_connect = 0, next_anchor = 0, next_seal = 0;
 	int64_t next_watchdog = 0;
 	int64_t next_durability = deadline_now_ms() + DURABILITY_RECHECK_S * 1000;
@@ -666,6 +705,13 @@ int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int gra
 	stop_threads(d, grace_s);
 	/* The chain and the file cover everything this daemon did before it stopped. */
 	if (d->listen != NULL && store_connected(d->listen)) {
+		/* No worker works on anything now: what they still held (a
+		 * result given up when the grace ended) is settled, and the
+		 * daemon is no longer waited for. */
+		reap(d);
+		if (queue_gone(d->listen, d->cfg->worker_id) < 0)
+			log_msg(LOG_WARN, "evt=queue.gone_failed error=%s",
+			        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
 		sealer_tick(d->sealer, d->listen, 1000);
 		anchorer_tick(d->anchorer, d->listen, true);
 	}
