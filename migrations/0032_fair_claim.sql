@@ -282,3 +282,26 @@ GRANT EXECUTE ON FUNCTION
 	airlock.worker_reap(text, bigint[], integer),
 	airlock.worker_gone(text)
 TO airlock_worker;
+
+-- ---------------------------------------------------------------- which server is this?
+
+-- As in 0009, and which server answers: its system identifier (a restore
+-- into another cluster changes it) and its timeline (a promotion changes
+-- it), so that a daemon that reconnects knows whether it reached the server
+-- it checked before.
+CREATE OR REPLACE FUNCTION airlock.worker_durability() RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
+	SELECT jsonb_build_object(
+		'fsync', current_setting('fsync'),
+		'synchronous_commit', current_setting('synchronous_commit'),
+		'synchronous_standby_names', current_setting('synchronous_standby_names'),
+		'in_recovery', pg_is_in_recovery(),
+		'standbys', coalesce((SELECT jsonb_agg(jsonb_build_object(
+				'name', r.application_name, 'state', r.state, 'sync_state', r.sync_state)
+				ORDER BY r.application_name)
+			FROM pg_stat_replication r), '[]'::jsonb),
+		'system_identifier', (SELECT c.system_identifier::text FROM pg_control_system() c),
+		'timeline', CASE WHEN pg_is_in_recovery()
+			THEN (SELECT c.timeline_id FROM pg_control_checkpoint() c)
+			ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer END)
+$$;

@@ -184,6 +184,21 @@ static bool idle_wait(struct daemon *d, unsigned long seen)
 	return timed_out;
 }
 
+/* Every new session of the daemon, before anything is claimed on it: the
+ * server it reached is checked (durability_session_check: mutations are
+ * held until that passes, and another server than before is logged), then
+ * the session takes the commit level the check decided (remote_apply when
+ * a synchronous standby is configured).  Also the store's on-connect hook,
+ * so a session that a write's retry reset is checked the same way. */
+static int session_start(struct store *s, void *arg)
+{
+	struct durability *dur = arg;
+
+	durability_session_check(dur, s);
+	store_clear(store_exec(s, durability_session_sql(dur), 0, NULL));
+	return 0;
+}
+
 /* Opens the thread's connection, retrying with backoff until it works or the
  * daemon stops. */
 static struct store *connect_retry(struct daemon *d, const char *who)
@@ -196,8 +211,8 @@ static struct store *connect_retry(struct daemon *d, const char *who)
 		struct store *s = store_open_with(d->cfg->database, "airlockd",
 		                                  DAEMON_SESSION_OPTIONS, err, sizeof(err));
 		if (s) {
-			/* remote_apply when a synchronous standby is configured. */
-			store_clear(store_exec(s, durability_session_sql(d->durability), 0, NULL));
+			session_start(s, d->durability);
+			store_on_connect(s, session_start, d->durability);
 			return s;
 		}
 		int delay_ms = store_backoff_next(&backoff);
@@ -389,7 +404,7 @@ static int listen_connect(struct daemon *d)
 		log_msg(LOG_WARN, "evt=db.connect_failed error=%s", log_quote(err, lq, sizeof(lq)));
 		return -1;
 	}
-	store_clear(store_exec(d->listen, durability_session_sql(d->durability), 0, NULL));
+	session_start(d->listen, d->durability);
 	for (size_t i = 0; i < 2; i++) {
 		struct store_res *res = store_exec(d->listen, channels[i], 0, NULL);
 		if (res == NULL) {

@@ -487,7 +487,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 	if (mutating && !durability_ok(env->durability, reason, sizeof(reason))) {
 		char why[1200];
 		snprintf(why, sizeof(why), "held, nothing sent: %s", reason);
-		release(env, db, it, DURABILITY_RECHECK_S * 1000, why);
+		release(env, db, it, durability_retry_ms(env->durability), why);
 		return;
 	}
 	if (mutating && !target_lock(db, it->target)) {
