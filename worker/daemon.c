@@ -364,6 +364,7 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 	d->node_slots = slots_new(cfg->per_node);
 	slots_on_free(d->node_slots, slot_freed, d);
 	d->durability = durability_new(cfg);
+	anchorer_alarms(d->anchorer, d->metrics, d->notifier, d->durability);
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->wake, NULL);
 	d->env = (struct pipeline_env){

@@ -23,6 +23,8 @@ struct durability {
 	char server[64];
 	/* A session reconnected and no check has passed since. */
 	bool pending;
+	/* durability_hold(): "" when none. */
+	char hold[1024];
 };
 
 struct durability *durability_new(const struct config *cfg)
@@ -278,13 +280,22 @@ int durability_session_check(struct durability *d, struct store *s)
 	return check(d, s, false);
 }
 
+void durability_hold(struct durability *d, const char *why)
+{
+	pthread_mutex_lock(&d->mu);
+	snprintf(d->hold, sizeof(d->hold), "%s", why ? why : "");
+	pthread_mutex_unlock(&d->mu);
+}
+
 bool durability_ok(struct durability *d, char *why, size_t whylen)
 {
 	bool ok;
 
 	pthread_mutex_lock(&d->mu);
-	ok = d->checked && d->ok && !d->pending;
-	if (!ok)
+	ok = d->checked && d->ok && !d->pending && d->hold[0] == '\0';
+	if (ok || (d->checked && d->ok && !d->pending))
+		snprintf(why, whylen, "%s", d->hold);
+	else
 		snprintf(why, whylen, "%s",
 		         !d->checked ? "the database's durability has not been checked yet"
 		         : !d->ok    ? d->why
@@ -299,7 +310,9 @@ int durability_retry_ms(struct durability *d)
 	int ms;
 
 	pthread_mutex_lock(&d->mu);
-	ms = !d->checked || (d->ok && d->pending) ? 1000 : DURABILITY_RECHECK_S * 1000;
+	ms = !d->checked || (d->ok && d->pending) ? 1000
+	     : d->ok && d->hold[0]                ? 2000
+	                                          : DURABILITY_RECHECK_S * 1000;
 	pthread_mutex_unlock(&d->mu);
 	return ms;
 }

@@ -61,6 +61,11 @@ int durability_conninfo_hosts(const char *conninfo);
  * be read (mutations stay held). */
 int durability_session_check(struct durability *d, struct store *s);
 
+/* Another reason to hold mutations than the database's durability, kept
+ * until cleared (why NULL): the audit anchor file cannot be written, with
+ * audit.hold_mutations on.  The reason is what held rows record. */
+void durability_hold(struct durability *d, const char *why);
+
 /* true when mutations may be sent; otherwise false with the reason in why.
  * Before the first successful refresh, false ("not checked yet"). */
 bool durability_ok(struct durability *d, char *why, size_t whylen);

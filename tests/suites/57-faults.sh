@@ -5,7 +5,8 @@
 # then the database's disk filling up (its cluster on a small tmpfs); one
 # busy or stalled node among two (fair claiming); a start cancelled by a
 # lock, a row's write cancelled by a table lock, PostgreSQL restarted under
-# a running command (nothing stuck, nothing refused, no result lost).
+# a running command (nothing stuck, nothing refused, no result lost); the
+# audit anchor file torn by a crash and on a full disk.
 # `make chaos` runs the first part longer.
 cd "$(dirname "$0")/../.."
 rc=0
@@ -13,4 +14,5 @@ scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/faults/run.sh || rc=1
 scripts/pgtmp --quiet --tmpfs 200m -- tests/rig/rigctl run -- tests/faults/diskfull.sh || rc=1
 scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/faults/fair.sh || rc=1
 scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/faults/settle.sh || rc=1
+scripts/pgtmp --quiet -- tests/rig/rigctl run -- tests/faults/anchors.sh || rc=1
 exit $rc
