@@ -273,6 +273,30 @@ BEGIN
 END
 $$;
 
+-- ---------------------------------------------------------------- a refusal with what the guard made
+
+-- As worker_refuse, also recording on the row the rewind points (a JSON
+-- array) of checkpoints a refused guard inserted anyway: a checkpoint
+-- airlock caused is on the row that caused it, even when nothing ran.
+CREATE FUNCTION airlock.worker_refuse(exec_id bigint, worker text, reason text, detail jsonb,
+	rewind_points jsonb)
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
+DECLARE
+	e airlock.executions;
+BEGIN
+	IF rewind_points IS NOT NULL AND jsonb_typeof(rewind_points) <> 'array' THEN
+		RAISE EXCEPTION 'worker_refuse: rewind_points must be a JSON array' USING ERRCODE = 'AL002';
+	END IF;
+	e := airlock._held(exec_id, worker, ARRAY['received', 'queued', 'approved']);
+	UPDATE airlock.executions x SET state = 'refused', error = reason, finished_at = now(),
+		claimed_by = NULL, rewind_points = worker_refuse.rewind_points
+	WHERE x.id = exec_id;
+	PERFORM airlock._event(exec_id, e.state, 'refused', coalesce(detail, '{}') ||
+		jsonb_build_object('reason', reason, 'worker', worker, 'rewind_points', rewind_points));
+	PERFORM airlock._let_go(exec_id);
+END
+$$;
+
 SELECT airlock._secure_new_objects();
 REVOKE ALL ON airlock.worker_daemons FROM PUBLIC;
 
@@ -280,7 +304,8 @@ GRANT EXECUTE ON FUNCTION
 	airlock.worker_settle(bigint, text, integer, text),
 	airlock.worker_claim(text, bigint, text[]),
 	airlock.worker_reap(text, bigint[], integer),
-	airlock.worker_gone(text)
+	airlock.worker_gone(text),
+	airlock.worker_refuse(bigint, text, text, jsonb, jsonb)
 TO airlock_worker;
 
 -- ---------------------------------------------------------------- which server is this?

@@ -356,6 +356,19 @@ int queue_refuse(struct store *s, int64_t id, const char *worker, const char *re
 	            (const char *const[]){ids, worker, reason, detail_json}, NULL, 0);
 }
 
+int queue_refuse_points(struct store *s, int64_t id, const char *worker, const char *reason,
+                        const char *detail_json, const char *rewind_points_json)
+{
+	char ids[24];
+
+	if (rewind_points_json == NULL)
+		return queue_refuse(s, id, worker, reason, detail_json);
+	snprintf(ids, sizeof(ids), "%lld", (long long)id);
+	return call(
+	    s, "SELECT airlock.worker_refuse($1, $2, $3, coalesce($4::jsonb, '{}'), $5::jsonb)", 5,
+	    (const char *const[]){ids, worker, reason, detail_json, rewind_points_json}, NULL, 0);
+}
+
 int queue_note(struct store *s, int64_t id, const char *worker, const char *detail_json)
 {
 	char ids[24];

@@ -100,6 +100,10 @@ int queue_revalidate(struct store *s, int64_t id, const char *worker, const char
                      const char *classifier_version, char state[24]);
 int queue_refuse(struct store *s, int64_t id, const char *worker, const char *reason,
                  const char *detail_json);
+/* The same, recording the rewind points (a JSON array) a refused guard made
+ * anyway on the row (migrations/0032); NULL points is queue_refuse. */
+int queue_refuse_points(struct store *s, int64_t id, const char *worker, const char *reason,
+                        const char *detail_json, const char *rewind_points_json);
 int queue_note(struct store *s, int64_t id, const char *worker, const char *detail_json);
 /* Marks the row running, confined as `confinement` (none, user or root),
  * in one statement: committed before the command is sent. */

@@ -243,12 +243,23 @@ int guard_before(struct guard *g, struct store *db, const char *worker, const st
 		rc = no_rewind(g, it, cls, r.message ? r.message : "Zerto does not protect this VM",
 		               guard_json, reason, reasonlen);
 		break;
-	default:
+	default: {
 		snprintf(reason, reasonlen, "%s",
 		         r.message ? r.message : "the guard refused; nothing ran");
 		*guard_json = cJSON_PrintUnformatted(j);
+		/* Checkpoints the refused request made anyway go on its row. */
+		cJSON *made = cJSON_CreateArray(), *p;
+		cJSON_ArrayForEach(p, cJSON_GetObjectItem(j, "rewind_points"))
+		{
+			if (cJSON_IsString(cJSON_GetObjectItem(p, "checkpoint_id")))
+				cJSON_AddItemToArray(made, cJSON_Duplicate(p, true));
+		}
+		if (cJSON_GetArraySize(made) > 0)
+			*rewind_json = cJSON_PrintUnformatted(made);
+		cJSON_Delete(made);
 		rc = -1;
 		break;
+	}
 	}
 	cJSON_Delete(j);
 	zerto_guard_result_clear(&r);

@@ -230,8 +230,9 @@ static void give_back_after(const struct pipeline_env *env, struct store *db,
 /* Refuses the row.  Retried through transient failures until it lands; a
  * row no longer ours is let go; a refusal the database will not take is
  * logged and the row given back, never left claimed. */
-static void refuse(const struct pipeline_env *env, struct store *db, const struct queue_item *it,
-                   const char *reason, const char *detail)
+static void refuse_points(const struct pipeline_env *env, struct store *db,
+                          const struct queue_item *it, const char *reason, const char *detail,
+                          const char *points)
 {
 	char q[600];
 
@@ -240,7 +241,7 @@ static void refuse(const struct pipeline_env *env, struct store *db, const struc
 	for (int wait_ms = 200;;) {
 		if (!store_connected(db))
 			reconnect_holding(env, db, it);
-		if (queue_refuse(db, it->id, env->worker_id, reason, detail) == 0)
+		if (queue_refuse_points(db, it->id, env->worker_id, reason, detail, points) == 0)
 			return;
 		log_db_error(it, "refuse_failed", db);
 		if (sqlstate_is(store_sqlstate(db), SQLSTATE_ILLEGAL_TRANSITION)) {
@@ -255,26 +256,6 @@ static void refuse(const struct pipeline_env *env, struct store *db, const struc
 			return;
 		wait_ms = retry_wait(env, db, it, wait_ms);
 	}
-}
-
-/* The database refused to record the class because it is above the
- * requester's scope (AL020): the row is refused with the database's words,
- * the class and its reasons in the event; nothing ran.  True when that was
- * the error. */
-static bool refuse_out_of_scope(const struct pipeline_env *env, struct store *db,
-                                const struct queue_item *it, const struct classification *c)
-{
-	char *reason, *detail;
-
-	if (!sqlstate_is(store_sqlstate(db), SQLSTATE_OUT_OF_SCOPE))
-		return false;
-	reason = xstrdup(store_errmsg(db));
-	detail = xasprintf("{\"class\": \"%s\", \"reasons\": %s, \"scope\": \"exceeded\"}",
-	                   risk_class_name(c->cls), c->reasons_json ? c->reasons_json : "[]");
-	refuse(env, db, it, reason, detail);
-	free(detail);
-	free(reason);
-	return true;
 }
 
 /* Writes the result.  A known result is never dropped while the daemon runs:
@@ -341,6 +322,32 @@ static char *clean_reason(const struct queue_item *it, const char *reason)
 		log_msg(LOG_WARN, "exec=%lld evt=exec.message_withheld kind=%s", (long long)it->id,
 		        secretscan_kind_name(k));
 	return clean;
+}
+
+static void refuse(const struct pipeline_env *env, struct store *db, const struct queue_item *it,
+                   const char *reason, const char *detail)
+{
+	refuse_points(env, db, it, reason, detail, NULL);
+}
+
+/* The database refused to record the class because it is above the
+ * requester's scope (AL020): the row is refused with the database's words,
+ * the class and its reasons in the event; nothing ran.  True when that was
+ * the error. */
+static bool refuse_out_of_scope(const struct pipeline_env *env, struct store *db,
+                                const struct queue_item *it, const struct classification *c)
+{
+	char *reason, *detail;
+
+	if (!sqlstate_is(store_sqlstate(db), SQLSTATE_OUT_OF_SCOPE))
+		return false;
+	reason = xstrdup(store_errmsg(db));
+	detail = xasprintf("{\"class\": \"%s\", \"reasons\": %s, \"scope\": \"exceeded\"}",
+	                   risk_class_name(c->cls), c->reasons_json ? c->reasons_json : "[]");
+	refuse(env, db, it, reason, detail);
+	free(detail);
+	free(reason);
+	return true;
 }
 
 /* The jail for this row: an observation nobody approved runs read-only on
@@ -535,7 +542,8 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 	if (mutating)
 		metrics_guard(env->metrics, deadline_now_ms() - guard_t0, guarded < 0);
 	if (guarded < 0) {
-		refuse(env, db, it, reason, guard_json);
+		/* With the checkpoints the guard made anyway, if any. */
+		refuse_points(env, db, it, reason, guard_json, rewind_json);
 		goto out;
 	}
 	if (atomic_load(env->stopping)) {
