@@ -297,15 +297,94 @@ BEGIN
 END
 $$;
 
+-- ---------------------------------------------------------------- the clock stepped forward
+
+-- Forward steps of the database's clock that a daemon noticed (against its
+-- own monotonic clock), so that several daemons noticing one step move the
+-- deadlines once.
+CREATE TABLE airlock.clock_steps (
+	id         bigserial PRIMARY KEY,
+	noticed_at timestamptz NOT NULL DEFAULT now(),
+	step_ms    bigint NOT NULL,
+	noticed_by text NOT NULL
+);
+COMMENT ON TABLE airlock.clock_steps IS
+	'Forward steps of the database clock that airlockd noticed; owner only.';
+
+-- The database's clock stepped forward by step_ms (a daemon saw its clock
+-- gain that much over its own monotonic one since it last looked, at
+-- `since` by the clock before the step).  A request's TTL and an
+-- approval's validity measure time that passed; a step is none: every open
+-- deadline moves with it (pending rows' expires_at, approved rows'
+-- approval_valid_until), each with an event saying why.  A row that
+-- expired since `since` (the step may have voided it before a daemon
+-- noticed) gets a sentence on its error and an event saying so.  A step
+-- within a minute of one noticed in the last ten minutes is that one: 0.
+-- Returns how many rows it changed.
+CREATE FUNCTION airlock.worker_clock_stepped_forward(worker text, step_ms bigint, since timestamptz)
+RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = airlock, pg_temp AS $$
+DECLARE
+	step interval := make_interval(secs => step_ms / 1000.0);
+	r airlock.executions;
+	n integer := 0;
+	said text;
+BEGIN
+	IF worker IS NULL OR btrim(worker) = '' OR step_ms IS NULL OR step_ms <= 0 THEN
+		RAISE EXCEPTION 'worker_clock_stepped_forward: a worker id and a positive step are required'
+			USING ERRCODE = 'AL002';
+	END IF;
+	PERFORM pg_advisory_xact_lock(74287738, 1); -- LOCK_KIND_CLOCK
+	IF EXISTS (SELECT 1 FROM airlock.clock_steps c
+		   WHERE c.noticed_at > now() - interval '10 minutes'
+		     AND abs(c.step_ms - worker_clock_stepped_forward.step_ms) < 60000) THEN
+		RETURN 0;
+	END IF;
+	INSERT INTO airlock.clock_steps (step_ms, noticed_by) VALUES (step_ms, worker);
+	said := format('the database''s clock stepped forward by %s s (noticed by %s)',
+		round(step_ms / 1000.0), worker);
+	FOR r IN SELECT * FROM airlock.executions x
+		 WHERE (x.state = 'approved' AND x.approval_valid_until IS NOT NULL)
+		    OR (x.state = 'pending_approval' AND x.expires_at IS NOT NULL)
+		 ORDER BY x.id FOR UPDATE LOOP
+		UPDATE airlock.executions x SET
+			approval_valid_until = CASE WHEN r.state = 'approved' THEN x.approval_valid_until + step
+						    ELSE x.approval_valid_until END,
+			expires_at = CASE WHEN r.state = 'pending_approval' THEN x.expires_at + step
+					  ELSE x.expires_at END
+		WHERE x.id = r.id;
+		PERFORM airlock._event(r.id, r.state, r.state, jsonb_build_object(
+			'clock_stepped_forward_ms', step_ms, 'worker', worker,
+			'moved', CASE WHEN r.state = 'approved' THEN 'approval_valid_until' ELSE 'expires_at' END,
+			'to', CASE WHEN r.state = 'approved' THEN r.approval_valid_until + step ELSE r.expires_at + step END,
+			'why', said || ': its deadline moves with the clock, as no time passed'));
+		n := n + 1;
+	END LOOP;
+	FOR r IN SELECT * FROM airlock.executions x
+		 WHERE x.state = 'expired' AND x.finished_at >= since ORDER BY x.id FOR UPDATE LOOP
+		UPDATE airlock.executions x SET error = concat_ws(' ', x.error, 'Note: ' || said ||
+			' just before this expired; it may have expired because of the step, not because '
+			'its time ran out. Ask again.')
+		WHERE x.id = r.id;
+		PERFORM airlock._event(r.id, 'expired', 'expired', jsonb_build_object(
+			'clock_stepped_forward_ms', step_ms, 'worker', worker,
+			'why', said || ' just before this expired: the expiry may be the step''s'));
+		n := n + 1;
+	END LOOP;
+	RETURN n;
+END
+$$;
+
 SELECT airlock._secure_new_objects();
 REVOKE ALL ON airlock.worker_daemons FROM PUBLIC;
+REVOKE ALL ON airlock.clock_steps FROM PUBLIC;
 
 GRANT EXECUTE ON FUNCTION
 	airlock.worker_settle(bigint, text, integer, text),
 	airlock.worker_claim(text, bigint, text[]),
 	airlock.worker_reap(text, bigint[], integer),
 	airlock.worker_gone(text),
-	airlock.worker_refuse(bigint, text, text, jsonb, jsonb)
+	airlock.worker_refuse(bigint, text, text, jsonb, jsonb),
+	airlock.worker_clock_stepped_forward(text, bigint, timestamptz)
 TO airlock_worker;
 
 -- ---------------------------------------------------------------- which server is this?

@@ -485,6 +485,19 @@ int queue_clock_check(struct store *s, int *rows, long long *max_ahead_ms)
 	return 0;
 }
 
+int queue_clock_forward(struct store *s, const char *worker, long long step_ms, const char *since,
+                        int *rows)
+{
+	char ms[24], out[16];
+
+	snprintf(ms, sizeof(ms), "%lld", step_ms);
+	if (call(s, "SELECT airlock.worker_clock_stepped_forward($1, $2, $3::timestamptz)", 3,
+	         (const char *const[]){worker, ms, since}, out, sizeof(out)) < 0)
+		return -1;
+	*rows = atoi(out);
+	return 0;
+}
+
 int queue_rehold(struct store *s, int64_t id)
 {
 	char ids[24], out[8];

@@ -123,6 +123,12 @@ int queue_unreachable(struct store *s, int64_t id, const char *worker, int delay
  * clock stepped back); *rows gets how many, *max_ahead_ms how far ahead the
  * furthest was. */
 int queue_clock_check(struct store *s, int *rows, long long *max_ahead_ms);
+/* The database's clock stepped forward by step_ms since `since` (its own
+ * text, as it said it then): open deadlines move with it, and rows that
+ * expired meanwhile say so (migrations/0032).  *rows gets how many rows it
+ * changed (0 when another daemon acted on this step already). */
+int queue_clock_forward(struct store *s, const char *worker, long long step_ms, const char *since,
+                        int *rows);
 /* After a reconnect: takes the row's liveness lock again on this session.
  * 1 taken, 0 someone holds it, -1 error. */
 int queue_rehold(struct store *s, int64_t id);

@@ -44,6 +44,10 @@
  * no other daemon's row is: time for a live daemon to reconnect after a
  * restart or a failover and take its rows back. */
 #define DAEMON_REAP_GRACE_MS 15000
+/* A gain of the database's clock over the daemon's monotonic one larger
+ * than this is a forward step of that clock (NTP after a long drift, a
+ * restore, an operator). */
+#define DAEMON_CLOCK_STEP_MS 60000
 
 struct wthread {
 	struct daemon *d;
@@ -94,6 +98,12 @@ struct daemon {
 
 	struct wthread *threads;
 	int nthreads;
+
+	/* The database's clock as last read on the listening session, with the
+	 * daemon's monotonic clock then (listen thread only). */
+	bool clock_set;
+	int64_t clock_db_ms, clock_mono_ms;
+	char clock_db_text[48];
 };
 
 /* Wakes up to n idle workers; called with d->mu held. */
@@ -471,6 +481,53 @@ static void clock_check(struct daemon *d)
 		    rows, ahead);
 }
 
+/* Reads the database's clock and compares what it gained since the last
+ * read with what the daemon's monotonic clock did: a gain larger than
+ * DAEMON_CLOCK_STEP_MS is a forward step, and the requests' open deadlines
+ * (TTLs, approvals' validity: elapsed time, which a step is not) move with
+ * it, once, before anything expires them (airlock.worker_clock_stepped_forward). */
+static void clock_forward_check(struct daemon *d)
+{
+	char lq[512];
+	struct store_res *res = store_exec(d->listen,
+	                                   "SELECT (extract(epoch FROM clock_timestamp()) * "
+	                                   "1000)::bigint, clock_timestamp()::text",
+	                                   0, NULL);
+	int64_t mono = deadline_now_ms(), db_ms;
+	int rows = 0;
+
+	if (res == NULL) {
+		log_msg(LOG_WARN, "evt=clock.check_failed error=%s",
+		        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
+		return;
+	}
+	db_ms = strtoll(store_get(res, 0, 0), NULL, 10);
+	if (d->clock_set) {
+		int64_t step = db_ms - (d->clock_db_ms + (mono - d->clock_mono_ms));
+		if (step > DAEMON_CLOCK_STEP_MS) {
+			if (queue_clock_forward(d->listen, d->cfg->worker_id, step,
+			                        d->clock_db_text, &rows) < 0) {
+				log_msg(LOG_WARN, "evt=clock.check_failed error=%s",
+				        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
+				store_clear(res);
+				return; /* looked at again at the next tick, from the same reference
+				         */
+			}
+			log_msg(
+			    LOG_WARN,
+			    "evt=clock.stepped_forward step_ms=%lld rows=%d note=\"the database's "
+			    "clock gained that much over this daemon's; open TTLs and approvals' "
+			    "validity moved with it, and rows that expired meanwhile say so\"",
+			    (long long)step, rows);
+		}
+	}
+	d->clock_set = true;
+	d->clock_db_ms = db_ms;
+	d->clock_mono_ms = mono;
+	snprintf(d->clock_db_text, sizeof(d->clock_db_text), "%s", store_get(res, 0, 1));
+	store_clear(res);
+}
+
 static void reap(struct daemon *d)
 {
 	char lq[512];
@@ -670,6 +727,7 @@ int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int gra
 			if (now >= next_connect) {
 				if (listen_connect(d) == 0) {
 					store_backoff_reset(&backoff);
+					d->clock_set = false; /* perhaps another server's clock */
 					log_msg(LOG_INFO, "evt=db.reconnected");
 					reload_policy(d);
 					wake_workers(
@@ -682,10 +740,13 @@ int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int gra
 			continue;
 		}
 		if (now >= next_reap) {
+			clock_forward_check(d);
 			reap(d);
 			next_reap = now + d->cfg->reap_interval_ms;
 		}
 		if (now >= next_expire) {
+			/* Nothing expires on a clock step not looked for first. */
+			clock_forward_check(d);
 			expire(d);
 			clock_check(d);
 			next_expire = now + d->cfg->expire_interval_ms;
