@@ -166,16 +166,15 @@ void anchorer_alarms(struct anchorer *a, struct metrics *m, struct notifier *n,
 }
 
 /* Before a line is added, the file must end with a whole line: a tail cut
- * short (a crash mid-write, a full disk under another writer) is cut back
- * to the last whole line when it is a piece of an anchor line; when it is
- * not, or the file cannot be cut (append-only), the line is ended instead,
- * so the next anchor starts a line of its own and nothing is lost.  -1 with
- * the reason in err. */
+ * short (a crash mid-write) is ended with a newline, so the next anchor
+ * starts a line of its own and is never glued to the piece, which stays as
+ * evidence of the interrupted write (`audit verify --anchors` reports it as
+ * torn, not as an edit; an append-only file could not be cut anyway).  -1
+ * with the reason in err. */
 static int repair_tail(struct anchorer *a, int fd, char *err, size_t errlen)
 {
-	char lq[512], buf[4096];
+	char lq[512], last;
 	struct stat st;
-	off_t from, keep;
 	ssize_t got;
 
 	if (fstat(fd, &st) < 0) {
@@ -184,30 +183,22 @@ static int repair_tail(struct anchorer *a, int fd, char *err, size_t errlen)
 	}
 	if (st.st_size == 0)
 		return 0;
-	from = st.st_size > (off_t)sizeof(buf) - 1 ? st.st_size - ((off_t)sizeof(buf) - 1) : 0;
-	got = pread(fd, buf, (size_t)(st.st_size - from), from);
-	if (got <= 0) {
+	got = pread(fd, &last, 1, st.st_size - 1);
+	if (got != 1) {
 		snprintf(err, errlen, "reading the file's end: %s",
 		         got < 0 ? strerror(errno) : "empty");
 		return -1;
 	}
-	buf[got] = '\0';
-	if (buf[got - 1] == '\n')
+	if (last == '\n')
 		return 0;
-	char *nl = memrchr(buf, '\n', (size_t)got);
-	const char *frag = nl ? nl + 1 : buf;
-	keep = nl ? from + (nl - buf) + 1 : from;
-	if ((nl != NULL || from == 0) && anchor_torn_prefix(frag) && ftruncate(fd, keep) == 0) {
-		log_msg(LOG_WARN, "evt=audit.anchor_tail_repaired file=%s how=cut bytes=%lld",
-		        log_quote(a->path, lq, sizeof(lq)), (long long)(st.st_size - keep));
-		return 0;
-	}
 	if (write(fd, "\n", 1) != 1) {
 		snprintf(err, errlen, "ending a line cut short: %s", strerror(errno));
 		return -1;
 	}
-	log_msg(LOG_WARN, "evt=audit.anchor_tail_repaired file=%s how=ended bytes=%lld",
-	        log_quote(a->path, lq, sizeof(lq)), (long long)(st.st_size - keep));
+	log_msg(LOG_WARN,
+	        "evt=audit.anchor_tail_repaired file=%s how=ended note=\"the file ended in a line "
+	        "cut short (an interrupted write); it was ended so that the next anchor is whole\"",
+	        log_quote(a->path, lq, sizeof(lq)));
 	return 0;
 }
 

@@ -12,9 +12,9 @@
  *
  * An anchor is in the file whole or not at all: a write cut short (a full
  * disk) is cut back off at once, and before every write a tail that does not
- * end a line (a crash mid-write) is cut back to the last whole line, or, when
- * the file cannot be cut (chattr +a), ended with a newline so that no anchor
- * is glued to it.  An anchor that could not be written is retried every
+ * end a line (a crash mid-write) is ended with a newline, so that no anchor is
+ * glued to it (the piece stays, and `audit verify --anchors` reports it as
+ * torn).  An anchor that could not be written is retried every
  * tick and raises an alarm once: the log (evt=audit.anchor_failed), the
  * metrics (airlock_audit_anchor_failing) and the webhooks (event
  * audit_anchor_failed); with audit.hold_mutations (the default) mutations

@@ -61,10 +61,12 @@ before=$(anchors_in "$FILE")
 printf '%s' "$(tail -1 "$FILE" | cut -c1-120)" >>"$FILE"
 check "fault: the file ends in a piece of a line" test "$(tail -c1 "$FILE" | od -An -c | tr -d ' ')" != '\n'
 check "another observation runs" observe warm-2
-check "the piece is cut off before the next anchor" wait_log 10 'evt=audit.anchor_tail_repaired' a1
-check "the next anchor is written on a line of its own" bash -c "for i in \$(seq 100); do [ \$(grep -c '^airlock-anchor v1 ' '$FILE') -gt $before ] && exit 0; sleep 0.1; done; exit 1"
-check_out "every line of the file is one whole anchor" '^0$' bash -c "grep -vcE '^airlock-anchor v1 event=[0-9]+ hash=[0-9a-f]{64} at=[0-9TZ:-]{20} key=[0-9a-f]{16} sig=[0-9a-f]{128}$' '$FILE'"
-check_out "and the file verifies" '^audit: intact' verify "$FILE"
+check "the piece is ended before the next anchor" wait_log 10 'evt=audit.anchor_tail_repaired file=' a1
+whole() { grep -cE '^airlock-anchor v1 event=[0-9]+ hash=[0-9a-f]{64} at=[0-9TZ:-]{20} key=[0-9a-f]{16} sig=[0-9a-f]{128}$' "$1"; }
+check "the next anchor is written whole on a line of its own" bash -c "for i in \$(seq 100); do [ \$(grep -cE '^airlock-anchor v1 event=[0-9]+ hash=[0-9a-f]{64} at=[0-9TZ:-]{20} key=[0-9a-f]{16} sig=[0-9a-f]{128}\$' '$FILE') -gt $((before - 0)) ] && exit 0; sleep 0.1; done; exit 1"
+check_eq "the piece stays as one line of its own, nothing glued to it" 1 "$(($(wc -l <"$FILE") - $(whole "$FILE")))"
+check_out "the file verifies" '^audit: intact' verify "$FILE"
+check_out "... reporting the piece as torn" '1 line of the anchor file was cut short' verify "$FILE"
 
 # ---- the anchor file's disk fills up
 dd if=/dev/zero of="$FS/filler" bs=1k >/dev/null 2>&1
@@ -95,19 +97,20 @@ check "the held mutation runs" wait_for 60 "SELECT state = 'succeeded' FROM airl
 check_eq "once" 1 "$(grep -cx anchored-1 "$MARKS")"
 kill -TERM $A1
 wait $A1 2>/dev/null
-check_out "every line of the file is one whole anchor" '^0$' bash -c "grep -vcE '^airlock-anchor v1 event=[0-9]+ hash=[0-9a-f]{64} at=[0-9TZ:-]{20} key=[0-9a-f]{16} sig=[0-9a-f]{128}$' '$FILE'"
+check_eq "the full disk left no piece: the one line not whole is the crash's" 1 "$(($(wc -l <"$FILE") - $(whole "$FILE")))"
 check_out "the file verifies after the full disk" '^audit: intact' verify "$FILE"
 
 # ---- verify tells a torn line from an edit
-cp "$FILE" "$WORK/torn.log"
+grep -E '^airlock-anchor v1 event=[0-9]+ hash=[0-9a-f]{64} at=[0-9TZ:-]{20} key=[0-9a-f]{16} sig=[0-9a-f]{128}$' "$FILE" >"$WORK/whole.log"
+cp "$WORK/whole.log" "$WORK/torn.log"
 printf '%s' "$(tail -1 "$FILE" | cut -c1-200)" >>"$WORK/torn.log"
 check_out "a piece of a line at the end is said, and is no fault" 'cut short by an interrupted write.*at the file.s end' verify "$WORK/torn.log"
 check_rc "... verify passes" 0 as_alice $A audit verify --anchors "$WORK/torn.log" --pubkey "$KEY.pub"
-{ head -1 "$FILE" | cut -c1-90 | tr -d '\n'; sed -n '2,$p' "$FILE"; } >"$WORK/glued.log"
+{ head -1 "$WORK/whole.log" | cut -c1-90 | tr -d '\n'; sed -n '2,$p' "$WORK/whole.log"; } >"$WORK/glued.log"
 check_out "a piece glued to the next anchor is said too, and that anchor counts" '^audit: intact.*' verify "$WORK/glued.log"
 check_out "... as a torn line" '1 line of the anchor file was cut short' verify "$WORK/glued.log"
-sed '2s/hash=\(.\)/hash=X\1/; 2s/hash=X0/hash=1/; 2s/hash=X[1-9a-f]/hash=0/' "$FILE" >"$WORK/edited.log"
-check "fault: the second anchor's hash was edited" bash -c "! cmp -s '$FILE' '$WORK/edited.log'"
+sed '2s/hash=\(.\)/hash=X\1/; 2s/hash=X0/hash=1/; 2s/hash=X[1-9a-f]/hash=0/' "$WORK/whole.log" >"$WORK/edited.log"
+check "fault: the second anchor's hash was edited" bash -c "! cmp -s '$WORK/whole.log' '$WORK/edited.log'"
 check_out "an edited anchor is a fault" '^audit: BROKEN.*' verify "$WORK/edited.log"
 check_out "... named as such" 'line 2: the signature does not match' verify "$WORK/edited.log"
 check_rc "... verify fails" 3 as_alice $A audit verify --anchors "$WORK/edited.log" --pubkey "$KEY.pub"
