@@ -115,6 +115,40 @@ SELECT throws_ok($$ SELECT * FROM airlock.worker_daemons $$, '42501', NULL, 'age
 SELECT throws_ok($$ SELECT airlock.worker_reap('x', NULL, 0) $$, '42501', NULL, 'nor reap');
 RESET SESSION AUTHORIZATION;
 
+-- ------------------------------------------------------------ a refusal with what the guard made
+SET SESSION AUTHORIZATION f_agent;
+SELECT airlock.run('proxmox-host:a', 'echo g1') AS g1 \gset
+SELECT airlock.run('proxmox-host:a', 'echo p1') AS p1 \gset
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION f_worker;
+SELECT id FROM airlock.worker_claim('d3/0', :g1, NULL);
+SELECT throws_ok(format($$ SELECT airlock.worker_refuse(%s, 'd3/0', 'x', '{}', '{}') $$, :g1), 'AL002',
+  'worker_refuse: rewind_points must be a JSON array', 'rewind points must be an array');
+SELECT airlock.worker_refuse(:g1, 'd3/0', 'refused by the guard', '{}',
+  '[{"vpg_name": "v1", "checkpoint_id": "77", "tag": "t"}]');
+SELECT is((SELECT state || ' ' || (rewind_points->0->>'checkpoint_id') FROM airlock.executions WHERE id = :g1),
+  'refused 77', 'a refused row records the checkpoint its guard made anyway');
+
+-- ------------------------------------------------------------ the clock steps forward
+SELECT id FROM airlock.worker_claim('d3/0', :p1, NULL);
+SELECT airlock.worker_classified(:p1, 'd3/0', 'config_mutation', '[]', 1, 'test', 'none', false);
+SELECT expires_at AS p1_expires FROM airlock.executions WHERE id = :p1 \gset
+SELECT now() AS before_step \gset
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION f_worker;
+SELECT is(airlock.worker_clock_stepped_forward('d3', 7200000, :'before_step'), 1,
+  'a forward step moves the open deadline of the pending row');
+SELECT is((SELECT expires_at - :'p1_expires'::timestamptz FROM airlock.executions WHERE id = :p1),
+  interval '2 hours', 'by the step');
+SELECT is((SELECT detail->>'moved' FROM airlock.execution_events WHERE execution_id = :p1 AND detail ? 'clock_stepped_forward_ms'),
+  'expires_at', 'with an event saying why');
+SELECT is(airlock.worker_clock_stepped_forward('d4', 7230000, :'before_step'), 0,
+  'the same step noticed by another daemon moves nothing again');
+SELECT throws_ok($$ SELECT airlock.worker_clock_stepped_forward('d3', 0, now()) $$, 'AL002', NULL,
+  'a step must be positive');
+RESET SESSION AUTHORIZATION;
+SELECT is((SELECT count(*) FROM airlock.clock_steps), 1::bigint, 'one step recorded');
+
 SELECT is((SELECT first_broken FROM airlock.audit_verify()), NULL, 'the chain and the records verify');
 
 SELECT * FROM finish();
