@@ -53,6 +53,7 @@ struct guard {
 	double deadline_s; /* the outer deadline, monotonic seconds */
 	double scale;
 	int64_t since_ms; /* ZVM time: list tagged checkpoints from here */
+	bool gone;        /* the request was withdrawn */
 };
 
 static long since_start_ms(const struct guard *g)
@@ -143,6 +144,22 @@ static bool past_outer(struct guard *g, const char *doing)
 	cJSON_AddNumberToObject(d, "deadline_ms", (g->deadline_s - g->t0) * 1000.0);
 	cJSON_AddBoolToObject(d, "inserted", inserted);
 	emit(g, "guard.deadline", d);
+	return true;
+}
+
+/* True once the request was withdrawn (the hook says so); the refusal then
+ * says so, once. */
+static bool withdrawn(struct guard *g)
+{
+	if (g->gone)
+		return true;
+	if (g->hooks == NULL || g->hooks->withdrawn == NULL || !g->hooks->withdrawn(g->hooks->ctx))
+		return false;
+	g->gone = true;
+	set_message(g, ZERTO_GUARD_REFUSED,
+	            "Zerto guard stopped: the request was withdrawn (cancelled) while its guard "
+	            "ran. The command did not run.");
+	emit(g, "guard.withdrawn", cJSON_CreateObject());
 	return true;
 }
 
@@ -587,6 +604,8 @@ static int wait_all(struct guard *g, size_t n)
 		}
 		if (!pending)
 			return 0;
+		if (withdrawn(g))
+			return -1;
 		sleep_until(g, next);
 	}
 }
@@ -653,7 +672,7 @@ static void wait_other_inserts(struct guard *g, size_t n)
 				break;
 			}
 			if (count == 0 || deadline_now_s() >= deadline ||
-			    deadline_now_s() >= g->deadline_s)
+			    deadline_now_s() >= g->deadline_s || withdrawn(g))
 				break;
 			seen = count;
 			sleep_until(g, deadline_now_s() +
@@ -688,7 +707,8 @@ static void tag_all(struct guard *g, size_t n)
 	}
 	g->since_ms = zvm_now - TAG_SEARCH_MARGIN_MS;
 	for (size_t i = 0; i < n; i++)
-		if (past_outer(g, "inserting the tagged checkpoints") || insert(g, &g->w[i]) < 0)
+		if (withdrawn(g) || past_outer(g, "inserting the tagged checkpoints") ||
+		    insert(g, &g->w[i]) < 0)
 			return;
 	if (wait_all(g, n) < 0)
 		return;
@@ -801,8 +821,10 @@ static void record_what_was_made(struct guard *g)
 			}
 			if (w->phase == PH_TAG && find_tag(g, w))
 				break;
-			/* Waited for only within the VPG's budget, and the guard's. */
-			if (deadline_now_s() >= w->deadline || deadline_now_s() >= g->deadline_s)
+			/* Waited for only within the VPG's budget, and the guard's,
+			 * and not for a withdrawn request (one look each). */
+			if (deadline_now_s() >= w->deadline || deadline_now_s() >= g->deadline_s ||
+			    withdrawn(g))
 				break;
 			sleep_until(g,
 			            deadline_now_s() + zerto_poll_s(w->pt->cadence_s) / g->scale);

@@ -30,6 +30,7 @@
 #include "zerto/protection.h"
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -54,6 +55,10 @@ struct zerto_guard_hooks {
 	/* Records one step; name like "guard.tagged", detail borrowed for the call.
 	 * May be NULL. */
 	void (*event)(void *ctx, const char *name, const cJSON *detail);
+	/* Whether the request was withdrawn (cancelled) meanwhile: the guard then
+	 * stops at its next step or poll, refusing, and waits for nothing more.
+	 * May be NULL. */
+	bool (*withdrawn)(void *ctx);
 };
 
 struct zerto_guard_request {
