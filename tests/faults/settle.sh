@@ -88,7 +88,7 @@ LOCKER=$!
 check "fault: the requests table is locked" wait_for 10 "SELECT count(*) > 0 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'executions' AND l.mode = 'AccessExclusiveLock' AND l.granted"
 check "fault: the row's next write waits for the lock" wait_for 30 "SELECT count(*) > 0 FROM pg_stat_activity WHERE application_name = 'airlockd' AND wait_event_type = 'Lock' AND query SIMILAR TO '%worker_(revalidate|unreachable|settle|release)%'"
 q "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'airlockd' AND wait_event_type = 'Lock' AND query SIMILAR TO '%worker_(revalidate|unreachable|settle|release)%'" >/dev/null
-check_out "fault: that write failed with a statement cancel" 'evt=exec\.(revalidate|unreachable|release)_failed sqlstate=57014' cat "$WORK/s2.log"
+check "fault: that write failed with a statement cancel" bash -c "for i in \$(seq 100); do grep -qE 'evt=exec\.(revalidate|unreachable|release)_failed sqlstate=57014' '$WORK/s2.log' && exit 0; sleep 0.1; done; exit 1"
 q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()" >/dev/null
 wait $LOCKER 2>/dev/null
 kill -CONT $(node_tree)
