@@ -43,6 +43,10 @@ struct verify {
 	char held_at[21];
 	struct buf problems; /* one per line */
 	int nproblems;
+	/* Lines of the anchor file a write cut short (a full disk, a crash):
+	 * pieces of anchor lines, which sign nothing; not an edit. */
+	int torn;
+	bool torn_tail; /* the file ends in one */
 };
 
 static void problem(struct verify *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -85,13 +89,36 @@ static int load_anchors(struct verify *v, const char *path, const struct anchor_
 	for (char *line = text, *next; line < text + len; line = next) {
 		struct anchor a;
 		next = strchr(line, '\n');
+		bool ended = next != NULL;
 		next = next ? next + 1 : text + len;
 		if (next[-1] == '\n')
 			next[-1] = '\0';
 		lineno++;
 		if (line[0] == '\0')
 			continue;
+		/* A write cut short, and an anchor written after it onto the
+		 * same line (airlockd before it repaired such tails): the piece
+		 * is torn, the anchor after it is checked as any. */
+		char *glued = strstr(line + 1, "airlock-anchor v1 ");
+		if (glued != NULL) {
+			char *last;
+			while ((last = strstr(glued + 1, "airlock-anchor v1 ")) != NULL)
+				glued = last;
+			char save = *glued;
+			*glued = '\0';
+			bool piece = anchor_torn_prefix(line);
+			*glued = save;
+			if (piece && anchor_verify(k, glued, &a, err, sizeof(err)) == 0) {
+				v->torn++;
+				line = glued;
+			}
+		}
 		if (anchor_verify(k, line, &a, err, sizeof(err)) < 0) {
+			if (anchor_torn_prefix(line)) {
+				v->torn++;
+				v->torn_tail = v->torn_tail || !ended;
+				continue;
+			}
 			problem(v, "anchor file line %d: %s", lineno, err);
 			continue;
 		}
@@ -356,6 +383,19 @@ static void print_unsealed(long long n, const char *oldest_age)
 		       n, n == 1 ? "" : "s", oldest_age);
 }
 
+/* Pieces of anchor lines are not edits: said, not counted as problems. */
+static void print_torn(const struct verify *v)
+{
+	if (v->torn > 0)
+		printf(
+		    "audit: %d line%s of the anchor file %s cut short by an interrupted write (a "
+		    "full disk, a crash)%s: a piece of an anchor line signs nothing and is not an "
+		    "edit; the anchor it was to hold is missing, and the next anchor covers the "
+		    "chain up to its own position\n",
+		    v->torn, v->torn == 1 ? "" : "s", v->torn == 1 ? "was" : "were",
+		    v->torn_tail ? ", the last at the file's end" : "");
+}
+
 static void report(const struct verify *v, const char *anchors_path, bool json)
 {
 	bool intact = v->nproblems == 0;
@@ -368,6 +408,7 @@ static void report(const struct verify *v, const char *anchors_path, bool json)
 		cJSON_AddNumberToObject(o, "anchored_to", (double)v->held_id);
 		cJSON_AddNumberToObject(o, "newest_event", (double)v->last_id);
 		cJSON_AddNumberToObject(o, "unsealed", (double)v->unsealed);
+		cJSON_AddNumberToObject(o, "torn_lines", v->torn);
 		for (const char *l = buf_str(&v->problems); *l;) {
 			const char *e = strchr(l, '\n');
 			char *one = xstrndup(l, (size_t)(e - l));
@@ -389,6 +430,7 @@ static void report(const struct verify *v, const char *anchors_path, bool json)
 		if (v->nproblems > MAX_PROBLEMS_SHOWN)
 			printf("... and %d more\n", v->nproblems - MAX_PROBLEMS_SHOWN);
 		free(shown);
+		print_torn(v);
 		print_unsealed(v->unsealed, v->unsealed_age);
 		return;
 	}
@@ -400,6 +442,7 @@ static void report(const struct verify *v, const char *anchors_path, bool json)
 		printf("; positions after %lld are covered by the chain only, not yet by an anchor",
 		       v->held_id);
 	printf("\n");
+	print_torn(v);
 	print_unsealed(v->unsealed, v->unsealed_age);
 }
 

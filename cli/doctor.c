@@ -10,6 +10,7 @@
 #include "store/conninfo.h"
 #include "lib/xalloc.h"
 #include "store/schema.h"
+#include "worker/durability.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -374,6 +375,45 @@ out:
 	free(user);
 }
 
+/* What airlockd's durability check will say of this database, and whether
+ * a standby could be promoted without airlock having been told (an
+ * asynchronous standby streaming, or a multi-host conninfo, with
+ * durability.failover undeclared): then commands can run twice, which is a
+ * failure; mutations held for want of durability are a warning (airlockd
+ * says so on every held row). */
+static void check_durability(struct doctor_report *r, struct store *s, const struct config *cfg)
+{
+	struct store_res *res = q0(s, "SELECT airlock.worker_durability()::text");
+	char why[1400];
+	const char *level;
+
+	if (res == NULL) {
+		doctor_add(r, "database", "durability", DOCTOR_FAIL, NULL,
+		           "the durability settings could not be read: %s", store_errmsg(s));
+		return;
+	}
+	const char *doc = store_get(res, 0, 0);
+	int hosts = durability_conninfo_hosts(cfg->database);
+	if (durability_failover_undeclared(cfg, doc, hosts, why, sizeof(why))) {
+		doctor_add(
+		    r, "database", "failover", DOCTOR_FAIL,
+		    "set durability.failover: true in the daemon's config and make a standby "
+		    "synchronous (synchronous_standby_names; pg_stat_replication.sync_state "
+		    "sync), or never promote one (docs/operators.md, exactly once)",
+		    "%s", why);
+	} else if (!durability_judge(cfg, doc, why, sizeof(why), &level)) {
+		doctor_add(r, "database", "durability", DOCTOR_WARN, NULL,
+		           "airlockd will hold mutations: %s", why);
+	} else {
+		doctor_add(
+		    r, "database", "durability", DOCTOR_OK, NULL,
+		    "commits are durable (synchronous_commit=%s for airlockd's sessions)%s", level,
+		    cfg->durability_failover ? "; failover declared, a standby is synchronous"
+		                             : "; no standby streams asynchronously");
+	}
+	store_clear(res);
+}
+
 static void check_people(struct doctor_report *r, struct store *s)
 {
 	struct store_res *res = q0(s, "SELECT r.rolname,"
@@ -635,6 +675,7 @@ int cli_doctor(int argc, char **argv)
 			if (cfg->scheduler_database)
 				check_daemon_login(ctx.r, ctx.db, cfg->scheduler_database,
 				                   "scheduler login", "airlock_scheduler");
+			check_durability(ctx.r, ctx.db, cfg);
 		}
 		check_people(ctx.r, ctx.db);
 		check_seeds(ctx.r, ctx.db);

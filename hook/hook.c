@@ -823,7 +823,7 @@ static void record(const struct event *ev, struct db *db, const struct answer *a
 static void log_line(const struct hook_opts *o, const struct event *ev, const struct answer *a,
                      long ms, bool recorded)
 {
-	char path[1024], tq[300], rq[700];
+	char path[1024], tq[300], rq[700], ts[32];
 	const char *p = o->log_path;
 	FILE *f;
 
@@ -841,9 +841,9 @@ static void log_line(const struct hook_opts *o, const struct event *ev, const st
 	if (f == NULL)
 		return;
 	fprintf(f,
-	        "level=info evt=hook.decision session=%s tool=%s decision=%s why=%s ms=%ld "
+	        "ts=%s level=info evt=hook.decision session=%s tool=%s decision=%s why=%s ms=%ld "
 	        "recorded=%d reason=%s\n",
-	        ev && ev->session[0] ? ev->session : "-",
+	        log_timestamp(ts, sizeof(ts)), ev && ev->session[0] ? ev->session : "-",
 	        log_quote(ev && ev->tool ? ev->tool : "-", tq, sizeof(tq)), decision_name(a->d),
 	        a->why[0] ? a->why : "-", ms, recorded ? 1 : 0,
 	        log_quote(a->reason[0] ? a->reason : "-", rq, sizeof(rq)));

@@ -306,3 +306,67 @@ out:
 	EVP_MD_CTX_free(md);
 	return rc;
 }
+
+/* The fields of an anchor line in order: literal text, or a run of one
+ * class of characters (exactly n of them, or at least one when n is 0). */
+struct shape_part {
+	const char *lit;
+	char cls; /* 'd' digit, 'x' lower-case hex, 't' the time's YYYY-MM-DDTHH:MM:SSZ */
+	size_t n;
+};
+
+static bool in_class(char cls, size_t i, char c)
+{
+	static const char when[] = "dddd-dd-ddTdd:dd:ddZ";
+
+	switch (cls) {
+	case 'd':
+		return c >= '0' && c <= '9';
+	case 'x':
+		return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+	case 't':
+		return when[i] == 'd' ? c >= '0' && c <= '9' : c == when[i];
+	}
+	return false;
+}
+
+bool anchor_torn_prefix(const char *line)
+{
+	static const struct shape_part shape[] = {{"airlock-anchor v1 event=", 0, 0},
+	                                          {NULL, 'd', 0},
+	                                          {" hash=", 0, 0},
+	                                          {NULL, 'x', 64},
+	                                          {" at=", 0, 0},
+	                                          {NULL, 't', 20},
+	                                          {" key=", 0, 0},
+	                                          {NULL, 'x', 16},
+	                                          {" sig=", 0, 0},
+	                                          {NULL, 'x', 2 * SIG_LEN}};
+	const char *p = line;
+
+	if (line == NULL || *line == '\0')
+		return false;
+	for (size_t k = 0; k < sizeof(shape) / sizeof(shape[0]); k++) {
+		const struct shape_part *f = &shape[k];
+		size_t i = 0;
+
+		if (f->lit) {
+			for (; f->lit[i]; i++, p++) {
+				if (*p == '\0')
+					return true;
+				if (*p != f->lit[i])
+					return false;
+			}
+			continue;
+		}
+		for (; f->n == 0 || i < f->n; i++, p++) {
+			if (*p == '\0')
+				return true;
+			if (!in_class(f->cls, i, *p))
+				break;
+		}
+		if (i == 0 || (f->n && i < f->n))
+			return false;
+	}
+	return false; /* the whole shape: not cut short */
+}

@@ -15,6 +15,7 @@
 #ifndef AIRLOCK_ANCHOR_H
 #define AIRLOCK_ANCHOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 
@@ -52,5 +53,12 @@ char *anchor_sign(const struct anchor_key *k, long long event_id, const char *ha
  * key, or a signature that does not match (the line was edited or forged). */
 int anchor_verify(const struct anchor_key *k, const char *line, struct anchor *a, char *err,
                   size_t errlen);
+
+/* Whether line (without its newline) is what a write of an anchor line
+ * leaves when it is cut short: a non-empty, proper prefix of a well-formed
+ * anchor line (each field as far as it goes).  Such a fragment signs
+ * nothing and proves nothing; it is not an edited anchor, which keeps the
+ * full shape and fails its signature instead. */
+bool anchor_torn_prefix(const char *line);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Set by one thread (start-up, SIGHUP reload), read by all. */
 static _Atomic int min_level = LOG_INFO;
@@ -26,10 +27,24 @@ int log_level_parse(const char *s)
 	return -1;
 }
 
+const char *log_timestamp(char *out, size_t outlen)
+{
+	struct timespec now;
+	struct tm tm;
+	char day[24];
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, outlen, "%s.%03ldZ", day, now.tv_nsec / 1000000);
+	return out;
+}
+
 static void vlog(enum log_level lvl, const char *fmt, va_list ap)
 {
-	char line[4096];
-	int n = snprintf(line, sizeof(line), "level=%s ", level_names[lvl]);
+	char line[4096], ts[32];
+	int n = snprintf(line, sizeof(line), "ts=%s level=%s ", log_timestamp(ts, sizeof(ts)),
+	                 level_names[lvl]);
 
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return;

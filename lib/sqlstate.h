@@ -34,10 +34,21 @@
 #define SQLSTATE_FEATURE_NOT_SUPPORTED       "0A000" /* e.g. a cached plan's result type changed */
 #define SQLSTATE_QUERY_CANCELED              "57014" /* statement_timeout, or a cancel */
 #define SQLSTATE_OPERATOR_INTERVENTION_CLASS "57P"   /* shutdown, crash, terminated backend */
+#define SQLSTATE_LOCK_NOT_AVAILABLE          "55P03" /* lock_timeout, NOWAIT */
+#define SQLSTATE_INSUFFICIENT_RESOURCES_CLASS                                                      \
+	"53" /* disk full, out of memory, too many connections */
+#define SQLSTATE_TRANSACTION_ROLLBACK_CLASS "40" /* serialization failure, deadlock */
+#define SQLSTATE_SYSTEM_ERROR_CLASS         "58" /* I/O errors below the server */
 
 /* True when sqlstate is exactly code.  NULL never matches. */
 bool sqlstate_is(const char *sqlstate, const char *code);
 /* True when sqlstate begins with the class prefix ("08", "57P", "AL"). */
 bool sqlstate_in_class(const char *sqlstate, const char *cls);
+/* True when the failure says nothing about the statement itself and the
+ * same statement may well succeed later: no server answer at all ("" or
+ * NULL), a lost connection, a timeout or cancel, a lock or serialization
+ * conflict, a read-only server, resources (disk, memory, connections) or an
+ * I/O error.  Such a failure never refuses a request: it is retried. */
+bool sqlstate_transient(const char *sqlstate);
 
 #endif

@@ -1,6 +1,8 @@
 /* xalloc.c -- allocation that cannot fail. */
 #include "lib/xalloc.h"
 
+#include "lib/log.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +11,9 @@
 
 static void oom(size_t n)
 {
-	char msg[96];
-	int len = snprintf(msg, sizeof(msg), "level=fatal evt=out_of_memory bytes=%zu\n", n);
+	char msg[128], ts[32];
+	int len = snprintf(msg, sizeof(msg), "ts=%s level=fatal evt=out_of_memory bytes=%zu\n",
+	                   log_timestamp(ts, sizeof(ts)), n);
 
 	if (len > 0)
 		(void)!write(STDERR_FILENO, msg, (size_t)len);

@@ -36,5 +36,7 @@
 /* One daemon at a time counts and announces what agents' hosts reported (id 0,
  * airlock.side_door_due). */
 #define LOCK_KIND_SIDE_DOOR "74287737"
+/* One forward step of the database's clock is acted on once (id 1). */
+#define LOCK_KIND_CLOCK "74287738"
 
 #endif

@@ -2,6 +2,7 @@
  * successors (0009, 0012, 0019). */
 #include "store/queue.h"
 
+#include "lib/buf.h"
 #include "lib/xalloc.h"
 
 #include <cjson/cJSON.h>
@@ -69,15 +70,52 @@ static int claim_result(struct store_res *res, struct queue_item *it)
 	return 1;
 }
 
-int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_item *it)
+/* A text[] literal of the given strings ("{}" when none), each quoted:
+ * {"proxmox-host:a","proxmox-host:b"}.  Caller frees. */
+static char *text_array(const char *const *v, size_t n)
+{
+	struct buf b = BUF_INIT;
+
+	buf_init(&b, 0);
+	buf_putc(&b, '{');
+	for (size_t i = 0; i < n; i++) {
+		buf_puts(&b, i ? ",\"" : "\"");
+		for (const char *p = v[i]; *p; p++) {
+			if (*p == '"' || *p == '\\')
+				buf_putc(&b, '\\');
+			buf_putc(&b, *p);
+		}
+		buf_putc(&b, '"');
+	}
+	buf_putc(&b, '}');
+	return buf_steal(&b);
+}
+
+/* The same for ids. */
+static char *id_array(const int64_t *v, size_t n)
+{
+	struct buf b = BUF_INIT;
+
+	buf_init(&b, 0);
+	buf_putc(&b, '{');
+	for (size_t i = 0; i < n; i++)
+		buf_printf(&b, "%s%lld", i ? "," : "", (long long)v[i]);
+	buf_putc(&b, '}');
+	return buf_steal(&b);
+}
+
+int queue_claim(struct store *s, const char *worker, int64_t hint, const char *const *full_nodes,
+                size_t nfull, struct queue_item *it)
 {
 	struct store_res *res;
 	char hints[24];
+	char *full = text_array(full_nodes, nfull);
 
 	memset(it, 0, sizeof(*it));
 	snprintf(hints, sizeof(hints), "%lld", (long long)hint);
-	res = store_execp(s, "SELECT " CLAIM_COLUMNS " FROM airlock.worker_claim($1, $2)", 2,
-	                  (const char *const[]){worker, hint > 0 ? hints : NULL});
+	res = store_execp(s, "SELECT " CLAIM_COLUMNS " FROM airlock.worker_claim($1, $2, $3)", 3,
+	                  (const char *const[]){worker, hint > 0 ? hints : NULL, full});
+	free(full);
 	return claim_result(res, it);
 }
 
@@ -266,6 +304,17 @@ int queue_release(struct store *s, int64_t id, const char *worker, int delay_ms,
 	            (const char *const[]){ids, worker, ms, reason}, NULL, 0);
 }
 
+int queue_settle(struct store *s, int64_t id, const char *worker, int delay_ms, const char *reason,
+                 char done[16])
+{
+	char ids[24], ms[16];
+
+	snprintf(ids, sizeof(ids), "%lld", (long long)id);
+	snprintf(ms, sizeof(ms), "%d", delay_ms);
+	return call(s, "SELECT airlock.worker_settle($1, $2, $3, $4)", 4,
+	            (const char *const[]){ids, worker, ms, reason}, done, 16);
+}
+
 int queue_classified(struct store *s, int64_t id, const char *worker, const char *cls,
                      const char *reasons_json, long long policy_version,
                      const char *classifier_version, const char *rewind_status, int rewind_possible,
@@ -305,6 +354,19 @@ int queue_refuse(struct store *s, int64_t id, const char *worker, const char *re
 	snprintf(ids, sizeof(ids), "%lld", (long long)id);
 	return call(s, "SELECT airlock.worker_refuse($1, $2, $3, coalesce($4::jsonb, '{}'))", 4,
 	            (const char *const[]){ids, worker, reason, detail_json}, NULL, 0);
+}
+
+int queue_refuse_points(struct store *s, int64_t id, const char *worker, const char *reason,
+                        const char *detail_json, const char *rewind_points_json)
+{
+	char ids[24];
+
+	if (rewind_points_json == NULL)
+		return queue_refuse(s, id, worker, reason, detail_json);
+	snprintf(ids, sizeof(ids), "%lld", (long long)id);
+	return call(
+	    s, "SELECT airlock.worker_refuse($1, $2, $3, coalesce($4::jsonb, '{}'), $5::jsonb)", 5,
+	    (const char *const[]){ids, worker, reason, detail_json, rewind_points_json}, NULL, 0);
 }
 
 int queue_note(struct store *s, int64_t id, const char *worker, const char *detail_json)
@@ -376,14 +438,26 @@ int queue_finish(struct store *s, int64_t id, const char *worker, const struct q
 	return 0;
 }
 
-int queue_reap(struct store *s, int *n)
+int queue_reap(struct store *s, const char *daemon, const int64_t *working, size_t nworking,
+               int grace_ms, int *n)
 {
-	char out[16];
+	char out[16], grace[16];
+	char *ids = id_array(working, nworking);
+	int rc;
 
-	if (call(s, "SELECT airlock.worker_reap()", 0, NULL, out, sizeof(out)) < 0)
+	snprintf(grace, sizeof(grace), "%d", grace_ms);
+	rc = call(s, "SELECT airlock.worker_reap($1, $2::bigint[], $3)", 3,
+	          (const char *const[]){daemon, ids, grace}, out, sizeof(out));
+	free(ids);
+	if (rc < 0)
 		return -1;
 	*n = atoi(out);
 	return 0;
+}
+
+int queue_gone(struct store *s, const char *daemon)
+{
+	return call(s, "SELECT airlock.worker_gone($1)", 1, (const char *const[]){daemon}, NULL, 0);
 }
 
 int queue_expire(struct store *s, int *n)
@@ -417,6 +491,19 @@ int queue_clock_check(struct store *s, int *rows, long long *max_ahead_ms)
 	*rows = atoi(store_get(res, 0, 0));
 	*max_ahead_ms = strtoll(store_get(res, 0, 1), NULL, 10);
 	store_clear(res);
+	return 0;
+}
+
+int queue_clock_forward(struct store *s, const char *worker, long long step_ms, const char *since,
+                        int *rows)
+{
+	char ms[24], out[16];
+
+	snprintf(ms, sizeof(ms), "%lld", step_ms);
+	if (call(s, "SELECT airlock.worker_clock_stepped_forward($1, $2, $3::timestamptz)", 3,
+	         (const char *const[]){worker, ms, since}, out, sizeof(out)) < 0)
+		return -1;
+	*rows = atoi(out);
 	return 0;
 }
 

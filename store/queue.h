@@ -48,8 +48,13 @@ struct queue_result {
 
 /* 1 with *it filled (free with queue_item_clear), 0 when there is no work,
  * -1 on error (reason on s).  hint (0: none) is the row a wake-up named:
- * claimed when it can be, else the oldest claimable row is, in one call. */
-int queue_claim(struct store *s, const char *worker, int64_t hint, struct queue_item *it);
+ * claimed when it can be, else the oldest claimable row is, in one call.
+ * full_nodes (nfull node slugs) are the nodes with no free slot in this
+ * daemon: their queued and approved rows are skipped (a row waiting to be
+ * classified is claimed whatever its node).  Any row this worker still
+ * holds unsettled is given back first (migrations/0032). */
+int queue_claim(struct store *s, const char *worker, int64_t hint, const char *const *full_nodes,
+                size_t nfull, struct queue_item *it);
 /* Registers a new secret wake-up channel for this session (the caller then
  * LISTENs on it): wake-ups on it carry a row id.  channel gets the name
  * (42 bytes and the NUL); -1 with the reason on s. */
@@ -79,6 +84,14 @@ void queue_item_clear(struct queue_item *it);
 
 int queue_release(struct store *s, int64_t id, const char *worker, int delay_ms,
                   const char *reason);
+/* Gives back a row this worker holds and of which nothing was sent, from
+ * wherever it stands (airlock.worker_settle): released to be claimed again
+ * after delay_ms, or, when it was marked running, back to the state it
+ * started from.  done gets "released", "not_sent", or "not_held" when the
+ * row was no longer this worker's (its lock is let go then).  Safe to call
+ * again after a lost answer. */
+int queue_settle(struct store *s, int64_t id, const char *worker, int delay_ms, const char *reason,
+                 char done[16]);
 /* new_state gets "queued" or "pending_approval". */
 int queue_classified(struct store *s, int64_t id, const char *worker, const char *cls,
                      const char *reasons_json, long long policy_version,
@@ -90,6 +103,10 @@ int queue_revalidate(struct store *s, int64_t id, const char *worker, const char
                      const char *classifier_version, char state[24]);
 int queue_refuse(struct store *s, int64_t id, const char *worker, const char *reason,
                  const char *detail_json);
+/* The same, recording the rewind points (a JSON array) a refused guard made
+ * anyway on the row (migrations/0032); NULL points is queue_refuse. */
+int queue_refuse_points(struct store *s, int64_t id, const char *worker, const char *reason,
+                        const char *detail_json, const char *rewind_points_json);
 int queue_note(struct store *s, int64_t id, const char *worker, const char *detail_json);
 /* Marks the row running, confined as `confinement` (none, user or root),
  * in one statement: committed before the command is sent. */
@@ -109,12 +126,24 @@ int queue_unreachable(struct store *s, int64_t id, const char *worker, int delay
  * clock stepped back); *rows gets how many, *max_ahead_ms how far ahead the
  * furthest was. */
 int queue_clock_check(struct store *s, int *rows, long long *max_ahead_ms);
+/* The database's clock stepped forward by step_ms since `since` (its own
+ * text, as it said it then): open deadlines move with it, and rows that
+ * expired meanwhile say so (migrations/0032).  *rows gets how many rows it
+ * changed (0 when another daemon acted on this step already). */
+int queue_clock_forward(struct store *s, const char *worker, long long step_ms, const char *since,
+                        int *rows);
 /* After a reconnect: takes the row's liveness lock again on this session.
  * 1 taken, 0 someone holds it, -1 error. */
 int queue_rehold(struct store *s, int64_t id);
-/* Settles rows of dead workers; *n gets how many.  Use a connection that
+/* Settles rows no worker works on any more, as daemon `daemon` (its
+ * worker_id) sees it: working (nworking ids) are the rows its own workers
+ * hold now; another daemon's rows only once it has not been seen for
+ * grace_ms (migrations/0032).  *n gets how many.  Use a connection that
  * holds no execution locks. */
-int queue_reap(struct store *s, int *n);
+int queue_reap(struct store *s, const char *daemon, const int64_t *working, size_t nworking,
+               int grace_ms, int *n);
+/* Tells the database that daemon stopped: its rows need no grace. */
+int queue_gone(struct store *s, const char *daemon);
 int queue_expire(struct store *s, int *n);
 
 #endif

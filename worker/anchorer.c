@@ -8,14 +8,21 @@
 #include "lib/log.h"
 #include "lib/syslogline.h"
 #include "lib/xalloc.h"
+#include "worker/durability.h"
+#include "worker/metrics.h"
+#include "worker/notify.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* While an anchor cannot be written, its failure is logged again this often. */
+#define ANCHOR_FAIL_LOG_MS 60000
 
 struct anchorer {
 	struct anchor_key *key;
@@ -29,8 +36,15 @@ struct anchorer {
 	int64_t last_ms;
 	/* What was already reported, so a finding is logged once, not every tick. */
 	long long reported_id;
-	/* The file ends in a line cut short (a crash mid-write): end it first. */
-	bool needs_newline;
+	/* Whether mutations wait while anchors cannot be written. */
+	bool hold;
+	/* The last anchor could not be written: it is retried at every tick. */
+	bool failing;
+	long long failures; /* attempts that failed in a row */
+	int64_t fail_logged_ms;
+	struct metrics *metrics;
+	struct notifier *notifier;
+	struct durability *durability;
 };
 
 /* Finds the last valid anchor of this key among the file's last lines (the
@@ -59,7 +73,6 @@ static int read_last(struct anchorer *a, char *err, size_t errlen)
 		goto fail;
 	}
 	text[got] = '\0';
-	a->needs_newline = got > 0 && text[got - 1] != '\n';
 	close(fd);
 	/* Reading from the middle: the first, partial line is not a line. */
 	char *line = text;
@@ -108,6 +121,7 @@ struct anchorer *anchorer_new(const struct config *cfg, char *err, size_t errlen
 	a->every_events = cfg->audit_every_events;
 	a->every_ms = (int64_t)cfg->audit_every_seconds * 1000;
 	a->syslog = cfg->audit_syslog;
+	a->hold = cfg->audit_hold_mutations;
 	fd = open(a->path, O_WRONLY | O_APPEND | O_CREAT, 0640);
 	if (fd < 0) {
 		snprintf(err, errlen, "audit anchor_file %s: %s", a->path, strerror(errno));
@@ -141,41 +155,151 @@ void anchorer_free(struct anchorer *a)
 	free(a);
 }
 
-/* Appends the line and makes it durable; -1 with errno's reason logged. */
-static int append(struct anchorer *a, const char *line)
+void anchorer_alarms(struct anchorer *a, struct metrics *m, struct notifier *n,
+                     struct durability *d)
 {
-	char lq[512], lq2[512];
-	int fd = open(a->path, O_WRONLY | O_APPEND | O_CREAT, 0640);
+	if (a == NULL)
+		return;
+	a->metrics = m;
+	a->notifier = n;
+	a->durability = d;
+}
+
+/* Before a line is added, the file must end with a whole line: a tail cut
+ * short (a crash mid-write) is ended with a newline, so the next anchor
+ * starts a line of its own and is never glued to the piece, which stays as
+ * evidence of the interrupted write (`audit verify --anchors` reports it as
+ * torn, not as an edit; an append-only file could not be cut anyway).  -1
+ * with the reason in err. */
+static int repair_tail(struct anchorer *a, int fd, char *err, size_t errlen)
+{
+	char lq[512], last;
+	struct stat st;
+	ssize_t got;
+
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return -1;
+	}
+	if (st.st_size == 0)
+		return 0;
+	got = pread(fd, &last, 1, st.st_size - 1);
+	if (got != 1) {
+		snprintf(err, errlen, "reading the file's end: %s",
+		         got < 0 ? strerror(errno) : "empty");
+		return -1;
+	}
+	if (last == '\n')
+		return 0;
+	if (write(fd, "\n", 1) != 1) {
+		snprintf(err, errlen, "ending a line cut short: %s", strerror(errno));
+		return -1;
+	}
+	log_msg(LOG_WARN,
+	        "evt=audit.anchor_tail_repaired file=%s how=ended note=\"the file ended in a line "
+	        "cut short (an interrupted write); it was ended so that the next anchor is whole\"",
+	        log_quote(a->path, lq, sizeof(lq)));
+	return 0;
+}
+
+/* Appends the line whole, or not at all, and makes it durable; -1 with the
+ * reason in err. */
+static int append(struct anchorer *a, const char *line, char *err, size_t errlen)
+{
+	/* Read too: the file's end is looked at before each line. */
+	int fd = open(a->path, O_RDWR | O_APPEND | O_CREAT, 0640);
 	size_t n = strlen(line);
+	off_t before;
 	ssize_t w;
+	int rc = -1;
 
 	if (fd < 0) {
-		log_msg(LOG_ERROR, "evt=audit.anchor_failed file=%s error=%s",
-		        log_quote(a->path, lq2, sizeof(lq2)),
-		        log_quote(strerror(errno), lq, sizeof(lq)));
+		snprintf(err, errlen, "%s", strerror(errno));
 		return -1;
 	}
-	if (a->needs_newline) {
-		if (write(fd, "\n", 1) != 1) {
-			log_msg(LOG_ERROR, "evt=audit.anchor_failed file=%s error=%s",
-			        log_quote(a->path, lq2, sizeof(lq2)),
-			        log_quote(strerror(errno), lq, sizeof(lq)));
-			close(fd);
-			return -1;
-		}
-		a->needs_newline = false;
-	}
+	if (repair_tail(a, fd, err, errlen) < 0)
+		goto out;
+	before = lseek(fd, 0, SEEK_END);
 	w = write(fd, line, n);
-	if (w != (ssize_t)n || fsync(fd) != 0) {
-		log_msg(LOG_ERROR, "evt=audit.anchor_failed file=%s error=%s",
-		        log_quote(a->path, lq2, sizeof(lq2)),
-		        log_quote(w < 0 || w == (ssize_t)n ? strerror(errno) : "short write", lq,
-		                  sizeof(lq)));
-		close(fd);
-		return -1;
+	if (w != (ssize_t)n) {
+		int e = errno;
+		if (w < 0) {
+			snprintf(err, errlen, "%s", strerror(e));
+			goto out;
+		}
+		/* Cut short (a full disk): the piece goes again, or the next
+		 * write's repair ends it. */
+		bool cut = before >= 0 && ftruncate(fd, before) == 0;
+		snprintf(err, errlen, "short write: %zd of %zu bytes (the disk is full?); %s", w, n,
+		         cut ? "the piece was cut off again"
+		             : "the piece is ended before the next");
+		goto out;
 	}
+	if (fsync(fd) != 0) {
+		snprintf(err, errlen, "fsync: %s", strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
 	close(fd);
-	return 0;
+	return rc;
+}
+
+/* An anchor could not be written: logged (again each minute while it lasts),
+ * and the first time also the metrics, the webhooks and, with
+ * audit.hold_mutations, the hold on mutations. */
+static void failed(struct anchorer *a, const char *err, int64_t now)
+{
+	char lq[512], lq2[512], text[1200], why[1100];
+
+	a->failures++;
+	metrics_anchor(a->metrics, true);
+	if (a->failing && now - a->fail_logged_ms < ANCHOR_FAIL_LOG_MS)
+		return;
+	a->fail_logged_ms = now;
+	log_msg(LOG_ERROR,
+	        "evt=audit.anchor_failed file=%s attempts=%lld mutations=%s error=%s "
+	        "note=\"retried every second\"",
+	        log_quote(a->path, lq2, sizeof(lq2)), a->failures, a->hold ? "held" : "running",
+	        log_quote(err, lq, sizeof(lq)));
+	if (a->failing)
+		return;
+	a->failing = true;
+	snprintf(why, sizeof(why),
+	         "the audit anchor file %s cannot be written (%s): no change runs until the "
+	         "audit chain's head is signed outside the database again (audit.hold_mutations)",
+	         a->path, err);
+	if (a->hold && a->durability)
+		durability_hold(a->durability, why);
+	if (a->notifier) {
+		cJSON *m = cJSON_CreateObject();
+		snprintf(text, sizeof(text),
+		         "airlock: the audit anchor file %s cannot be written (%s). Anchors are "
+		         "retried every second; %s. Free the disk or fix the file's permissions.",
+		         a->path, err,
+		         a->hold ? "until one lands, mutations are held (observations still run)"
+		                 : "mutations keep running without anchors (audit.hold_mutations: "
+		                   "false)");
+		cJSON_AddStringToObject(m, "event", "audit_anchor_failed");
+		cJSON_AddStringToObject(m, "detail", err);
+		cJSON_AddStringToObject(m, "text", text);
+		notifier_post(a->notifier, NULL, m);
+	}
+}
+
+static void recovered(struct anchorer *a)
+{
+	char lq[512];
+
+	if (!a->failing)
+		return;
+	log_msg(LOG_INFO, "evt=audit.anchor_recovered file=%s failed_attempts=%lld",
+	        log_quote(a->path, lq, sizeof(lq)), a->failures);
+	a->failing = false;
+	a->failures = 0;
+	metrics_anchor(a->metrics, false);
+	if (a->durability)
+		durability_hold(a->durability, NULL);
 }
 
 /* Is the event anchored last still there, with the hash that was signed? */
@@ -236,7 +360,7 @@ void anchorer_tick(struct anchorer *a, struct store *db, bool force)
 	}
 	head = strtoll(store_get(res, 0, 0), NULL, 10);
 	check_continuity(a, db, head);
-	if (head == a->last_id || (!force && head - a->last_id < a->every_events &&
+	if (head == a->last_id || (!force && !a->failing && head - a->last_id < a->every_events &&
 	                           (head < a->last_id || now - a->last_ms < a->every_ms))) {
 		store_clear(res);
 		return;
@@ -245,7 +369,10 @@ void anchorer_tick(struct anchorer *a, struct store *db, bool force)
 	if (line == NULL) {
 		log_msg(LOG_ERROR, "evt=audit.anchor_failed error=%s",
 		        log_quote(err, lq, sizeof(lq)));
-	} else if (append(a, line) == 0) {
+	} else if (append(a, line, err, sizeof(err)) < 0) {
+		failed(a, err, now);
+	} else {
+		recovered(a);
 		a->last_id = head;
 		snprintf(a->last_hash, sizeof(a->last_hash), "%s", store_get(res, 0, 1));
 		a->last_ms = now;

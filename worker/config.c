@@ -57,6 +57,7 @@ static const struct field fields[] = {
     {"audit", "every_events", F_INT, OFF(audit_every_events), 1, 1000000},
     {"audit", "every_seconds", F_INT, OFF(audit_every_seconds), 1, 86400},
     {"audit", "syslog", F_BOOL, OFF(audit_syslog), 0, 0},
+    {"audit", "hold_mutations", F_BOOL, OFF(audit_hold_mutations), 0, 0},
     {"guard", "reversible_low_without_rewind", F_ONOFF, OFF(reversible_low_without_rewind), 0, 0},
     {"zerto", "url", F_STR, OFF(zerto_url), 0, 0},
     {"zerto", "token_url", F_STR, OFF(zerto_token_url), 0, 0},
@@ -262,7 +263,8 @@ static const char *const event_names[] = {"pending_approval",
                                           "output_held",
                                           "change_outside_airlock",
                                           "access_outside_airlock",
-                                          "side_door"};
+                                          "side_door",
+                                          "audit_anchor_failed"};
 
 static bool event_known(const char *e)
 {
@@ -335,7 +337,8 @@ static int webhook_events(struct config_webhook *h, const struct yt_node *v, con
 			             "unknown event \"%s\" (pending_approval, approved, rejected, "
 			             "expired, cancelled, refused, succeeded, failed, timed_out, "
 			             "outcome_unknown, reminder, output_held, "
-			             "change_outside_airlock, access_outside_airlock, side_door)%s",
+			             "change_outside_airlock, access_outside_airlock, side_door, "
+			             "audit_anchor_failed)%s",
 			             e->kind == YT_SCALAR ? e->scalar : "?", "");
 		h->events[h->nevents++] = xstrdup(e->scalar);
 	}
@@ -527,6 +530,7 @@ static void set_defaults(struct config *c)
 	c->recover_flr_session_warn_s = 3600;
 	c->audit_every_events = 100;
 	c->audit_every_seconds = 60;
+	c->audit_hold_mutations = true;
 	c->notify_max_attempts = 8;
 	c->notify_backoff_ms = 2000;
 	c->notify_backoff_max_ms = 600000;

@@ -97,11 +97,12 @@ struct config {
 	size_t recover_max_file_bytes;  /* larger files are refused; default 1.5 GiB */
 	int recover_flr_session_warn_s; /* an FLR session older than this is reported */
 	/* audit anchors: NULL signing key = the daemon does not anchor */
-	char *audit_signing_key; /* Ed25519 private key (PEM, mode 0600) */
-	char *audit_anchor_file; /* signed anchors are appended here */
-	int audit_every_events;  /* anchor after this many new events ... */
-	int audit_every_seconds; /* ... or this long after the last anchor */
-	bool audit_syslog;       /* also send each anchor to syslog */
+	char *audit_signing_key;   /* Ed25519 private key (PEM, mode 0600) */
+	char *audit_anchor_file;   /* signed anchors are appended here */
+	int audit_every_events;    /* anchor after this many new events ... */
+	int audit_every_seconds;   /* ... or this long after the last anchor */
+	bool audit_syslog;         /* also send each anchor to syslog */
+	bool audit_hold_mutations; /* hold mutations while an anchor cannot be written */
 	struct config_webhook webhooks[CONFIG_MAX_WEBHOOKS];
 	int nwebhooks;
 	/* notifications: how webhooks are delivered */

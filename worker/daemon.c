@@ -39,11 +39,24 @@
 /* A notification's payload is shorter than 8000 bytes. */
 #define DAEMON_PAYLOAD_MAX 8192
 
+/* How long another daemon may go unseen (its reaper not run) before its
+ * rows are taken for dead, and how long after the database server started
+ * no other daemon's row is: time for a live daemon to reconnect after a
+ * restart or a failover and take its rows back. */
+#define DAEMON_REAP_GRACE_MS 15000
+/* A gain of the database's clock over the daemon's monotonic one larger
+ * than this is a forward step of that clock (NTP after a long drift, a
+ * restore, an operator). */
+#define DAEMON_CLOCK_STEP_MS 60000
+
 struct wthread {
 	struct daemon *d;
 	int index;
 	pthread_t thread;
 	bool started;
+	/* The row this thread works on now, 0 when none: the reaper leaves
+	 * such a row to it, whatever happened to its session. */
+	_Atomic int64_t working;
 };
 
 struct daemon {
@@ -85,6 +98,12 @@ struct daemon {
 
 	struct wthread *threads;
 	int nthreads;
+
+	/* The database's clock as last read on the listening session, with the
+	 * daemon's monotonic clock then (listen thread only). */
+	bool clock_set;
+	int64_t clock_db_ms, clock_mono_ms;
+	char clock_db_text[48];
 };
 
 /* Wakes up to n idle workers; called with d->mu held. */
@@ -175,6 +194,21 @@ static bool idle_wait(struct daemon *d, unsigned long seen)
 	return timed_out;
 }
 
+/* Every new session of the daemon, before anything is claimed on it: the
+ * server it reached is checked (durability_session_check: mutations are
+ * held until that passes, and another server than before is logged), then
+ * the session takes the commit level the check decided (remote_apply when
+ * a synchronous standby is configured).  Also the store's on-connect hook,
+ * so a session that a write's retry reset is checked the same way. */
+static int session_start(struct store *s, void *arg)
+{
+	struct durability *dur = arg;
+
+	durability_session_check(dur, s);
+	store_clear(store_exec(s, durability_session_sql(dur), 0, NULL));
+	return 0;
+}
+
 /* Opens the thread's connection, retrying with backoff until it works or the
  * daemon stops. */
 static struct store *connect_retry(struct daemon *d, const char *who)
@@ -187,8 +221,8 @@ static struct store *connect_retry(struct daemon *d, const char *who)
 		struct store *s = store_open_with(d->cfg->database, "airlockd",
 		                                  DAEMON_SESSION_OPTIONS, err, sizeof(err));
 		if (s) {
-			/* remote_apply when a synchronous standby is configured. */
-			store_clear(store_exec(s, durability_session_sql(d->durability), 0, NULL));
+			session_start(s, d->durability);
+			store_on_connect(s, session_start, d->durability);
 			return s;
 		}
 		int delay_ms = store_backoff_next(&backoff);
@@ -239,7 +273,9 @@ static void *worker_main(void *arg)
 		 * (and an observation started) in one call.  When that does not
 		 * take it, it is claimed as usual below. */
 		if (doc != NULL) {
+			atomic_store(&w->working, hint);
 			int done = pipeline_wake(&env, db, &v, doc);
+			atomic_store(&w->working, 0);
 			free(doc);
 			if (done) {
 				claim_delay_ms = 200;
@@ -251,7 +287,14 @@ static void *worker_main(void *arg)
 			continue;
 		}
 		struct queue_item it;
-		int got = queue_claim(db, who, hint, &it);
+		/* Rows of nodes whose slots are all busy are left to be claimed
+		 * once a slot frees (slots_on_free wakes a worker then). */
+		char **full = NULL;
+		size_t nfull = slots_full(d->node_slots, &full);
+		int got = queue_claim(db, who, hint, (const char *const *)full, nfull, &it);
+		for (size_t i = 0; i < nfull; i++)
+			free(full[i]);
+		free(full);
 		if (got < 0) {
 			/* A read-only database (a standby, or a demoted primary) stops
 			 * claims until a new session finds a primary. */
@@ -285,12 +328,21 @@ static void *worker_main(void *arg)
 		/* A wake-up that named no row may stand for many: pass it on. */
 		if (hint == 0 && atomic_load(&d->named_wakeups))
 			wake_workers(d, 1);
+		atomic_store(&w->working, it.id);
 		pipeline_process(&env, db, &v, &it);
+		atomic_store(&w->working, 0);
 		queue_item_clear(&it);
 	}
 	verdict_free(&v);
 	store_close(db);
 	return NULL;
+}
+
+/* A node whose slots were all busy has a free one: its rows, which claims
+ * skipped meanwhile, are for a worker to claim now. */
+static void slot_freed(void *arg)
+{
+	wake_workers(arg, 1);
 }
 
 struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
@@ -320,7 +372,9 @@ struct daemon *daemon_new(struct config *cfg, char *err, size_t errlen)
 	}
 	d->policies = policyset_new();
 	d->node_slots = slots_new(cfg->per_node);
+	slots_on_free(d->node_slots, slot_freed, d);
 	d->durability = durability_new(cfg);
+	anchorer_alarms(d->anchorer, d->metrics, d->notifier, d->durability);
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->wake, NULL);
 	d->env = (struct pipeline_env){
@@ -361,7 +415,7 @@ static int listen_connect(struct daemon *d)
 		log_msg(LOG_WARN, "evt=db.connect_failed error=%s", log_quote(err, lq, sizeof(lq)));
 		return -1;
 	}
-	store_clear(store_exec(d->listen, durability_session_sql(d->durability), 0, NULL));
+	session_start(d->listen, d->durability);
 	for (size_t i = 0; i < 2; i++) {
 		struct store_res *res = store_exec(d->listen, channels[i], 0, NULL);
 		if (res == NULL) {
@@ -427,12 +481,69 @@ static void clock_check(struct daemon *d)
 		    rows, ahead);
 }
 
+/* Reads the database's clock and compares what it gained since the last
+ * read with what the daemon's monotonic clock did: a gain larger than
+ * DAEMON_CLOCK_STEP_MS is a forward step, and the requests' open deadlines
+ * (TTLs, approvals' validity: elapsed time, which a step is not) move with
+ * it, once, before anything expires them (airlock.worker_clock_stepped_forward). */
+static void clock_forward_check(struct daemon *d)
+{
+	char lq[512];
+	struct store_res *res = store_exec(d->listen,
+	                                   "SELECT (extract(epoch FROM clock_timestamp()) * "
+	                                   "1000)::bigint, clock_timestamp()::text",
+	                                   0, NULL);
+	int64_t mono = deadline_now_ms(), db_ms;
+	int rows = 0;
+
+	if (res == NULL) {
+		log_msg(LOG_WARN, "evt=clock.check_failed error=%s",
+		        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
+		return;
+	}
+	db_ms = strtoll(store_get(res, 0, 0), NULL, 10);
+	if (d->clock_set) {
+		int64_t step = db_ms - (d->clock_db_ms + (mono - d->clock_mono_ms));
+		if (step > DAEMON_CLOCK_STEP_MS) {
+			if (queue_clock_forward(d->listen, d->cfg->worker_id, step,
+			                        d->clock_db_text, &rows) < 0) {
+				log_msg(LOG_WARN, "evt=clock.check_failed error=%s",
+				        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
+				store_clear(res);
+				return; /* looked at again at the next tick, from the same reference
+				         */
+			}
+			log_msg(
+			    LOG_WARN,
+			    "evt=clock.stepped_forward step_ms=%lld rows=%d note=\"the database's "
+			    "clock gained that much over this daemon's; open TTLs and approvals' "
+			    "validity moved with it, and rows that expired meanwhile say so\"",
+			    (long long)step, rows);
+		}
+	}
+	d->clock_set = true;
+	d->clock_db_ms = db_ms;
+	d->clock_mono_ms = mono;
+	snprintf(d->clock_db_text, sizeof(d->clock_db_text), "%s", store_get(res, 0, 1));
+	store_clear(res);
+}
+
 static void reap(struct daemon *d)
 {
 	char lq[512];
 	int n = 0;
+	int64_t *working = xcalloc((size_t)d->nthreads + 1, sizeof(*working));
+	size_t nworking = 0;
 
-	if (queue_reap(d->listen, &n) < 0)
+	for (int i = 0; d->threads != NULL && i < d->nthreads; i++) {
+		int64_t id = atomic_load(&d->threads[i].working);
+		if (id > 0)
+			working[nworking++] = id;
+	}
+	int rc =
+	    queue_reap(d->listen, d->cfg->worker_id, working, nworking, DAEMON_REAP_GRACE_MS, &n);
+	free(working);
+	if (rc < 0)
 		log_msg(LOG_WARN, "evt=queue.reap_failed error=%s",
 		        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
 	else if (n > 0)
@@ -567,6 +678,7 @@ static bool schema_refused(struct daemon *d)
 
 int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int grace_s)
 {
+	char lq[512];
 	int64_t next_reap = 0, next_expire = 0, next_connect = 0, next_anchor = 0, next_seal = 0;
 	int64_t next_watchdog = 0;
 	int64_t next_durability = deadline_now_ms() + DURABILITY_RECHECK_S * 1000;
@@ -615,6 +727,7 @@ int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int gra
 			if (now >= next_connect) {
 				if (listen_connect(d) == 0) {
 					store_backoff_reset(&backoff);
+					d->clock_set = false; /* perhaps another server's clock */
 					log_msg(LOG_INFO, "evt=db.reconnected");
 					reload_policy(d);
 					wake_workers(
@@ -627,10 +740,13 @@ int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int gra
 			continue;
 		}
 		if (now >= next_reap) {
+			clock_forward_check(d);
 			reap(d);
 			next_reap = now + d->cfg->reap_interval_ms;
 		}
 		if (now >= next_expire) {
+			/* Nothing expires on a clock step not looked for first. */
+			clock_forward_check(d);
 			expire(d);
 			clock_check(d);
 			next_expire = now + d->cfg->expire_interval_ms;
@@ -666,6 +782,13 @@ int daemon_run(struct daemon *d, atomic_bool *stop, atomic_bool *reload, int gra
 	stop_threads(d, grace_s);
 	/* The chain and the file cover everything this daemon did before it stopped. */
 	if (d->listen != NULL && store_connected(d->listen)) {
+		/* No worker works on anything now: what they still held (a
+		 * result given up when the grace ended) is settled, and the
+		 * daemon is no longer waited for. */
+		reap(d);
+		if (queue_gone(d->listen, d->cfg->worker_id) < 0)
+			log_msg(LOG_WARN, "evt=queue.gone_failed error=%s",
+			        log_quote(store_errmsg(d->listen), lq, sizeof(lq)));
 		sealer_tick(d->sealer, d->listen, 1000);
 		anchorer_tick(d->anchorer, d->listen, true);
 	}

@@ -24,7 +24,30 @@ struct hook_ctx {
 	struct store *db;
 	const char *worker;
 	int64_t id;
+	bool gone;          /* the row is no longer this worker's (cancelled) */
+	int64_t checked_ms; /* when that was last asked */
 };
+
+/* Whether the row was withdrawn while its guard runs: asked at most every
+ * 2 s (a cancel clears claimed_by); a failed look says nothing. */
+static bool withdrawn(void *ctx)
+{
+	struct hook_ctx *h = ctx;
+	char id[24];
+	int64_t now = deadline_now_ms();
+
+	if (h->gone || now - h->checked_ms < 2000)
+		return h->gone;
+	h->checked_ms = now;
+	snprintf(id, sizeof(id), "%lld", (long long)h->id);
+	struct store_res *res = store_exec(
+	    h->db, "SELECT claimed_by IS DISTINCT FROM $2 FROM airlock.executions WHERE id = $1", 2,
+	    (const char *const[]){id, h->worker});
+	if (res != NULL && store_nrows(res) == 1 && store_get(res, 0, 0)[0] == 't')
+		h->gone = true;
+	store_clear(res);
+	return h->gone;
+}
 
 static int lock_vpg(void *ctx, const char *vpg_id, long timeout_ms)
 {
@@ -198,9 +221,13 @@ int guard_before(struct guard *g, struct store *db, const char *worker, const st
                  enum risk_class cls, char **rewind_json, char **guard_json, char *reason,
                  size_t reasonlen)
 {
-	struct hook_ctx h = {.db = db, .worker = worker, .id = it->id};
-	struct zerto_guard_hooks hooks = {
-	    .ctx = &h, .lock_vpg = lock_vpg, .unlock_vpg = unlock_vpg, .event = record};
+	struct hook_ctx h = {
+	    .db = db, .worker = worker, .id = it->id, .checked_ms = deadline_now_ms()};
+	struct zerto_guard_hooks hooks = {.ctx = &h,
+	                                  .lock_vpg = lock_vpg,
+	                                  .unlock_vpg = unlock_vpg,
+	                                  .event = record,
+	                                  .withdrawn = withdrawn};
 	struct zerto_guard_result r = {0};
 	char change[32], logid[40];
 	enum target_type tt;
@@ -243,12 +270,23 @@ int guard_before(struct guard *g, struct store *db, const char *worker, const st
 		rc = no_rewind(g, it, cls, r.message ? r.message : "Zerto does not protect this VM",
 		               guard_json, reason, reasonlen);
 		break;
-	default:
+	default: {
 		snprintf(reason, reasonlen, "%s",
 		         r.message ? r.message : "the guard refused; nothing ran");
 		*guard_json = cJSON_PrintUnformatted(j);
+		/* Checkpoints the refused request made anyway go on its row. */
+		cJSON *made = cJSON_CreateArray(), *p;
+		cJSON_ArrayForEach(p, cJSON_GetObjectItem(j, "rewind_points"))
+		{
+			if (cJSON_IsString(cJSON_GetObjectItem(p, "checkpoint_id")))
+				cJSON_AddItemToArray(made, cJSON_Duplicate(p, true));
+		}
+		if (cJSON_GetArraySize(made) > 0)
+			*rewind_json = cJSON_PrintUnformatted(made);
+		cJSON_Delete(made);
 		rc = -1;
 		break;
+	}
 	}
 	cJSON_Delete(j);
 	zerto_guard_result_clear(&r);

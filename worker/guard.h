@@ -36,8 +36,9 @@ void guard_status(struct guard *g, const struct queue_item *it, char *out, size_
 /* Runs the guard for a claimed row about to execute with class cls.  Returns
  * 0 to proceed, with *rewind_json (rewind points or NULL) and *guard_json
  * (what the guard did) for the caller to free; -1 to refuse, with the reason
- * (what happened, that nothing ran, what to do) in reason.  Steps are
- * recorded as events through db. */
+ * (what happened, that nothing ran, what to do) in reason, and in
+ * *rewind_json the checkpoints it made anyway (NULL when none), which the
+ * refusal records on the row.  Steps are recorded as events through db. */
 int guard_before(struct guard *g, struct store *db, const char *worker, const struct queue_item *it,
                  enum risk_class cls, char **rewind_json, char **guard_json, char *reason,
                  size_t reasonlen);

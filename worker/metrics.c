@@ -48,7 +48,18 @@ struct metrics {
 	atomic_llong guard_bucket[NGUARD];
 	atomic_llong guard_count, guard_sum_ms, guard_refusals;
 	atomic_llong scrapes, scrape_db_errors;
+	atomic_llong anchor_failures;
+	atomic_bool anchor_failing;
 };
+
+void metrics_anchor(struct metrics *m, bool failing)
+{
+	if (m == NULL)
+		return;
+	atomic_store(&m->anchor_failing, failing);
+	if (failing)
+		atomic_fetch_add(&m->anchor_failures, 1);
+}
 
 void metrics_guard(struct metrics *m, int64_t ms, bool refused)
 {
@@ -378,6 +389,13 @@ static void in_process(struct metrics *m, struct buf *b)
 	family(b, "airlock_webhook_gave_up_total", "counter",
 	       "Webhook deliveries given up after their last attempt.");
 	sample_ll(b, "airlock_webhook_gave_up_total", NULL, ns.gave_up);
+	family(b, "airlock_audit_anchor_failing", "gauge",
+	       "1 while the last audit anchor could not be written to the anchor file.");
+	sample(b, "airlock_audit_anchor_failing", NULL,
+	       atomic_load(&m->anchor_failing) ? "1" : "0");
+	family(b, "airlock_audit_anchor_failures_total", "counter",
+	       "Attempts to write an audit anchor that failed (each retry counts).");
+	sample_ll(b, "airlock_audit_anchor_failures_total", NULL, atomic_load(&m->anchor_failures));
 	family(b, "airlock_metrics_scrapes_total", "counter", "Scrapes this endpoint answered.");
 	sample_ll(b, "airlock_metrics_scrapes_total", NULL, atomic_load(&m->scrapes));
 	family(b, "airlock_metrics_database_errors_total", "counter",

@@ -31,6 +31,10 @@ struct metrics *metrics_new(const struct config *cfg, struct transport *t, struc
 /* One guard step of a mutating request: how long it took, and whether it
  * refused (nothing ran).  Thread-safe, lock-free; m may be NULL. */
 void metrics_guard(struct metrics *m, int64_t ms, bool refused);
+/* Whether the audit anchor file can be written: a failed attempt counts
+ * one failure and sets airlock_audit_anchor_failing; a written anchor
+ * clears it.  Thread-safe, lock-free; m may be NULL. */
+void metrics_anchor(struct metrics *m, bool failing);
 /* Stops the thread and closes the socket.  NULL is a no-op. */
 void metrics_free(struct metrics *m);
 

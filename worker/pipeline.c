@@ -141,49 +141,6 @@ void pipeline_let_go_if_gone(struct store *db, const struct queue_item *it)
 	    store_exec(db, "SELECT pg_advisory_unlock($1::bigint)", 1, (const char *const[]){id}));
 }
 
-/* Gives the row back (see queue_release); a row that is no longer ours is let go. */
-static void release(struct store *db, const char *worker, const struct queue_item *it, int delay_ms,
-                    const char *reason)
-{
-	if (queue_release(db, it->id, worker, delay_ms, reason) < 0) {
-		log_db_error(it, "release_failed", db);
-		pipeline_let_go_if_gone(db, it);
-	}
-}
-
-static void refuse(struct store *db, const char *worker, const struct queue_item *it,
-                   const char *reason, const char *detail)
-{
-	char q[600];
-
-	log_msg(LOG_INFO, "exec=%lld evt=exec.refused reason=%s", (long long)it->id,
-	        log_quote(reason, q, sizeof(q)));
-	if (queue_refuse(db, it->id, worker, reason, detail) < 0) {
-		log_db_error(it, "refuse_failed", db);
-		pipeline_let_go_if_gone(db, it);
-	}
-}
-
-/* The database refused to record the class because it is above the
- * requester's scope (AL020): the row is refused with the database's words,
- * the class and its reasons in the event; nothing ran.  True when that was
- * the error. */
-static bool refuse_out_of_scope(struct store *db, const char *worker, const struct queue_item *it,
-                                const struct classification *c)
-{
-	char *reason, *detail;
-
-	if (!sqlstate_is(store_sqlstate(db), SQLSTATE_OUT_OF_SCOPE))
-		return false;
-	reason = xstrdup(store_errmsg(db));
-	detail = xasprintf("{\"class\": \"%s\", \"reasons\": %s, \"scope\": \"exceeded\"}",
-	                   risk_class_name(c->cls), c->reasons_json ? c->reasons_json : "[]");
-	refuse(db, worker, it, reason, detail);
-	free(detail);
-	free(reason);
-	return true;
-}
-
 /* A new session for a row this worker holds: the session's durability
  * settings again, and the row's liveness lock taken again, so that a reaper
  * does not settle the row while its next step is on the way. */
@@ -215,6 +172,104 @@ static char *hold_for(const struct queue_item *it, const struct target_result *r
 	log_msg(LOG_INFO, "exec=%lld evt=exec.output_held kind=%s stream=%s line=%zu error_held=%d",
 	        (long long)it->id, secretscan_kind_name(h.kind), h.stream, h.line, h.error_held);
 	return outscan_hold_json(&h);
+}
+
+/* The wait before the next try of a write that failed: 200 ms, doubling up
+ * to 5 s; on a new session when the old one cannot help. */
+static int retry_wait(const struct pipeline_env *env, struct store *db, const struct queue_item *it,
+                      int wait_ms)
+{
+	if (needs_new_session(db))
+		reconnect_holding(env, db, it);
+	usleep((useconds_t)wait_ms * 1000);
+	return wait_ms < 5000 ? wait_ms * 2 : wait_ms;
+}
+
+/* Gives the row back, nothing of it sent (queue_settle): to be claimed
+ * again after delay_ms, with reason recorded when given.  A write that
+ * fails is retried, whatever the error, until the database answers, so a
+ * row is never left claimed by a worker that has moved on; only when the
+ * daemon's grace is over does it stop (the session's end then lets a
+ * reaper settle the row). */
+static void give_back(const struct pipeline_env *env, struct store *db, const struct queue_item *it,
+                      int delay_ms, const char *reason)
+{
+	char done[16];
+
+	for (int wait_ms = 200;;) {
+		if (!store_connected(db))
+			reconnect_holding(env, db, it); /* a session known lost is not tried */
+		if (queue_settle(db, it->id, env->worker_id, delay_ms, reason, done) == 0)
+			break;
+		log_db_error(it, "release_failed", db);
+		if (atomic_load(env->cancel))
+			return;
+		wait_ms = retry_wait(env, db, it, wait_ms);
+	}
+	if (strcmp(done, "not_held") == 0)
+		log_msg(
+		    LOG_INFO,
+		    "exec=%lld evt=exec.gone why=\"no longer held by this worker (cancelled?)\"",
+		    (long long)it->id);
+	else if (strcmp(done, "not_sent") == 0)
+		log_msg(LOG_INFO,
+		        "exec=%lld evt=exec.not_sent retry=1 reason=\"the start could not be "
+		        "confirmed\"",
+		        (long long)it->id);
+}
+
+static void release(const struct pipeline_env *env, struct store *db, const struct queue_item *it,
+                    int delay_ms, const char *reason)
+{
+	give_back(env, db, it, delay_ms, reason);
+}
+
+/* A write about the row failed before anything was sent (classify, re-validate,
+ * start, ...): the row is given back to be tried again, the failure named.  A
+ * row that is no longer ours is let go. */
+static void give_back_after(const struct pipeline_env *env, struct store *db,
+                            const struct queue_item *it, const char *what)
+{
+	char why[900];
+
+	if (sqlstate_is(store_sqlstate(db), SQLSTATE_ILLEGAL_TRANSITION)) {
+		pipeline_let_go_if_gone(db, it);
+		return;
+	}
+	snprintf(why, sizeof(why), "%s could not be written (%.600s); nothing was sent, retried",
+	         what, store_sqlstate(db)[0] ? store_sqlstate(db) : "no answer");
+	give_back(env, db, it, 1000, why);
+}
+
+/* Refuses the row.  Retried through transient failures until it lands; a
+ * row no longer ours is let go; a refusal the database will not take is
+ * logged and the row given back, never left claimed. */
+static void refuse_points(const struct pipeline_env *env, struct store *db,
+                          const struct queue_item *it, const char *reason, const char *detail,
+                          const char *points)
+{
+	char q[600];
+
+	log_msg(LOG_INFO, "exec=%lld evt=exec.refused reason=%s", (long long)it->id,
+	        log_quote(reason, q, sizeof(q)));
+	for (int wait_ms = 200;;) {
+		if (!store_connected(db))
+			reconnect_holding(env, db, it);
+		if (queue_refuse_points(db, it->id, env->worker_id, reason, detail, points) == 0)
+			return;
+		log_db_error(it, "refuse_failed", db);
+		if (sqlstate_is(store_sqlstate(db), SQLSTATE_ILLEGAL_TRANSITION)) {
+			pipeline_let_go_if_gone(db, it);
+			return;
+		}
+		if (!sqlstate_transient(store_sqlstate(db))) {
+			give_back(env, db, it, 5000, NULL);
+			return;
+		}
+		if (atomic_load(env->cancel))
+			return;
+		wait_ms = retry_wait(env, db, it, wait_ms);
+	}
 }
 
 /* Writes the result.  A known result is never dropped while the daemon runs:
@@ -282,6 +337,32 @@ static char *clean_reason(const struct queue_item *it, const char *reason)
 		log_msg(LOG_WARN, "exec=%lld evt=exec.message_withheld kind=%s", (long long)it->id,
 		        secretscan_kind_name(k));
 	return clean;
+}
+
+static void refuse(const struct pipeline_env *env, struct store *db, const struct queue_item *it,
+                   const char *reason, const char *detail)
+{
+	refuse_points(env, db, it, reason, detail, NULL);
+}
+
+/* The database refused to record the class because it is above the
+ * requester's scope (AL020): the row is refused with the database's words,
+ * the class and its reasons in the event; nothing ran.  True when that was
+ * the error. */
+static bool refuse_out_of_scope(const struct pipeline_env *env, struct store *db,
+                                const struct queue_item *it, const struct classification *c)
+{
+	char *reason, *detail;
+
+	if (!sqlstate_is(store_sqlstate(db), SQLSTATE_OUT_OF_SCOPE))
+		return false;
+	reason = xstrdup(store_errmsg(db));
+	detail = xasprintf("{\"class\": \"%s\", \"reasons\": %s, \"scope\": \"exceeded\"}",
+	                   risk_class_name(c->cls), c->reasons_json ? c->reasons_json : "[]");
+	refuse(env, db, it, reason, detail);
+	free(detail);
+	free(reason);
+	return true;
 }
 
 /* The jail for this row: what nobody approved runs in a jail on its target
@@ -392,12 +473,13 @@ static void unconfinable(const struct pipeline_env *env, struct store *db,
 		if (res != NULL)
 			break;
 		log_db_error(it, "unconfinable_failed", db);
-		if (!connection_lost(db) || atomic_load(env->cancel)) {
+		if (!sqlstate_transient(store_sqlstate(db)) || atomic_load(env->cancel)) {
 			free(reason);
 			return;
 		}
 		usleep((useconds_t)delay_ms * 1000);
-		reconnect_holding(env, db, it);
+		if (needs_new_session(db))
+			reconnect_holding(env, db, it);
 	}
 	store_clear(res);
 	free(reason);
@@ -431,7 +513,7 @@ static void not_sent(const struct pipeline_env *env, struct store *db, const str
 		if (res != NULL)
 			break;
 		log_db_error(it, "not_sent_failed", db);
-		if (!connection_lost(db)) {
+		if (!sqlstate_transient(store_sqlstate(db))) {
 			record_result(env, db, it, r, scan);
 			free(reason);
 			return;
@@ -441,7 +523,8 @@ static void not_sent(const struct pipeline_env *env, struct store *db, const str
 			return; /* left running: the reaper settles it */
 		}
 		usleep((useconds_t)delay_ms * 1000);
-		reconnect_holding(env, db, it); /* no reaper settles it meanwhile */
+		if (needs_new_session(db))
+			reconnect_holding(env, db, it); /* no reaper settles it meanwhile */
 	}
 	if (strcmp(store_get(res, 0, 0), "refused") == 0)
 		log_msg(LOG_INFO, "exec=%lld evt=exec.refused reason=%s", (long long)it->id,
@@ -510,17 +593,21 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 	if (mutating && !durability_ok(env->durability, reason, sizeof(reason))) {
 		char why[1200];
 		snprintf(why, sizeof(why), "held, nothing sent: %s", reason);
-		release(db, env->worker_id, it, DURABILITY_RECHECK_S * 1000, why);
+		release(env, db, it, durability_retry_ms(env->durability), why);
 		return;
 	}
 	if (mutating && !target_lock(db, it->target)) {
 		log_msg(LOG_DEBUG, "exec=%lld evt=exec.target_busy target=%s", (long long)it->id,
 		        it->target);
-		release(db, env->worker_id, it, TARGET_BUSY_RETRY_MS, NULL);
+		release(env, db, it, TARGET_BUSY_RETRY_MS, NULL);
 		return;
 	}
-	if (!slots_take(env->node_slots, it->node, env->stopping)) {
-		release(db, env->worker_id, it, 0, "airlockd is stopping; released before it ran");
+	/* Never a wait: a node with no free slot gets its row back, and the
+	 * claim skips that node's rows until one of its slots is free. */
+	if (!slots_try_take(env->node_slots, it->node)) {
+		log_msg(LOG_DEBUG, "exec=%lld evt=exec.node_busy node=%s", (long long)it->id,
+		        it->node);
+		release(env, db, it, 0, NULL);
 		goto out;
 	}
 	slot = true;
@@ -530,7 +617,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 	if (pre)
 		snprintf(reason, sizeof(reason), "%s", pre->reason);
 	if (live == -1) {
-		refuse(db, env->worker_id, it, reason, NULL);
+		refuse(env, db, it, reason, NULL);
 		goto out;
 	}
 	if (live == -2) {
@@ -540,7 +627,7 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 		enum exec_state now_state = EXEC_QUEUED;
 		if (queue_unreachable(db, it->id, env->worker_id, delay, reason, now) < 0) {
 			log_db_error(it, "unreachable_failed", db);
-			pipeline_let_go_if_gone(db, it);
+			give_back_after(env, db, it, "the failed attempt");
 		} else if (exec_state_parse(now, &now_state) == 0 && now_state == EXEC_REFUSED) {
 			char q[600];
 			log_msg(LOG_INFO, "exec=%lld evt=exec.refused reason=%s", (long long)it->id,
@@ -554,23 +641,28 @@ static void execute(const struct pipeline_env *env, struct store *db, struct que
 	if (mutating)
 		metrics_guard(env->metrics, deadline_now_ms() - guard_t0, guarded < 0);
 	if (guarded < 0) {
-		refuse(db, env->worker_id, it, reason, guard_json);
+		/* With the checkpoints the guard made anyway, if any. */
+		refuse_points(env, db, it, reason, guard_json, rewind_json);
 		goto out;
 	}
 	if (atomic_load(env->stopping)) {
-		release(db, env->worker_id, it, 0, "airlockd is stopping; released before it ran");
+		release(env, db, it, 0, "airlockd is stopping; released before it ran");
 		goto out;
 	}
 	if (queue_start(db, it->id, env->worker_id, rewind_json, guard_json,
 	                runs_as_action(state, cls, v) ? "action" : jail_name(jail)) < 0) {
 		log_db_error(it, "start_failed", db);
-		if (sqlstate_is(store_sqlstate(db), SQLSTATE_ILLEGAL_TRANSITION)) {
-			pipeline_let_go_if_gone(db, it);
-		} else if (!connection_lost(db)) {
+		if (sqlstate_transient(store_sqlstate(db)) ||
+		    sqlstate_is(store_sqlstate(db), SQLSTATE_ILLEGAL_TRANSITION)) {
+			/* The database was slow or away, not the request wrong:
+			 * nothing was sent, so the row goes back (from running, if
+			 * the start landed after all) and is tried again. */
+			give_back_after(env, db, it, "the start");
+		} else {
 			char why[1200];
 			snprintf(why, sizeof(why), "refused at start: %s. Nothing ran.",
 			         store_errmsg(db));
-			refuse(db, env->worker_id, it, why, NULL);
+			refuse(env, db, it, why, NULL);
 		}
 		goto out;
 	}
@@ -607,7 +699,7 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 	if (!state_known(it, it->state, &claimed)) {
 		/* The schema allows no other name: a newer schema than this
 		 * daemon knows is for an administrator to settle. */
-		release(db, env->worker_id, it, 5000, NULL);
+		release(env, db, it, 5000, NULL);
 		return;
 	}
 	if (strcmp(it->kind, "guard") == 0) {
@@ -623,7 +715,7 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 	if (classify(env, v, it, &c) < 0) {
 		log_msg(LOG_WARN, "exec=%lld evt=exec.no_policy", (long long)it->id);
 		/* worker_release records a reason once, not at every retry. */
-		release(db, env->worker_id, it, 5000,
+		release(env, db, it, 5000,
 		        "no classifier policy is loaded; an administrator must run `airlock seed`");
 		return;
 	}
@@ -634,10 +726,10 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 		if (queue_classified(db, it->id, env->worker_id, risk_class_name(c.cls),
 		                     c.reasons_json, c.snap.version, CLASSIFIER_VERSION, rewind,
 		                     possible, now) < 0) {
-			if (refuse_out_of_scope(db, env->worker_id, it, &c))
+			if (refuse_out_of_scope(env, db, it, &c))
 				goto out;
 			log_db_error(it, "classify_failed", db);
-			pipeline_let_go_if_gone(db, it);
+			give_back_after(env, db, it, "the classification");
 			goto out;
 		}
 		if (!state_known(it, now, &state))
@@ -652,10 +744,10 @@ void pipeline_process(const struct pipeline_env *env, struct store *db, struct v
 	} else {
 		if (queue_revalidate(db, it->id, env->worker_id, risk_class_name(c.cls),
 		                     c.reasons_json, c.snap.version, CLASSIFIER_VERSION, now) < 0) {
-			if (refuse_out_of_scope(db, env->worker_id, it, &c))
+			if (refuse_out_of_scope(env, db, it, &c))
 				goto out;
 			log_db_error(it, "revalidate_failed", db);
-			pipeline_let_go_if_gone(db, it);
+			give_back_after(env, db, it, "the re-validation");
 			goto out;
 		}
 		if (!state_known(it, now, &state))
@@ -750,7 +842,9 @@ int pipeline_wake(const struct pipeline_env *env, struct store *db, struct verdi
 	if (c.cls == RISK_READ_ONLY && !atomic_load(env->stopping) &&
 	    targets_pooled_up(env->targets, &seen)) {
 		jail = jail_for(EXEC_RECEIVED, c.cls, v);
-		slot = slots_take(env->node_slots, seen.node, env->stopping);
+		/* A node with no free slot: claimed and classified only; the
+		 * usual path gives it back until a slot is free. */
+		slot = slots_try_take(env->node_slots, seen.node);
 		if (slot) {
 			pre.rc = check_live(env, &seen, false, pre.reason, sizeof(pre.reason));
 			checked = true;
@@ -761,8 +855,13 @@ int pipeline_wake(const struct pipeline_env *env, struct store *db, struct verdi
 	got = queue_claim_classified(db, env->worker_id, &seen, risk_class_name(c.cls),
 	                             c.reasons_json, c.snap.version, CLASSIFIER_VERSION, rewind,
 	                             possible, confinement, &it);
-	if (got < 0)
+	if (got < 0) {
 		log_db_error(&seen, "claim_classified_failed", db);
+		/* Lost on the way back, the claim may have landed (and started
+		 * the row): if the row is ours, it goes back; nothing was sent. */
+		if (sqlstate_transient(store_sqlstate(db)))
+			give_back(env, db, &seen, 0, NULL);
+	}
 	if (got == 1)
 		after_claim_classified(env, db, v, &it, &c, jail, checked ? &pre : NULL, possible,
 		                       &slot);

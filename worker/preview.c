@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* How long a preview waits for a slot on a node whose slots are all busy. */
+#define PREVIEW_SLOT_WAIT_MS 2000
+
 /* PostgreSQL text holds valid UTF-8 without NUL: other bytes become U+FFFD. */
 static char *as_text(const char *s, size_t n)
 {
@@ -108,8 +111,13 @@ static void one(const struct pipeline_env *env, struct store *db, const struct q
 	struct target_jail tj = {
 	    .tier = jail, .net_view = pv.net_view, .policy = classifier_policy(cl)};
 	verdict_free(&pv);
-	if (!slots_take(env->node_slots, it->node, env->stopping)) {
-		record(db, it, ord, command, NULL, "not run: airlockd was stopping");
+	/* A bounded wait: a worker never waits long for a busy node's slot. */
+	if (!slots_take_within(env->node_slots, it->node, PREVIEW_SLOT_WAIT_MS, env->stopping)) {
+		record(db, it, ord, command, NULL,
+		       atomic_load(env->stopping)
+		           ? "not run: airlockd was stopping"
+		           : "not run: every execution slot of the node (per_node) stayed busy; "
+		             "the preview was skipped");
 		return;
 	}
 	struct queue_item copy = *it;

@@ -277,6 +277,43 @@ static int wait_mount(struct rec *r, const char *sid, char *why, size_t whylen)
 	}
 }
 
+/* How many looks, one every REC_POLL_S ZVM seconds, for the session of a
+ * mount request whose answer did not come. */
+#define MOUNT_LOOKUPS 10
+
+/* The mount request got no answer (a timeout, a 5xx): the ZVM may have
+ * mounted all the same.  No session was up for the VM before the request
+ * (run() refuses otherwise), so one for this VPG and checkpoint now is the
+ * request's: its id (the caller's to free), or NULL when none is listed
+ * after MOUNT_LOOKUPS looks (why says what was seen). */
+static char *mount_answered_late(struct rec *r, const char *vm_id, const char *vpg, const char *cp,
+                                 char *why, size_t whylen)
+{
+	snprintf(why, whylen, "no FLR session listed for the VM");
+	for (int look = 0; look < MOUNT_LOOKUPS; look++) {
+		struct zerto_flr_session *ss = NULL;
+		size_t ns = 0;
+		struct zerto_err e = {0};
+		char *sid = NULL;
+
+		if (look > 0)
+			rec_sleep(r, REC_POLL_S);
+		if (zerto_flr_list(r->zc, vm_id, &ss, &ns, &e) < 0) {
+			snprintf(why, whylen, "listing the VM's FLR sessions failed: %s", e.msg);
+			continue;
+		}
+		for (size_t i = 0; i < ns && sid == NULL; i++)
+			if ((ss[i].vpg_id[0] == '\0' || strcmp(ss[i].vpg_id, vpg) == 0) &&
+			    (ss[i].checkpoint_id[0] == '\0' ||
+			     strcmp(ss[i].checkpoint_id, cp) == 0))
+				sid = xstrdup(ss[i].id);
+		zerto_flr_sessions_free(ss, ns);
+		if (sid != NULL)
+			return sid;
+	}
+	return NULL;
+}
+
 /* Unmounts and waits for the unmount task; fills the report's "unmount". */
 static bool unmount(struct rec *r, const char *sid, cJSON *report)
 {
@@ -484,7 +521,32 @@ static void run(struct rec *r)
 	report = cJSON_CreateObject();
 	cJSON_AddItemToObject(report, "point", cJSON_Duplicate(point, true));
 	cJSON *files = cJSON_AddArrayToObject(report, "files");
-	if (zerto_flr_mount(r->zc, vpg, vm_id, cp, &sid, &e) < 0) {
+	if (zerto_flr_mount(r->zc, vpg, vm_id, cp, &sid, &e) < 0 &&
+	    (e.kind == ZERTO_ERR_UNREACHABLE ||
+	     (e.kind == ZERTO_ERR_HTTP && (e.http_status >= 500 || e.http_status == 429)))) {
+		/* No answer is not a refusal: what the ZVM did is looked up
+		 * before the row says anything. */
+		char seen[600];
+		sid = mount_answered_late(r, vm_id, vpg, cp, seen, sizeof(seen));
+		cJSON *d = cJSON_CreateObject();
+		cJSON_AddStringToObject(d, "error", e.msg);
+		if (sid != NULL)
+			cJSON_AddStringToObject(d, "session", sid);
+		else
+			cJSON_AddStringToObject(d, "looked_up", seen);
+		rec_step(r, sid ? "flr.mount_found" : "flr.mount_unanswered", d);
+		if (sid == NULL) {
+			snprintf(
+			    msg, sizeof(msg),
+			    "the ZVM did not answer the mount request (%s), and after %d looks "
+			    "it lists no session for this VM (%s); nothing was restored. If a "
+			    "session appears later, end it (airlock flr list; airlock flr end "
+			    "SESSION_ID) before recovering this VM again",
+			    e.msg, MOUNT_LOOKUPS, seen);
+			rec_finish(r, "failed", report, msg);
+			goto out;
+		}
+	} else if (sid == NULL) {
 		snprintf(msg, sizeof(msg), "the ZVM refused the mount: %s; nothing was restored",
 		         e.msg);
 		cJSON *d = cJSON_CreateObject();

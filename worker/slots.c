@@ -20,6 +20,8 @@ struct slots {
 	pthread_cond_t cv;
 	int per_key;
 	struct key *keys;
+	void (*on_free)(void *arg);
+	void *on_free_arg;
 };
 
 struct slots *slots_new(int per_key)
@@ -44,8 +46,29 @@ static struct key *find(struct slots *s, const char *name)
 	return k;
 }
 
-bool slots_take(struct slots *s, const char *name, const atomic_bool *abort)
+void slots_on_free(struct slots *s, void (*fn)(void *arg), void *arg)
 {
+	s->on_free = fn;
+	s->on_free_arg = arg;
+}
+
+bool slots_try_take(struct slots *s, const char *name)
+{
+	bool ok = false;
+
+	pthread_mutex_lock(&s->mu);
+	struct key *k = find(s, name);
+	if (k->used < s->per_key) {
+		k->used++;
+		ok = true;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return ok;
+}
+
+bool slots_take_within(struct slots *s, const char *name, int wait_ms, const atomic_bool *abort)
+{
+	int64_t until = deadline_now_ms() + wait_ms;
 	bool ok = false;
 
 	pthread_mutex_lock(&s->mu);
@@ -56,8 +79,11 @@ bool slots_take(struct slots *s, const char *name, const atomic_bool *abort)
 			ok = true;
 			break;
 		}
+		int64_t now = deadline_now_ms();
+		if (now >= until)
+			break;
 		/* Bounded: abort is set without this lock. */
-		deadline_cond_wait(&s->cv, &s->mu, deadline_now_ms() + 200);
+		deadline_cond_wait(&s->cv, &s->mu, now + 200 < until ? now + 200 : until);
 	}
 	pthread_mutex_unlock(&s->mu);
 	return ok;
@@ -65,12 +91,36 @@ bool slots_take(struct slots *s, const char *name, const atomic_bool *abort)
 
 void slots_give(struct slots *s, const char *name)
 {
+	bool was_full;
+
 	pthread_mutex_lock(&s->mu);
 	struct key *k = find(s, name);
+	was_full = k->used >= s->per_key;
 	if (k->used > 0)
 		k->used--;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
+	if (was_full && s->on_free)
+		s->on_free(s->on_free_arg);
+}
+
+size_t slots_full(struct slots *s, char ***keys)
+{
+	size_t n = 0, cap = 0;
+
+	*keys = NULL;
+	pthread_mutex_lock(&s->mu);
+	for (struct key *k = s->keys; k; k = k->next) {
+		if (k->used < s->per_key)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 4;
+			*keys = xrealloc(*keys, cap * sizeof(**keys));
+		}
+		(*keys)[n++] = xstrdup(k->name);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return n;
 }
 
 void slots_free(struct slots *s)

@@ -234,7 +234,8 @@ static bool urgent(const char *ev)
 	return strcmp(ev, "pending_approval") == 0 || strcmp(ev, "escalation") == 0 ||
 	       strcmp(ev, "output_held") == 0 || strcmp(ev, "outcome_unknown") == 0 ||
 	       strcmp(ev, "change_outside_airlock") == 0 ||
-	       strcmp(ev, "access_outside_airlock") == 0 || strcmp(ev, "side_door") == 0;
+	       strcmp(ev, "access_outside_airlock") == 0 || strcmp(ev, "side_door") == 0 ||
+	       strcmp(ev, "audit_anchor_failed") == 0;
 }
 
 /* ntfy's JSON publishing goes to the server's root with the topic in the

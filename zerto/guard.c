@@ -33,6 +33,9 @@ struct vpg_work {
 	struct zerto_rewind_point *pt;
 	enum phase phase;
 	bool locked;
+	/* The insert's answer did not come (a timeout, a 5xx): it may have
+	 * happened, so its tag is looked for as if its task had Completed. */
+	bool unanswered;
 	double deadline;  /* monotonic seconds, for the current phase */
 	double next_poll; /* monotonic seconds */
 	int transient;    /* transient poll errors seen */
@@ -50,6 +53,7 @@ struct guard {
 	double deadline_s; /* the outer deadline, monotonic seconds */
 	double scale;
 	int64_t since_ms; /* ZVM time: list tagged checkpoints from here */
+	bool gone;        /* the request was withdrawn */
 };
 
 static long since_start_ms(const struct guard *g)
@@ -140,6 +144,22 @@ static bool past_outer(struct guard *g, const char *doing)
 	cJSON_AddNumberToObject(d, "deadline_ms", (g->deadline_s - g->t0) * 1000.0);
 	cJSON_AddBoolToObject(d, "inserted", inserted);
 	emit(g, "guard.deadline", d);
+	return true;
+}
+
+/* True once the request was withdrawn (the hook says so); the refusal then
+ * says so, once. */
+static bool withdrawn(struct guard *g)
+{
+	if (g->gone)
+		return true;
+	if (g->hooks == NULL || g->hooks->withdrawn == NULL || !g->hooks->withdrawn(g->hooks->ctx))
+		return false;
+	g->gone = true;
+	set_message(g, ZERTO_GUARD_REFUSED,
+	            "Zerto guard stopped: the request was withdrawn (cancelled) while its guard "
+	            "ran. The command did not run.");
+	emit(g, "guard.withdrawn", cJSON_CreateObject());
 	return true;
 }
 
@@ -337,6 +357,27 @@ static int insert(struct guard *g, struct vpg_work *w)
 	struct zerto_err e = {0};
 
 	if (zerto_insert_checkpoint(g->c, w->pt->vpg_id, g->out->tag, &w->pt->task_id, &e) < 0) {
+		if (e.kind == ZERTO_ERR_UNREACHABLE ||
+		    (e.kind == ZERTO_ERR_HTTP && (e.http_status >= 500 || e.http_status == 429))) {
+			/* No answer is not a no: the ZVM may have taken the insert.
+			 * Its tag, which only this request uses, says whether it did:
+			 * looked for with the tag's budget, as after a Completed task. */
+			w->unanswered = true;
+			w->pt->unanswered = true;
+			w->pt->insert_ms = since_start_ms(g);
+			w->phase = PH_TAG;
+			w->deadline = deadline_now_s() + w->pt->budget_s / g->scale;
+			w->next_poll = deadline_now_s();
+			cJSON *d = cJSON_CreateObject();
+			cJSON_AddStringToObject(d, "vpg", w->pt->vpg_name);
+			cJSON_AddStringToObject(d, "error", e.msg);
+			cJSON_AddStringToObject(d, "tag", g->out->tag);
+			cJSON_AddStringToObject(
+			    d, "then",
+			    "the insert may have happened: its tag is looked for on the ZVM");
+			emit(g, "guard.insert_unanswered", d);
+			return 0;
+		}
 		if (e.kind == ZERTO_ERR_HTTP && e.http_status == 400) {
 			set_message(
 			    g, ZERTO_GUARD_REFUSED,
@@ -498,6 +539,21 @@ static int poll_tag(struct guard *g, struct vpg_work *w)
 		snprintf(cad, sizeof(cad), "could not be measured");
 	else
 		snprintf(cad, sizeof(cad), "is %.0f s", w->pt->cadence_s);
+	if (w->unanswered) {
+		set_message(g, ZERTO_GUARD_REFUSED,
+		            "Zerto guard refused: the ZVM did not answer the checkpoint insert on "
+		            "VPG '%s', and its tag was not listed within %.0f s, so the insert is "
+		            "not confirmed and the command did not run. The insert may still "
+		            "complete: look for the tag '%s' in the VPG's journal (Zerto UI), then "
+		            "submit the request again.",
+		            w->pt->vpg_name, w->pt->budget_s, g->out->tag);
+		cJSON *d = cJSON_CreateObject();
+		cJSON_AddStringToObject(d, "vpg", w->pt->vpg_name);
+		cJSON_AddNumberToObject(d, "budget_s", w->pt->budget_s);
+		cJSON_AddBoolToObject(d, "insert_answered", false);
+		emit(g, "guard.tag_not_listed", d);
+		goto out;
+	}
 	set_message(g, ZERTO_GUARD_REFUSED,
 	            "Zerto guard refused: the insert task %s on VPG '%s' Completed, but the "
 	            "tagged checkpoint was not listed within %.0f s. The VPG's measured "
@@ -548,6 +604,8 @@ static int wait_all(struct guard *g, size_t n)
 		}
 		if (!pending)
 			return 0;
+		if (withdrawn(g))
+			return -1;
 		sleep_until(g, next);
 	}
 }
@@ -614,7 +672,7 @@ static void wait_other_inserts(struct guard *g, size_t n)
 				break;
 			}
 			if (count == 0 || deadline_now_s() >= deadline ||
-			    deadline_now_s() >= g->deadline_s)
+			    deadline_now_s() >= g->deadline_s || withdrawn(g))
 				break;
 			seen = count;
 			sleep_until(g, deadline_now_s() +
@@ -649,14 +707,25 @@ static void tag_all(struct guard *g, size_t n)
 	}
 	g->since_ms = zvm_now - TAG_SEARCH_MARGIN_MS;
 	for (size_t i = 0; i < n; i++)
-		if (past_outer(g, "inserting the tagged checkpoints") || insert(g, &g->w[i]) < 0)
+		if (withdrawn(g) || past_outer(g, "inserting the tagged checkpoints") ||
+		    insert(g, &g->w[i]) < 0)
 			return;
 	if (wait_all(g, n) < 0)
 		return;
-	set_message(g, ZERTO_GUARD_OK,
-	            "Zerto guard: %s is tagged in %zu VPG%s with '%s'; every insert task "
-	            "Completed and every tag is listed.",
-	            g->vm, n, n == 1 ? "" : "s", g->out->tag);
+	size_t lost = 0;
+	for (size_t i = 0; i < n; i++)
+		lost += g->w[i].unanswered;
+	if (lost == 0)
+		set_message(g, ZERTO_GUARD_OK,
+		            "Zerto guard: %s is tagged in %zu VPG%s with '%s'; every insert task "
+		            "Completed and every tag is listed.",
+		            g->vm, n, n == 1 ? "" : "s", g->out->tag);
+	else
+		set_message(
+		    g, ZERTO_GUARD_OK,
+		    "Zerto guard: %s is tagged in %zu VPG%s with '%s' and every tag is "
+		    "listed; the ZVM did not answer %zu of the inserts, whose tags it lists.",
+		    g->vm, n, n == 1 ? "" : "s", g->out->tag, lost);
 }
 
 static void classify(struct guard *g, struct zerto_vm_row *rows, size_t n)
@@ -692,6 +761,96 @@ out:
 	buf_free(&ids);
 }
 
+/* One look for the tag on the VPG; 1 when listed (the point gets it). */
+static int find_tag(struct guard *g, struct vpg_work *w)
+{
+	struct zerto_checkpoint *cps = NULL;
+	struct zerto_err e = {0};
+	size_t n = 0;
+	char tb[40];
+	int found = 0;
+
+	if (zerto_list_checkpoints(g->c, w->pt->vpg_id, g->since_ms, 0, &cps, &n, &e) < 0)
+		return 0;
+	for (size_t i = 0; i < n && !found; i++) {
+		if (cps[i].tag == NULL || strcmp(cps[i].tag, g->out->tag) != 0)
+			continue;
+		w->pt->checkpoint_id = xstrdup(cps[i].id);
+		w->pt->checkpoint_time = xstrdup(zerto_time_format(cps[i].ts_ms, tb, sizeof(tb)));
+		w->pt->listed_ms = since_start_ms(g);
+		found = 1;
+	}
+	zerto_checkpoints_free(cps, n);
+	return found;
+}
+
+/* The guard refused after inserting: before the row says so, the ZVM is
+ * asked for every tag it inserted, waiting (within the VPG's tag budget)
+ * for one whose task Completed or whose insert was not answered, so that a
+ * checkpoint it caused is recorded with the refusal.  The message then says
+ * which. */
+static void record_what_was_made(struct guard *g)
+{
+	struct buf made;
+	size_t found = 0;
+
+	buf_init(&made, 0);
+	for (size_t i = 0; g->w != NULL && i < g->out->npoints; i++) {
+		struct vpg_work *w = &g->w[i];
+		int st = w->pt->task_state;
+
+		if ((w->pt->task_id == NULL && !w->unanswered) || w->pt->checkpoint_id != NULL ||
+		    st == ZERTO_TASK_FAILED || st == ZERTO_TASK_STOPPED)
+			continue;
+		for (;;) {
+			/* A task still running is followed to its end (within its
+			 * budget): a Completed one makes a checkpoint after all. */
+			if (w->phase == PH_TASK) {
+				struct zerto_task t = {0};
+				struct zerto_err e = {0};
+				if (zerto_get_task(g->c, w->pt->task_id, &t, &e) == 0 &&
+				    zerto_task_terminal(t.state)) {
+					w->pt->task_state = t.state;
+					w->phase =
+					    t.state == ZERTO_TASK_COMPLETED ? PH_TAG : PH_DONE;
+					w->deadline = deadline_now_s() + w->pt->budget_s / g->scale;
+				}
+				zerto_task_clear(&t);
+				if (w->phase == PH_DONE)
+					break;
+			}
+			if (w->phase == PH_TAG && find_tag(g, w))
+				break;
+			/* Waited for only within the VPG's budget, and the guard's,
+			 * and not for a withdrawn request (one look each). */
+			if (deadline_now_s() >= w->deadline || deadline_now_s() >= g->deadline_s ||
+			    withdrawn(g))
+				break;
+			sleep_until(g,
+			            deadline_now_s() + zerto_poll_s(w->pt->cadence_s) / g->scale);
+		}
+		unlock(g, w);
+		if (w->pt->checkpoint_id == NULL)
+			continue;
+		buf_printf(&made, "%s VPG '%s' checkpoint %s", found++ ? "," : "", w->pt->vpg_name,
+		           w->pt->checkpoint_id);
+		cJSON *d = cJSON_CreateObject();
+		cJSON_AddStringToObject(d, "vpg", w->pt->vpg_name);
+		cJSON_AddStringToObject(d, "checkpoint", w->pt->checkpoint_id);
+		cJSON_AddStringToObject(d, "tag", g->out->tag);
+		cJSON_AddStringToObject(d, "why", "inserted by this request, which was refused");
+		emit(g, "guard.checkpoint_made", d);
+	}
+	if (found > 0) {
+		char *m = xasprintf("%s Checkpoints this request inserted anyway are recorded with "
+		                    "it:%s.",
+		                    g->out->message ? g->out->message : "", buf_str(&made));
+		free(g->out->message);
+		g->out->message = m;
+	}
+	buf_free(&made);
+}
+
 enum zerto_outcome zerto_guard_run(struct zerto_client *c, const struct zerto_guard_request *req,
                                    const struct zerto_guard_hooks *hooks,
                                    struct zerto_guard_result *out)
@@ -723,6 +882,8 @@ enum zerto_outcome zerto_guard_run(struct zerto_client *c, const struct zerto_gu
 	out->tag = zerto_tag_format(req->agent, req->action, g.vm, req->change_id, req->now);
 	if (find(&g, &rows, &n) == 0)
 		classify(&g, rows, n);
+	if (out->outcome == ZERTO_GUARD_REFUSED)
+		record_what_was_made(&g);
 out:
 	for (size_t i = 0; g.w != NULL && i < out->npoints; i++)
 		unlock(&g, &g.w[i]);
@@ -788,7 +949,8 @@ cJSON *zerto_guard_result_json(const struct zerto_guard_result *r)
 		                    : zerto_task_state_name(p->task_state, sb, sizeof(sb)));
 		add_str_or_null(e, "checkpoint_id", p->checkpoint_id);
 		add_str_or_null(e, "checkpoint_time", p->checkpoint_time);
-		add_str_or_null(e, "tag", p->task_id ? r->tag : NULL);
+		add_str_or_null(e, "tag", p->task_id || p->unanswered ? r->tag : NULL);
+		cJSON_AddBoolToObject(e, "insert_answered", !p->unanswered);
 		cJSON_AddNumberToObject(e, "cadence_s", p->cadence_s);
 		cJSON_AddNumberToObject(
 		    e, "cadence_real_s",

@@ -30,6 +30,7 @@
 #include "zerto/protection.h"
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -54,6 +55,10 @@ struct zerto_guard_hooks {
 	/* Records one step; name like "guard.tagged", detail borrowed for the call.
 	 * May be NULL. */
 	void (*event)(void *ctx, const char *name, const cJSON *detail);
+	/* Whether the request was withdrawn (cancelled) meanwhile: the guard then
+	 * stops at its next step or poll, refusing, and waits for nothing more.
+	 * May be NULL. */
+	bool (*withdrawn)(void *ctx);
 };
 
 struct zerto_guard_request {
@@ -85,6 +90,7 @@ struct zerto_rewind_point {
 	long insert_ms;        /* ... insert accepted */
 	long task_ms;          /* ... task seen terminal */
 	long listed_ms;        /* ... tag seen listed; -1 when not */
+	bool unanswered;       /* the insert's answer never came; its tag was looked for */
 };
 
 struct zerto_guard_result {
@@ -100,7 +106,13 @@ struct zerto_guard_result {
 };
 
 /* Runs steps 1-6.  Always fills out (clear it with zerto_guard_result_clear)
- * and returns out->outcome; errors of any kind become REFUSED with a message. */
+ * and returns out->outcome; errors of any kind become REFUSED with a message.
+ * An insert whose answer did not come (a timeout, a 5xx) is not taken for a
+ * no: its tag is looked for as after a Completed task, and a listed tag
+ * confirms the point.  A guard that refuses after inserting looks for the
+ * tags it inserted once more (within each VPG's tag budget) before it
+ * returns, so every checkpoint it caused has its point, with checkpoint_id,
+ * in out->points, and the message says so. */
 enum zerto_outcome zerto_guard_run(struct zerto_client *c, const struct zerto_guard_request *req,
                                    const struct zerto_guard_hooks *hooks,
                                    struct zerto_guard_result *out);

@@ -10,4 +10,4 @@ cd "$(dirname "$0")/../.."
 make -s build/bench/zerto_bench
 scale=${ZERTO_BENCH_SCALE:-1}
 export ZERTO_BENCH_SCALE=$scale
-tests/zvmsim/zvmsimctl run --scale "$scale" -- build/bench/zerto_bench 2> >(grep -v '^level=info' >&2)
+tests/zvmsim/zvmsimctl run --scale "$scale" -- build/bench/zerto_bench 2> >(grep -v '^ts=[^ ]* level=info' >&2)

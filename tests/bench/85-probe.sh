@@ -66,9 +66,9 @@ grep ' jails=0 ' "$WORK/rounds" | head -3 | while read -r line; do
 	echo "  steady round (every jail tried):        $(field ms <<<"$line") ms"
 done
 echo "  where the time went (the daemon's own lines: round 1, then the last steady one):"
-sed -n '1p;$p' "$WORK/rounds" | sed -E 's/^level=info evt=probe.round /    /'
+sed -n '1p;$p' "$WORK/rounds" | sed -E 's/^ts=[^ ]+ level=info evt=probe.round /    /'
 grep -E 'evt=discover.round' "$WORK/bench.log" | sed -n '1p;$p' | sed 's/^/  /'
 echo "  qm off the round (the lane), the first time and the last:"
-grep 'evt=probe.qm_done ' "$WORK/bench.log" | sed -n '1p;$p' | sed -E 's/^level=info evt=probe.qm_done /    /'
+grep 'evt=probe.qm_done ' "$WORK/bench.log" | sed -n '1p;$p' | sed -E 's/^ts=[^ ]+ level=info evt=probe.qm_done /    /'
 zima=$(q "SELECT slug || ' ' || coalesce(attributes->>'qemu_guest_agent', '-') FROM airlock.entities WHERE type = 'vm' AND vmid = 103")
 echo "  the hung agent (VM 103) recorded: $zima"

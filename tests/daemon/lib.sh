@@ -135,3 +135,13 @@ pgcpu() {
 	for p in $(pgrep -P "$pgmaster"); do t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat 2>/dev/null || echo 0))); done
 	echo $t
 }
+
+# log_shape FILE...: every line of these daemon logs is one key=value event
+# that starts with its time (RFC 3339, UTC, milliseconds) and its level;
+# prints the lines that are not, and fails when there is any (or no line).
+log_shape() {
+	local n bad
+	n=$(cat "$@" 2>/dev/null | wc -l)
+	bad=$(cat "$@" 2>/dev/null | grep -vE '^ts=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z level=(debug|info|warn|error|fatal) [a-z_]+=')
+	[ "$n" -gt 0 ] && [ -z "$bad" ] || { printf '%s lines; not in shape:\n%s\n' "$n" "$bad" | head -5; return 1; }
+}

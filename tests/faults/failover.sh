@@ -2,11 +2,17 @@
 # tests/faults/failover.sh -- high availability on PostgreSQL's own streaming
 # replication: a primary and a standby, daemons on a multi-host conninfo with
 # target_session_attrs=read-write.
+#   - an asynchronous standby streaming, failover not declared: airlockd
+#     says what would run twice (at start and at every check), and airlock
+#     doctor fails the check with the fix;
 #   - declared failover with an asynchronous standby: mutations are held, and
 #     released once the standby is synchronous;
 #   - the primary dies mid-drain and the synchronous standby is promoted:
 #     every row is final, none ran twice (counted by the marks the commands
-#     leave inside the rig's container), the daemons follow on their own.
+#     leave inside the rig's container), the daemons follow on their own; a
+#     daemon that declared the failover sees the other server at its
+#     reconnect and holds mutations from its first statement there (the new
+#     primary has no synchronous standby).
 # Runs inside scripts/pgtmp (the primary) and `tests/rig/rigctl run`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -47,6 +53,21 @@ check "it streams" wait_for 30 "SELECT count(*) = 1 FROM pg_stat_replication WHE
 DB="host=127.0.0.1,127.0.0.1 port=$P1,$P2 dbname=$PGDATABASE user=airlockd target_session_attrs=read-write"
 cfg() { write_config "$1" >/dev/null; sed -i "s|^database: .*|database: \"$DB\"|; s|^  allow_fsync_off: .*|  allow_fsync_off: true\n  failover: $2|" "$WORK/$1.yaml"; }
 
+# ---- an asynchronous standby streams, failover not declared: said at start and at every check
+cfg du false
+start_daemon du || exit 1
+DU=$DPID
+check "airlockd says an undeclared failover could run commands twice" wait_log 10 'evt=durability.failover_undeclared' du
+check_out "naming the asynchronous standby, the multi-host conninfo and the setting" \
+	's1 streaming/async.*run a second time.*durability.failover: true.*also names 2 hosts' grep 'evt=durability.failover_undeclared' "$WORK/du.log"
+kill -HUP $DU
+check "and again at the next durability check" bash -c "for i in \$(seq 100); do [ \$(grep -c 'evt=durability.failover_undeclared' '$WORK/du.log') -ge 2 ] && exit 0; sleep 0.1; done; exit 1"
+$A doctor --config "$WORK/du.yaml" --timeout-ms 5000 >"$WORK/doctor.out" 2>&1
+check_out "airlock doctor fails the check" '^FAIL  database  failover: a standby streams asynchronously \(s1 streaming/async\)' cat "$WORK/doctor.out"
+check_out "with the fix" 'fix: set durability.failover: true' cat "$WORK/doctor.out"
+kill -TERM $DU
+wait $DU 2>/dev/null
+
 # ---- a commit whose wait for a synchronous standby is cancelled is not durable
 psql -XAtq -c "ALTER SYSTEM SET synchronous_standby_names = 'ghost'" -c "SELECT pg_reload_conf()" >/dev/null
 cfg d0 false
@@ -80,8 +101,11 @@ check_eq "once" 1 "$(grep -cx 'async-1' "$MARKS")"
 kill -TERM $D1
 wait $D1 2>/dev/null
 
-# ---- the primary dies mid-drain; the synchronous standby is promoted
-cfg d1 false
+# ---- the primary dies mid-drain; the synchronous standby is promoted.
+# d1 declared the failover: on the new primary no standby is synchronous,
+# and d1 holds its mutations from its first statement there (its reconnect
+# is checked before it claims anything).  d2 did not declare it and drains.
+cfg d1 true
 cfg d2 false
 start_daemon d1 || exit 1
 D1=$DPID
@@ -95,8 +119,20 @@ check "fault: the standby is promoted" as_pg "$BIN/pg_ctl" -D "$STANDBY" -w prom
 check_eq "it is a primary now" f "$(q2 'SELECT pg_is_in_recovery()')"
 # The drain must finish on the new primary: from here on every query goes there.
 export PGHOST=$SOCK2 PGPORT=$P2
+PROMOTED=$(q "SELECT now()")
+as_agent psql -XAtq -c "SELECT airlock.run('$CT', 'echo failover-late-' || g || ' >> /tmp/faults.log')
+	FROM generate_series(1, 10) g" >/dev/null
+check "d1 sees another server after its reconnect" wait_log 60 'evt=db.server_changed' d1
+check_out "and holds its mutations there: no synchronous standby" 'evt=durability.unsafe mutations=held why=.*no standby is synchronous' \
+	sed -n '/evt=db.server_changed/,$p' "$WORK/d1.log"
+check_eq "d1 started nothing on the new primary" 0 "$(q "SELECT count(*) FROM airlock.execution_events WHERE to_state = 'running' AND detail->>'worker' LIKE 'd1/%' AND at >= '$PROMOTED'")"
+check "d1 survived and followed" kill -0 $D1
+# What d1 held would wait for its recheck: d2 drains it now.
+kill -TERM $D1
+wait $D1 2>/dev/null
+q "UPDATE airlock.executions SET run_after = now() WHERE state IN ('queued', 'approved') AND claimed_by IS NULL" >/dev/null
 check "every failover row reaches a final state" wait_for 240 "SELECT count(*) = 0 FROM airlock.executions WHERE command LIKE 'echo failover-%' AND state NOT IN ('succeeded', 'failed', 'outcome_unknown', 'refused')"
-check_eq "every row reached the new primary" "$N" "$(q "SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo failover-%'")"
+check_eq "every row reached the new primary" "$((N + 10))" "$(q "SELECT count(*) FROM airlock.executions WHERE command LIKE 'echo failover-%'")"
 q "SELECT state || ' ' || substring(command from 'echo ([^ ]+) ') FROM airlock.executions WHERE command LIKE 'echo failover-%'" >"$WORK/failover.rows"
 check_out "the failover drain: lost 0, twice 0, stuck 0" 'lost=0 twice=0 stuck=0' python3 - "$WORK/failover.rows" "$MARKS" <<'PY'
 import collections, sys
@@ -109,10 +145,10 @@ wrong = sum(1 for s, n in rows if s == "refused" and marks[n] != 0)
 print("rows=%d lost=%d twice=%d stuck=%d ran_but_refused=%d unknown=%d" % (len(rows), lost, twice,
       stuck, wrong, sum(1 for s, n in rows if s == "outcome_unknown")))
 PY
-check "the daemons survived and followed" kill -0 $D1 $D2
+check "d2 survived and followed" kill -0 $D2
 id=$(as_agent $A run --target $CT -- 'echo after-failover >> /tmp/faults.log')
 check "new work runs on the new primary" wait_for 60 "SELECT state = 'succeeded' FROM airlock.executions WHERE id = $id"
-kill -TERM $D1 $D2
-wait $D1 $D2 2>/dev/null
+kill -TERM $D2
+wait $D2 2>/dev/null
 check_out "the audit chain is intact on the new primary" 'audit: intact' as_alice $A audit verify
 finish

@@ -321,4 +321,7 @@ q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_
 wait $LOCKER 2>/dev/null
 check_out "the next verify seals them all, and the chain is intact" 'audit: intact' as_alice $A audit verify
 check_eq "... with nothing left unsealed" 0 "$(q "SELECT count(*) FROM airlock.execution_events WHERE seq IS NULL")"
+
+# ---- through every fault above, each daemon log line said when it happened
+check "every log line of every daemon starts with its RFC 3339 time and level" log_shape "$WORK"/d[0-9].log
 finish

@@ -209,6 +209,7 @@ pgtap tests/sql/gate.sql gate
 pgtap tests/sql/queue.sql queue
 pgtap tests/sql/onecall.sql onecall
 pgtap tests/sql/notsent.sql notsent
+pgtap tests/sql/fairclaim.sql fairclaim
 pgtap tests/sql/seal.sql seal
 pgtap tests/sql/records.sql records
 pgtap tests/sql/outhold.sql outhold

@@ -40,7 +40,7 @@ for t in protocol version-2025-03-26 version-2025-06-18 version-2024-11-05 tools
 	check "transcript $t" env DRIVE_STDERR="$tmp/$t.stderr" \
 		tests/mcp/drive.py "tests/mcp/transcripts/$t.txt" -- "${MCP[@]}"
 done
-check "stderr carries key=value log lines" grep -qE '^level=info evt=mcp.start' "$tmp/tools.stderr"
+check "stderr carries key=value log lines" grep -qE '^ts=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z level=info evt=mcp.start' "$tmp/tools.stderr"
 
 # ---- the official TypeScript SDK client
 check "sdk client (@modelcontextprotocol/sdk over stdio)" \
@@ -197,7 +197,7 @@ check "hostile: 10,000 lines answered correctly" env HOSTILE_STDERR="$tmp/hostil
 	tests/mcp/hostile.py --lines 10000 -- "${MCP[@]}"
 check_eq "hostile: the database is unchanged" "$before" "$(state)"
 check "hostile: server notices went to stderr as log lines" \
-	grep -qE '^level=info evt=mcp.db_notice' "$tmp/hostile.stderr"
+	grep -qE '^ts=[^ ]+ level=info evt=mcp.db_notice' "$tmp/hostile.stderr"
 # The corpus ends with one valid read-only call: exactly one function call may have arrived.
 check_eq "hostile: one statement reached the database (the corpus's one valid call)" \
 	1 "$(( $(calls) - calls_before ))"

@@ -119,6 +119,43 @@ static void test_every_edit_is_refused(void **state)
 	anchor_key_free(pub);
 }
 
+/* What a write cut short leaves is a piece of an anchor line: every proper
+ * prefix of a signed line is one, and nothing else is (the whole line, an
+ * edited or glued line, text of another shape), so `audit verify
+ * --anchors` can tell an interrupted write from an edit. */
+static void test_torn_pieces_are_told_from_edits(void **state)
+{
+	struct fx *f = *state;
+	char err[256], buf[1024];
+	struct anchor_key *priv = anchor_key_load_private(f->priv, err, sizeof(err));
+	char *line = anchor_sign(priv, 1234, HASH, 1764590400, err, sizeof(err));
+	size_t n;
+
+	line[strlen(line) - 1] = '\0';
+	n = strlen(line);
+	for (size_t i = 1; i < n; i++) {
+		snprintf(buf, sizeof(buf), "%.*s", (int)i, line);
+		if (!anchor_torn_prefix(buf))
+			fail_msg("the piece of %zu bytes is not taken for torn: %s", i, buf);
+	}
+	assert_false(anchor_torn_prefix(line));
+	assert_false(anchor_torn_prefix(""));
+	/* An edit keeps the shape or breaks it; either way, not a piece. */
+	snprintf(buf, sizeof(buf), "%s", line);
+	buf[40] = buf[40] == 'a' ? 'b' : 'a';
+	assert_false(anchor_torn_prefix(buf));
+	snprintf(buf, sizeof(buf), "%.*sZ", (int)(n / 2), line);
+	assert_false(anchor_torn_prefix(buf));
+	snprintf(buf, sizeof(buf), "%.60s%s", line, line);
+	assert_false(anchor_torn_prefix(buf));
+	assert_false(anchor_torn_prefix("hello"));
+	assert_false(anchor_torn_prefix("airlock-anchor v1 event= hash="));
+	assert_true(anchor_torn_prefix("airlock-anchor v1 event=12"));
+	assert_true(anchor_torn_prefix("airlock-anch"));
+	free(line);
+	anchor_key_free(priv);
+}
+
 static void test_other_key_and_file_rules(void **state)
 {
 	struct fx *f = *state;
@@ -151,6 +188,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sign_and_verify),
 	    cmocka_unit_test(test_every_edit_is_refused),
+	    cmocka_unit_test(test_torn_pieces_are_told_from_edits),
 	    cmocka_unit_test(test_other_key_and_file_rules),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

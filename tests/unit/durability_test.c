@@ -113,6 +113,49 @@ static void test_unchecked_state_holds_mutations(void **state)
 	durability_free(d);
 }
 
+/* A standby that streams asynchronously, or a conninfo with several hosts,
+ * without durability.failover declared: said, with what runs twice and the
+ * fix; declared, or one server and no asynchronous standby: nothing. */
+static void test_undeclared_failover_is_said(void **state)
+{
+	struct config c = {0};
+	char why[1400];
+	const char *async =
+	    "{\"fsync\": \"on\", \"synchronous_standby_names\": \"\", \"standbys\": "
+	    "[{\"name\": \"s1\", \"state\": \"streaming\", \"sync_state\": \"async\"}]}";
+	const char *sync =
+	    "{\"fsync\": \"on\", \"synchronous_standby_names\": \"s1\", \"standbys\": "
+	    "[{\"name\": \"s1\", \"state\": \"streaming\", \"sync_state\": \"sync\"}]}";
+	(void)state;
+
+	assert_false(durability_failover_undeclared(&c, SAFE, 1, why, sizeof(why)));
+	assert_string_equal(why, "");
+	assert_true(durability_failover_undeclared(&c, async, 1, why, sizeof(why)));
+	assert_non_null(strstr(why, "s1 streaming/async"));
+	assert_non_null(strstr(why, "run a second time"));
+	assert_non_null(strstr(why, "durability.failover: true"));
+	assert_true(durability_failover_undeclared(&c, SAFE, 2, why, sizeof(why)));
+	assert_non_null(strstr(why, "names several hosts"));
+	assert_true(durability_failover_undeclared(&c, async, 2, why, sizeof(why)));
+	assert_non_null(strstr(why, "also names 2 hosts"));
+	/* A synchronous standby is no risk of this kind. */
+	assert_false(durability_failover_undeclared(&c, sync, 1, why, sizeof(why)));
+	c.durability_failover = true;
+	assert_false(durability_failover_undeclared(&c, async, 2, why, sizeof(why)));
+}
+
+static void test_conninfo_hosts(void **state)
+{
+	(void)state;
+	assert_int_equal(durability_conninfo_hosts("host=db1 dbname=airlock"), 1);
+	assert_int_equal(durability_conninfo_hosts("dbname=airlock"), 1);
+	assert_int_equal(durability_conninfo_hosts(
+	                     "host=db1,db2 port=5432,5432 target_session_attrs=read-write"),
+	                 2);
+	assert_int_equal(durability_conninfo_hosts("postgresql://db1:5432,db2:5432,db3/airlock"),
+	                 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +164,8 @@ int main(void)
 	    cmocka_unit_test(test_declared_failover_needs_a_synchronous_standby),
 	    cmocka_unit_test(test_unreadable_settings_are_not_safe),
 	    cmocka_unit_test(test_unchecked_state_holds_mutations),
+	    cmocka_unit_test(test_undeclared_failover_is_said),
+	    cmocka_unit_test(test_conninfo_hosts),
 	};
 	return cmocka_run_group_tests_name("durability", tests, NULL, NULL);
 }

@@ -5,7 +5,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -53,11 +57,57 @@ static void test_hidden_characters_are_escapes(void **state)
 	assert_string_equal(q("x\rforged"), "\"x\\\\rforged\"");
 }
 
+/* Whether s is "YYYY-MM-DDTHH:MM:SS.mmmZ" (RFC 3339, UTC, milliseconds). */
+static int rfc3339_ms(const char *s)
+{
+	const char *shape = "dddd-dd-ddTdd:dd:dd.dddZ";
+
+	for (size_t i = 0; shape[i]; i++)
+		if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i])
+			return 0;
+	return 1;
+}
+
+static void test_every_line_starts_with_its_time(void **state)
+{
+	char path[] = "/tmp/airlock-log-test.XXXXXX", line[512], ts[32];
+	int fd = mkstemp(path), saved = dup(2);
+	FILE *f;
+	time_t before = time(NULL);
+
+	(void)state;
+	assert_true(fd >= 0 && saved >= 0);
+	unlink(path);
+	fflush(stderr);
+	assert_true(dup2(fd, 2) == 2);
+	log_msg(LOG_WARN, "exec=7 evt=test.line why=%s", q("two words"));
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	f = fdopen(fd, "r");
+	assert_non_null(f);
+	rewind(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_int_equal(strncmp(line, "ts=", 3), 0);
+	assert_true(rfc3339_ms(line + 3));
+	assert_string_equal(line + 3 + 24, " level=warn exec=7 evt=test.line why=\"two words\"\n");
+	/* The time is now (UTC), not a constant. */
+	struct tm tm = {0};
+	assert_non_null(strptime(line + 3, "%Y-%m-%dT%H:%M:%S", &tm));
+	time_t at = timegm(&tm);
+	assert_true(at >= before - 1 && at <= time(NULL) + 1);
+	/* The same stamp for callers that write their own lines. */
+	assert_true(rfc3339_ms(log_timestamp(ts, sizeof(ts))));
+	assert_int_equal(strlen(ts), 24);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_plain_values_stay_bare),
 	    cmocka_unit_test(test_hidden_characters_are_escapes),
+	    cmocka_unit_test(test_every_line_starts_with_its_time),
 	};
 	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
 }

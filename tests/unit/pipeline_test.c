@@ -51,6 +51,7 @@ enum call {
 	C_FINISH,
 	C_REFUSE,
 	C_RELEASE,
+	C_SETTLE,
 	C_NOT_SENT,
 	C_UNREACHABLE,
 	C_UNCONFINABLE,
@@ -123,6 +124,7 @@ static enum call classify_sql(const char *sql)
 	    {"airlock.worker_finish(", C_FINISH},
 	    {"airlock.worker_refuse(", C_REFUSE},
 	    {"airlock.worker_release(", C_RELEASE},
+	    {"airlock.worker_settle(", C_SETTLE},
 	    {"airlock.worker_not_sent(", C_NOT_SENT},
 	    {"airlock.worker_unreachable(", C_UNREACHABLE},
 	    {"airlock.worker_unconfinable(", C_UNCONFINABLE},
@@ -596,6 +598,7 @@ static int setup(void **state)
 	F.answer[C_REVALIDATE] = "approved";
 	F.answer[C_FINISH] = "t";
 	F.answer[C_NOT_SENT] = "queued";
+	F.answer[C_SETTLE] = "released";
 	F.answer[C_TARGET_LOCK] = "t";
 	F.answer[C_ROW_LOCK] = "t";
 	F.policy = readfile("seeds/policy.yaml", 1 << 24, NULL, err, sizeof(err));
@@ -788,7 +791,8 @@ static void test_finish_given_up_at_cancel(void **state)
 }
 
 /* The connection dies as the row is marked running: nothing is sent and
- * the row is not refused (its fate is the reaper's, as nothing ran). */
+ * the row is not refused; on a new session it is given back (from running,
+ * if the start landed after all), not left for a reaper. */
 static void test_start_connection_lost(void **state)
 {
 	struct fixture *f = *state;
@@ -799,6 +803,8 @@ static void test_start_connection_lost(void **state)
 	assert_int_equal(F.sent, 0);
 	assert_int_equal(F.calls[C_FINISH], 0);
 	assert_int_equal(F.calls[C_REFUSE], 0);
+	assert_int_equal(F.resets, 1);
+	assert_int_equal(F.calls[C_SETTLE], 1);
 }
 
 /* The row was cancelled while it was checked: start says AL005; nothing is
@@ -814,19 +820,83 @@ static void test_start_no_longer_ours(void **state)
 	assert_int_equal(F.calls[C_REFUSE], 0);
 }
 
-/* A statement timeout at start: nothing was sent, so the row is refused
- * with the reason rather than left running. */
-static void test_start_statement_timeout(void **state)
+/* A passing database error at start (a statement timeout, a lock, a
+ * serialization failure, a full disk) says nothing about the request: it
+ * is never refused; nothing was sent, the row is given back and retried. */
+static void test_start_transient_never_refuses(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const transient[] = {SQLSTATE_QUERY_CANCELED, "55P03",
+	                                        SQLSTATE_SERIALIZATION_FAILURE, "53100", "57P01"};
+
+	for (size_t i = 0; i < sizeof(transient) / sizeof(transient[0]); i++) {
+		memset(F.calls, 0, sizeof(F.calls));
+		memset(F.nscript, 0, sizeof(F.nscript));
+		script(C_START, 0, transient[i], false);
+		run_change(f);
+		assert_int_equal(F.calls[C_START], 1);
+		assert_int_equal(F.calls[C_REFUSE], 0);
+		assert_int_equal(F.calls[C_SETTLE], 1);
+	}
+	assert_int_equal(F.sent, 0);
+}
+
+/* A refusal by the database's own rules at start (the approvals no longer
+ * match the payload) is a refusal, as before. */
+static void test_start_rule_refuses(void **state)
 {
 	struct fixture *f = *state;
 
-	script(C_START, 0, SQLSTATE_QUERY_CANCELED, false);
+	script(C_START, 0, SQLSTATE_APPROVAL_IMPOSSIBLE, false);
 	run_change(f);
 	assert_int_equal(F.sent, 0);
 	assert_int_equal(F.calls[C_REFUSE], 1);
+	assert_int_equal(F.calls[C_SETTLE], 0);
 }
 
-/* Classification cannot be written (the connection is lost): nothing runs. */
+/* A row whose re-validation or release cannot be written (a table lock past
+ * the statement timeout) is given back, and the give-back is retried until
+ * it lands: the row never stays claimed by a worker that moved on. */
+static void test_revalidate_and_release_retried(void **state)
+{
+	struct fixture *f = *state;
+
+	script(C_REVALIDATE, 0, SQLSTATE_QUERY_CANCELED, false);
+	script(C_SETTLE, 0, SQLSTATE_QUERY_CANCELED, false);
+	script(C_SETTLE, 1, SQLSTATE_CONNECTION_FAILURE, true);
+	run_change(f);
+	assert_int_equal(F.calls[C_REVALIDATE], 1);
+	assert_int_equal(F.calls[C_SETTLE], 3); /* two faults, then it landed */
+	assert_int_equal(F.resets, 1);
+	assert_int_equal(F.calls[C_START], 0);
+	assert_int_equal(F.sent, 0);
+}
+
+/* A node whose slots are all taken: the row is given back at once, not
+ * waited with (the claim then skips that node until a slot frees). */
+static void test_full_node_gives_back(void **state)
+{
+	struct fixture *f = *state;
+	char **full = NULL;
+
+	for (int i = 0; i < 4; i++)
+		assert_true(slots_try_take(f->slots, "proxmox-host:hubris"));
+	assert_int_equal(slots_full(f->slots, &full), 1);
+	assert_string_equal(full[0], "proxmox-host:hubris");
+	free(full[0]);
+	free(full);
+	run_change(f);
+	assert_int_equal(F.calls[C_SETTLE], 1);
+	assert_int_equal(F.calls[C_START], 0);
+	assert_int_equal(F.sent, 0);
+	slots_give(f->slots, "proxmox-host:hubris");
+	assert_int_equal(slots_full(f->slots, &full), 0);
+	run_change(f);
+	assert_int_equal(F.sent, 1);
+}
+
+/* Classification cannot be written (the connection is lost): nothing runs,
+ * and the row is given back on a new session. */
 static void test_classify_connection_lost(void **state)
 {
 	struct fixture *f = *state;
@@ -836,6 +906,8 @@ static void test_classify_connection_lost(void **state)
 	assert_int_equal(F.calls[C_CLASSIFIED], 1);
 	assert_int_equal(F.calls[C_START], 0);
 	assert_int_equal(F.sent, 0);
+	assert_int_equal(F.calls[C_SETTLE], 1);
+	assert_int_equal(F.resets, 1);
 }
 
 /* An observation on container 201, which the check in front of pct exec
@@ -1034,7 +1106,7 @@ static void test_claim_connection_lost(void **state)
 	(void)state;
 	script(C_CLAIM, 0, SQLSTATE_CONNECTION_FAILURE, true);
 	memset(&it, 0, sizeof(it));
-	assert_int_equal(queue_claim(&the_db, "w-test", 0, &it), -1);
+	assert_int_equal(queue_claim(&the_db, "w-test", 0, NULL, 0, &it), -1);
 	assert_int_equal(it.id, 0);
 	assert_false(store_connected(&the_db));
 }
@@ -1153,9 +1225,9 @@ static void test_wake_finish_connection_lost(void **state)
 	assert_int_equal(F.calls[C_ROW_LOCK], 1);
 }
 
-/* The connection dies during the one call: nothing is sent, and the row is
- * left to the usual claim (its fate, if the call committed, is the
- * reaper's). */
+/* The connection dies during the one call: nothing is sent; on a new
+ * session the row is given back if the call committed after all (from
+ * running, as nothing was sent), and the usual claim takes over. */
 static void test_wake_connection_lost(void **state)
 {
 	struct fixture *f = *state;
@@ -1167,6 +1239,7 @@ static void test_wake_connection_lost(void **state)
 	assert_int_equal(F.calls[C_START], 0);
 	assert_int_equal(F.calls[C_FINISH], 0);
 	assert_int_equal(F.calls[C_REFUSE], 0);
+	assert_int_equal(F.calls[C_SETTLE], 1);
 }
 
 /* The database refuses the call (a rule such as the jail's, AL008, or a
@@ -1285,7 +1358,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_finish_given_up_at_cancel, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_start_connection_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_start_no_longer_ours, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_start_statement_timeout, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_start_transient_never_refuses, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_start_rule_refuses, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_revalidate_and_release_retried, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_full_node_gives_back, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_classify_connection_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_claim_connection_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_sent_unreachable, setup, teardown),
