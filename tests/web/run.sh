@@ -546,6 +546,18 @@ check_eq "password and the current code do" 303 "$(signin dave dave dave-secret-
 check_eq "the same code never works twice" 403 "$(signin dave2 dave dave-secret-pw "$code")"
 check_eq "the failures are recorded" t \
 	"$(q "SELECT count(*) >= 3 FROM airlock.web_history WHERE kind = 'sign_in_failed' AND login = 'dave' AND detail LIKE '%one-time code%'")"
+# An action link asks an enrolled operator for the code too, and keeps the link.
+idt=$(as_agent $A run --target proxmox-host:hubris -- 'systemctl restart pvedaemon; echo totp-link')
+wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $idt"
+wait_for 20 "SELECT count(*) = 4 FROM airlock.notification_status WHERE execution_id = $idt AND state = 'delivered'"
+mapfile -t LT < <(CHK links /json "$idt")
+tpath=${LT[0]#"$URL"}
+check_eq "dave follows a link: his password alone does not sign him in" 403 \
+	"$(curl -s -o "$WORK/dt.html" -w '%{http_code}' --data-urlencode login=dave --data-urlencode password=dave-secret-pw --data-urlencode "next=$tpath" "$URL/login")"
+check_out "and the form still carries the link" "name=\"next\" value=\"$tpath\"" cat "$WORK/dt.html"
+check_eq "with his next code he lands on the link's page" "303 $URL$tpath" \
+	"$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' --data-urlencode login=dave --data-urlencode password=dave-secret-pw --data-urlencode "code=$(totp "$secret" 1)" --data-urlencode "next=$tpath" "$URL/login")"
+check_eq "and nothing was decided" pending_approval "$(state_of "$idt")"
 check_rc "an administrator may replace it" 0 $A operator totp enroll dave
 
 # ---- rate limits, per address and per login (addresses from a trusted proxy)
