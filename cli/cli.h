@@ -48,5 +48,6 @@ int cli_audit(int argc, char **argv);
 int cli_policy(int argc, char **argv);
 int cli_hook(int argc, char **argv);
 int cli_output(int argc, char **argv);
+int cli_chat(int argc, char **argv);
 
 #endif

@@ -23,14 +23,14 @@ static const struct command commands[] = {
     {"seed", cli_seed, "ingest DIR/policy.yaml, tools.yaml, inventory.yaml, gate.yaml"},
     {"classify", cli_classify, "classify a shell command (or --batch from stdin)"},
     {"run", cli_run, "enqueue a command on a target (airlock.run)"},
-    {"pending", cli_pending, "list requests waiting for approval"},
+    {"pending", cli_pending, "list requests waiting for approval (filters: --target, --agent...)"},
     {"show", cli_show, "show one execution"},
     {"previews", cli_previews, "the read-only previews of a held request"},
     {"output", cli_output,
      "output list | show | release | discard ID: output held for carrying secrets"},
     {"notifications", cli_notifications, "webhook deliveries and their state"},
-    {"approve", cli_approve, "approve a pending request"},
-    {"reject", cli_reject, "reject a pending request (--reason required)"},
+    {"approve", cli_approve, "approve pending requests: approve ID..."},
+    {"reject", cli_reject, "reject pending requests (--reason required): reject ID..."},
     {"cancel", cli_cancel, "cancel a request that has not started running"},
     {"history", cli_history, "every event of one execution"},
     {"audit", cli_audit, "audit verify: check the event hash chain"},
@@ -44,6 +44,7 @@ static const struct command commands[] = {
     {"flr", cli_flr, "flr list | flr end ID: the ZVM's file-level restore sessions"},
     {"user", cli_user, "user add NAME --operator|--agent: a login in one airlock role"},
     {"operator", cli_operator, "operator totp enroll [LOGIN]: a second factor for the console"},
+    {"chat", cli_chat, "chat map | unmap | list: which login a chat user's buttons act as"},
 };
 
 static void usage(FILE *f)

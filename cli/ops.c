@@ -3,6 +3,7 @@
  * call, so the rules live in the database and hold for every client. */
 #include "cli/cli.h"
 #include "cli/sidedoor.h"
+#include "cli/seedgate.h"
 
 #include "lib/execstate.h"
 #include "lib/buf.h"
@@ -11,6 +12,7 @@
 #include "lib/xalloc.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -29,13 +31,19 @@ static const struct option common_opts[] = {
     {"change-id", required_argument, NULL, 'c'},
     {"action", required_argument, NULL, 'a'},
     {"wait", optional_argument, NULL, 'w'},
+    {"agent", required_argument, NULL, 'A'},
+    {"class", required_argument, NULL, 'C'},
+    {"state", required_argument, NULL, 'S'},
+    {"older-than", required_argument, NULL, 'O'},
+    {"confirm-unreadable", no_argument, NULL, 'U'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 struct opts {
 	const char *db, *reason, *target, *risk, *change_id, *action;
-	bool json, help, wait;
+	const char *agent, *cls, *state, *older; /* pending's filters */
+	bool json, help, wait, confirm_unreadable;
 	long wait_seconds;
 };
 
@@ -92,6 +100,21 @@ static int parse_opts(int argc, char **argv, const char *allowed, struct opts *o
 					return -1;
 				}
 			}
+			break;
+		case 'A':
+			o->agent = optarg;
+			break;
+		case 'C':
+			o->cls = optarg;
+			break;
+		case 'S':
+			o->state = optarg;
+			break;
+		case 'O':
+			o->older = optarg;
+			break;
+		case 'U':
+			o->confirm_unreadable = true;
 			break;
 		case 'h':
 			o->help = true;
@@ -230,7 +253,7 @@ static void print_execution(const cJSON *e)
 	    "state",      "target",        "class",          "requested_by", "change_id",
 	    "action",     "declared_risk", "policy_version", "created_at",   "classified_at",
 	    "expires_at", "decided_at",    "started_at",     "finished_at",  "rewind_status",
-	    "exit_code",  "signal",        "duration_ms",    "error",
+	    "exit_code",  "signal",        "duration_ms",    "error",        "console_url",
 	};
 	const char *command = jstr(e, "command") ? jstr(e, "command") : "";
 	struct visible_info info;
@@ -346,9 +369,18 @@ static void print_pending_row(const struct store_res *res, int r)
 	printf("\n");
 	if (info.hidden > 0)
 		note_hidden("       ", "the command", info.hidden);
+	if (store_get(res, r, 11)[0]) {
+		printf("       for: ");
+		put_line(store_get(res, r, 11));
+		printf("\n");
+	}
+	if (strcmp(store_get(res, r, 12), "pending_approval") != 0)
+		printf("       state: %s\n", store_get(res, r, 12));
 	cJSON *reasons = cJSON_Parse(store_get(res, r, 9));
 	print_reasons(reasons, "       ");
 	cJSON_Delete(reasons);
+	if (!store_isnull(res, r, 13))
+		printf("       console: %s\n", store_get(res, r, 13));
 	free(cmd);
 	for (int i = 0; i < 8; i++)
 		free(col[i]);
@@ -604,21 +636,102 @@ static void print_held_output(struct store *s)
 	store_clear(res);
 }
 
+/* A glob of what slugs and login names hold, plus * and ?. */
+static bool glob_ok(const char *s)
+{
+	if (s[0] == '\0' || strlen(s) > 200)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && strchr("*?._-:@", *s) == NULL)
+			return false;
+	return true;
+}
+
+/* pending's filters checked; 0, or -1 after saying what is wrong. */
+static int check_filters(const struct opts *o, long long *older_s)
+{
+	static const char *const classes[] = {"read_only", "reversible_low", "config_mutation",
+	                                      "destructive", NULL};
+	static const char *const states[] = {"pending_approval", "received", "queued", "approved",
+	                                     "running",          "open",     NULL};
+	bool ok = true;
+
+	if (o->target && !glob_ok(o->target)) {
+		fprintf(stderr,
+		        "airlock pending: --target '%s' is an entity slug or a glob of one, "
+		        "such as 'vm:*' (quote it from the shell)\n",
+		        o->target);
+		return -1;
+	}
+	if (o->agent && !glob_ok(o->agent)) {
+		fprintf(stderr, "airlock pending: --agent '%s' is a login name or a glob of one\n",
+		        o->agent);
+		return -1;
+	}
+	if (o->cls) {
+		ok = false;
+		for (const char *const *c = classes; *c; c++)
+			ok = ok || strcmp(*c, o->cls) == 0;
+		if (!ok) {
+			fprintf(stderr,
+			        "airlock pending: --class is read_only, reversible_low, "
+			        "config_mutation or destructive, not '%s'\n",
+			        o->cls);
+			return -1;
+		}
+	}
+	if (o->state) {
+		ok = false;
+		for (const char *const *st = states; *st; st++)
+			ok = ok || strcmp(*st, o->state) == 0;
+		if (!ok) {
+			fprintf(stderr,
+			        "airlock pending: --state is pending_approval (the default), "
+			        "received, queued, approved, running or open (all of them), "
+			        "not '%s'\n",
+			        o->state);
+			return -1;
+		}
+	}
+	*older_s = 0;
+	if (o->older && seedgate_duration(o->older, older_s) < 0) {
+		fprintf(stderr,
+		        "airlock pending: --older-than is a duration such as 90s, 15m, 2h or "
+		        "1d, not '%s'\n",
+		        o->older);
+		return -1;
+	}
+	return 0;
+}
+
 int cli_pending(int argc, char **argv)
 {
-	const char *usage = "airlock pending [--json] [--db CONNINFO]";
+	const char *usage = "airlock pending [--target GLOB] [--agent GLOB] [--class CLASS] "
+	                    "[--state STATE] [--older-than DURATION] [--json] [--db CONNINFO]";
 	struct opts o;
 	struct store *s;
 	struct store_res *res;
+	long long older_s = 0;
+	char older[32] = "";
 
-	if (parse_opts(argc, argv, "dj", &o) < 0)
+	if (parse_opts(argc, argv, "djtACSO", &o) < 0)
 		return CLI_USAGE;
 	if (o.help) {
 		printf("usage: %s\nLists requests waiting for approval, oldest first, then the "
 		       "output\n"
-		       "held because it carries secret material (airlock output show ID).  --json\n"
-		       "prints the requests only; airlock output list --json prints the held "
-		       "output.\n",
+		       "held because it carries secret material (airlock output show ID).\n"
+		       "  --target GLOB       only requests on targets matching an entity slug "
+		       "glob ('vm:*')\n"
+		       "  --agent GLOB        only requests from these agents' logins\n"
+		       "  --class CLASS       only requests of this class\n"
+		       "  --state STATE       pending_approval (default), received, queued, "
+		       "approved,\n"
+		       "                      running, or open (all of them)\n"
+		       "  --older-than DUR    only requests waiting longer than 90s, 15m, 2h, 1d\n"
+		       "Decide several at once with airlock approve ID... or airlock reject ID... "
+		       "--reason.\n"
+		       "--json prints the requests only; airlock output list --json prints the "
+		       "held output.\n",
 		       usage);
 		return CLI_OK;
 	}
@@ -626,21 +739,45 @@ int cli_pending(int argc, char **argv)
 		fprintf(stderr, "usage: %s\n", usage);
 		return CLI_USAGE;
 	}
+	if (check_filters(&o, &older_s) < 0)
+		return CLI_USAGE;
+	if (o.older)
+		snprintf(older, sizeof(older), "%lld", older_s);
 	s = cli_connect(o.db);
 	if (s == NULL)
 		return CLI_ERROR;
 	res = store_exec(
 	    s,
-	    "SELECT id, target, class, requested_by, "
+	    "WITH r AS (SELECT e.id, e.target, e.target_type, e.command, e.class, e.reasons,"
+	    "  e.requested_by, e.change_id, e.action, e.created_at, e.classified_at, e.expires_at,"
+	    "  now() - e.created_at AS age, e.expires_at - now() AS expires_in,"
+	    "  e.approvals_required, airlock._votes(e)::bigint AS approvals, e.rewind_status,"
+	    "  e.rewind_possible, e.gate_version, e.state,"
+	    "  airlock.console_url(airlock.console_request_path(e.id)) AS console_url"
+	    "  FROM airlock.executions e"
+	    "  WHERE CASE WHEN $4 = 'open' THEN e.state IN ('received', 'queued',"
+	    "    'pending_approval', 'approved', 'running') ELSE e.state = $4 END"
+	    "  AND ($1 = '' OR e.target LIKE replace(replace(replace(replace(replace($1, '\\',"
+	    "    '\\\\'), '%', '\\%'), '_', '\\_'), '*', '%'), '?', '_'))"
+	    "  AND ($2 = '' OR e.requested_by LIKE replace(replace(replace(replace(replace($2,"
+	    "    '\\', '\\\\'), '%', '\\%'), '_', '\\_'), '*', '%'), '?', '_'))"
+	    "  AND ($3 = '' OR e.class = $3)"
+	    "  AND ($5 = '' OR now() - e.created_at >= make_interval(secs => $5::bigint))"
+	    "  ORDER BY e.created_at, e.id)"
+	    "SELECT id, target, coalesce(class, '-'), requested_by, "
 	    " to_char(justify_interval(date_trunc('second', age)), 'HH24:MI:SS'), "
-	    " CASE WHEN expires_in IS NULL THEN '-' WHEN expires_in < interval '0' THEN 'expired' "
+	    " CASE WHEN expires_in IS NULL OR state <> 'pending_approval' THEN '-'"
+	    "  WHEN expires_in < interval '0' THEN 'expired' "
 	    "  ELSE to_char(justify_interval(date_trunc('second', expires_in)), 'HH24:MI:SS') END, "
-	    " approvals || '/' || approvals_required, coalesce(rewind_status, '-'), command, "
-	    " coalesce(reasons, '[]')::text, "
-	    " (SELECT coalesce(jsonb_agg(to_jsonb(p) - 'age' - 'expires_in'), '[]')::text "
-	    "  FROM airlock.pending p) "
-	    "FROM airlock.pending",
-	    0, NULL);
+	    " approvals || '/' || greatest(approvals_required, 1), coalesce(rewind_status, '-'),"
+	    " command, coalesce(reasons, '[]')::text, "
+	    " (SELECT coalesce(jsonb_agg(to_jsonb(x) - 'age' - 'expires_in' ORDER BY x.created_at,"
+	    "  x.id), '[]')::text FROM r x), coalesce(action, ''), state, console_url "
+	    "FROM r",
+	    5,
+	    (const char *const[]){o.target ? o.target : "", o.agent ? o.agent : "",
+	                          o.cls ? o.cls : "", o.state ? o.state : "pending_approval",
+	                          older});
 	if (res == NULL) {
 		int rc = cli_fail(s, "pending");
 		store_close(s);
@@ -656,7 +793,9 @@ int cli_pending(int argc, char **argv)
 		else
 			printf("[]\n");
 	} else if (store_nrows(res) == 0) {
-		printf("nothing is waiting for approval\n");
+		printf(o.target || o.agent || o.cls || o.state || o.older
+		           ? "nothing matches these filters\n"
+		           : "nothing is waiting for approval\n");
 	} else {
 		printf("%-6s %-9s %-9s %-16s %-24s %-16s %-5s %s\n", "ID", "AGE", "EXPIRES",
 		       "CLASS", "TARGET", "REQUESTER", "VOTES", "REWIND");
@@ -670,24 +809,97 @@ int cli_pending(int argc, char **argv)
 	return CLI_OK;
 }
 
-/* approve / reject / cancel: one function call on one id. */
+/* One id of approve / reject / cancel: the function call and its line.
+ * The exit code it means. */
+static int decide_one(struct store *s, const char *verb, const char *sql, const char *id,
+                      const struct opts *o, bool many, cJSON *arr)
+{
+	struct store_res *res = store_exec(
+	    s, sql,
+	    strcmp(verb, "cancel") == 0    ? 1
+	    : strcmp(verb, "approve") == 0 ? 3
+	                                   : 2,
+	    (const char *const[]){id, o->reason, o->confirm_unreadable ? "true" : "false"});
+	int rc = CLI_OK;
+
+	if (res == NULL) {
+		if (arr) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddNumberToObject(e, "id", (double)strtoll(id, NULL, 10));
+			cJSON_AddStringToObject(e, "error", store_errmsg(s));
+			cJSON_AddStringToObject(e, "sqlstate", store_sqlstate(s));
+			cJSON_AddItemToArray(arr, e);
+			return cli_exit_for_sqlstate(store_sqlstate(s));
+		}
+		if (!many)
+			return cli_fail(s, verb);
+		char what[64];
+		snprintf(what, sizeof(what), "%s %s", verb, id);
+		return cli_fail(s, what);
+	}
+	const char *state = store_get(res, 0, 0);
+	if (arr) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddNumberToObject(e, "id", (double)strtoll(id, NULL, 10));
+		cJSON_AddStringToObject(e, "state", state);
+		cJSON_AddItemToArray(arr, e);
+	} else if (o->json)
+		printf("{\"id\":%s,\"state\":\"%s\"}\n", id, state);
+	else if (strcmp(verb, "approve") == 0 && state_is(state, EXEC_PENDING_APPROVAL))
+		printf("execution %s: your approval is recorded; it needs more approvers\n", id);
+	else if (strcmp(verb, "approve") == 0 && state_is(state, EXEC_EXPIRED))
+		printf("execution %s: expired before your approval; nothing will run\n", id);
+	else
+		printf("execution %s: %s\n", id, state);
+	if (strcmp(verb, "approve") == 0 && state_is(state, EXEC_EXPIRED))
+		rc = CLI_REFUSED;
+	store_clear(res);
+	return rc;
+}
+
+/* approve / reject (one id or several, each its own call and transaction)
+ * and cancel (one id). */
 static int decide(int argc, char **argv, const char *usage, const char *allowed, const char *sql,
-                  bool reason_required)
+                  bool reason_required, bool several)
 {
 	struct opts o;
 	struct store *s;
-	struct store_res *res;
 	char id[32];
 	int rc = CLI_OK;
+	cJSON *arr = NULL;
 
 	if (parse_opts(argc, argv, allowed, &o) < 0)
 		return CLI_USAGE;
 	if (o.help) {
 		printf("usage: %s\n", usage);
+		if (strcmp(argv[0], "approve") == 0)
+			printf(
+			    "--confirm-unreadable: the command is hard to read (hidden characters, "
+			    "or longer\nthan a screen) and you read all of it (airlock show ID); "
+			    "one ID only.\n");
 		return CLI_OK;
 	}
-	if (parse_id(argc, argv, usage, id, sizeof(id)) < 0)
+	int n = argc - optind;
+	if (n < 1 || (n > 1 && !several)) {
+		fprintf(stderr, "usage: %s\n", usage);
 		return CLI_USAGE;
+	}
+	if (o.confirm_unreadable && n > 1) {
+		fprintf(stderr,
+		        "airlock approve: --confirm-unreadable says you read one command: give "
+		        "one ID, after airlock show ID\n");
+		return CLI_USAGE;
+	}
+	for (int i = optind; i < argc; i++) {
+		char *end;
+		errno = 0;
+		long long v = strtoll(argv[i], &end, 10);
+		if (errno || *end || v <= 0) {
+			fprintf(stderr, "airlock %s: '%s' is not an execution id\n", argv[0],
+			        argv[i]);
+			return CLI_USAGE;
+		}
+	}
 	if (reason_required && (o.reason == NULL || o.reason[0] == '\0')) {
 		fprintf(stderr,
 		        "airlock %s: --reason is required; it is sent back to the requester\n",
@@ -697,44 +909,45 @@ static int decide(int argc, char **argv, const char *usage, const char *allowed,
 	s = cli_connect_write(o.db);
 	if (s == NULL)
 		return CLI_ERROR;
-	res = store_exec(s, sql, strchr(allowed, 'r') ? 2 : 1, (const char *const[]){id, o.reason});
-	if (res == NULL) {
-		rc = cli_fail(s, argv[0]);
-		store_close(s);
-		return rc;
+	if (o.json && n > 1)
+		arr = cJSON_CreateArray();
+	for (int i = optind; i < argc; i++) {
+		snprintf(id, sizeof(id), "%lld", strtoll(argv[i], NULL, 10));
+		int one = decide_one(s, argv[0], sql, id, &o, n > 1, arr);
+		/* The worst outcome decides the exit code: an error, then not
+		 * found, then a refusal. */
+		if (one == CLI_ERROR || (one != CLI_OK && rc == CLI_OK) ||
+		    (one == CLI_NOT_FOUND && rc == CLI_REFUSED))
+			rc = one;
 	}
-	const char *state = store_get(res, 0, 0);
-	if (o.json)
-		printf("{\"id\":%s,\"state\":\"%s\"}\n", id, state);
-	else if (strcmp(argv[0], "approve") == 0 && state_is(state, EXEC_PENDING_APPROVAL))
-		printf("execution %s: your approval is recorded; it needs more approvers\n", id);
-	else if (strcmp(argv[0], "approve") == 0 && state_is(state, EXEC_EXPIRED))
-		printf("execution %s: expired before your approval; nothing will run\n", id);
-	else
-		printf("execution %s: %s\n", id, state);
-	if (strcmp(argv[0], "approve") == 0 && state_is(state, EXEC_EXPIRED))
-		rc = CLI_REFUSED;
-	store_clear(res);
+	if (arr) {
+		char *text = cJSON_PrintUnformatted(arr);
+		printf("%s\n", text);
+		free(text);
+		cJSON_Delete(arr);
+	}
 	store_close(s);
 	return rc;
 }
 
 int cli_approve(int argc, char **argv)
 {
-	return decide(argc, argv, "airlock approve [--reason TEXT] [--json] [--db CONNINFO] ID",
-	              "djr", "SELECT airlock.approve($1::bigint, $2)", false);
+	return decide(argc, argv,
+	              "airlock approve [--reason TEXT] [--confirm-unreadable] [--json] "
+	              "[--db CONNINFO] ID...",
+	              "djrU", "SELECT airlock.approve($1::bigint, $2, $3::boolean)", false, true);
 }
 
 int cli_reject(int argc, char **argv)
 {
-	return decide(argc, argv, "airlock reject --reason TEXT [--json] [--db CONNINFO] ID", "djr",
-	              "SELECT airlock.reject($1::bigint, $2)", true);
+	return decide(argc, argv, "airlock reject --reason TEXT [--json] [--db CONNINFO] ID...",
+	              "djr", "SELECT airlock.reject($1::bigint, $2)", true, true);
 }
 
 int cli_cancel(int argc, char **argv)
 {
 	return decide(argc, argv, "airlock cancel [--json] [--db CONNINFO] ID", "dj",
-	              "SELECT airlock.cancel($1::bigint)", false);
+	              "SELECT airlock.cancel($1::bigint)", false, false);
 }
 
 /* After a record of the same state as the one before it (the row changed

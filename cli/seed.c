@@ -269,6 +269,11 @@ static int check_entity(const char *path, const struct yt_node *e)
 		/* node is where the guest starts: once discovery lists the guest,
 		 * the scheduler owns it and a seed does not move it back */
 		return -1;
+	} else if (strncmp(yt_get(e, "node")->scalar, "proxmox-host:", 13) != 0 ||
+	           yt_get(e, "node")->scalar[13] == '\0') {
+		return fail_at(path, yt_get(e, "node"),
+		               "node \"%s\" must be the slug of a proxmox-host (proxmox-host:NAME)",
+		               yt_get(e, "node")->scalar);
 	}
 	const char *ints[] = {"vmid", "port"};
 	for (size_t i = 0; i < 2; i++) {
@@ -280,6 +285,34 @@ static int check_entity(const char *path, const struct yt_node *e)
 		long x = strtol(v->scalar, &end, 10);
 		if (errno || *end || v->scalar[0] == '\0' || x < 1 || x > 999999999)
 			return fail_at(path, v, "\"%s\" must be a positive integer", ints[i]);
+	}
+	return 0;
+}
+
+/* Two guests of one node with one VMID (Proxmox gives each guest of a node,
+ * VM or container, its own); -1 after naming the second. */
+static int check_vmids(const char *path, const struct yt_node *ents)
+{
+	for (size_t i = 0; i < ents->n; i++) {
+		const struct yt_node *a = ents->items[i], *av = yt_get(a, "vmid"),
+		                     *an = yt_get(a, "node");
+		if (av == NULL || an == NULL)
+			continue;
+		for (size_t j = 0; j < i; j++) {
+			const struct yt_node *b = ents->items[j], *bv = yt_get(b, "vmid");
+			const struct yt_node *bn = yt_get(b, "node");
+			if (bv == NULL || bn == NULL ||
+			    strtol(av->scalar, NULL, 10) != strtol(bv->scalar, NULL, 10) ||
+			    strcmp(an->scalar, bn->scalar) != 0)
+				continue;
+			fprintf(
+			    stderr,
+			    "airlock seed: %s:%d:%d: %s has vmid %s, which %s (line %d) already "
+			    "has on %s: a node gives each guest, VM or container, its own VMID\n",
+			    path, av->line, av->col, yt_get(a, "slug")->scalar, av->scalar,
+			    yt_get(b, "slug")->scalar, b->line, an->scalar);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -307,6 +340,8 @@ static cJSON *check_inventory(const struct seed_file *f)
 				return NULL;
 			}
 	}
+	if (check_vmids(f->path, ents) < 0)
+		return NULL;
 	rels = yt_get(f->doc, "relationships");
 	if (rels && !(rels = want(f->path, f->doc, "relationships", YT_SEQ, false)))
 		return NULL;
@@ -390,10 +425,37 @@ static int ingest_gate(struct store *s, const struct seed_file *gate, const cJSO
 	return 0;
 }
 
-static int ingest(struct store *s, const struct seed_file *pol, const cJSON *rules,
-                  const cJSON *tools, const cJSON *inv, const struct seed_file *gate,
-                  const cJSON *gate_doc)
+/* The database's refusal of the inventory at the place it names in its
+ * DETAIL (entities[N] or relationships[N], and .KEY): printed with
+ * file:line:col.  False when it names no place of the file. */
+static bool report_at(struct store *s, const struct seed_file *inv)
 {
+	const char *detail = store_errdetail(s);
+	char list[16] = "", key[40] = "";
+	unsigned idx;
+	const struct yt_node *items, *n;
+	int got;
+
+	if (detail == NULL ||
+	    (got = sscanf(detail, "%15[a-z][%u].%39[a-z_]", list, &idx, key)) < 2 ||
+	    (strcmp(list, "entities") != 0 && strcmp(list, "relationships") != 0))
+		return false;
+	items = yt_get(inv->doc, list);
+	if (items == NULL || items->kind != YT_SEQ || idx >= items->n)
+		return false;
+	n = items->items[idx];
+	if (got == 3 && n->kind == YT_MAP && yt_get(n, key))
+		n = yt_get(n, key);
+	fprintf(stderr, "airlock seed: %s:%d:%d: %s\n", inv->path, n->line, n->col,
+	        store_errmsg(s));
+	return true;
+}
+
+static int ingest(struct store *s, const struct seed_file *pol, const cJSON *rules,
+                  const cJSON *tools, const struct seed_file *inv_file, const cJSON *inv,
+                  const struct seed_file *gate, const cJSON *gate_doc, bool *positioned_out)
+{
+	bool positioned = false;
 	struct store_res *res = NULL;
 	char policy_msg[128], tools_msg[64], inv_msg[64], gate_msg[96];
 
@@ -421,8 +483,11 @@ static int ingest(struct store *s, const struct seed_file *pol, const cJSON *rul
 	         cJSON_GetArraySize(tools), store_get(res, 0, 0));
 	store_clear(res);
 	res = exec_json(s, "SELECT airlock.seed_inventory($1::jsonb)", NULL, inv, NULL);
-	if (res == NULL)
+	if (res == NULL) {
+		if (inv_file && report_at(s, inv_file))
+			positioned = true;
 		goto fail;
+	}
 	snprintf(inv_msg, sizeof(inv_msg), "inventory: %d entities, %s rows changed",
 	         cJSON_GetArraySize(cJSON_GetObjectItem(inv, "entities")), store_get(res, 0, 0));
 	store_clear(res);
@@ -436,10 +501,12 @@ static int ingest(struct store *s, const struct seed_file *pol, const cJSON *rul
 	printf("%s\n%s\n%s\n%s\n", policy_msg, tools_msg, inv_msg, gate_msg);
 	return 0;
 fail:;
-	char why[1024];
+	char why[1024], state[8];
 	snprintf(why, sizeof(why), "%s", store_errmsg(s));
+	snprintf(state, sizeof(state), "%s", store_sqlstate(s));
 	store_exec_quiet(s, "ROLLBACK");
-	store_set_error(s, "%s (nothing was ingested)", why);
+	store_set_error_state(s, state, "%s (nothing was ingested)", why);
+	*positioned_out = positioned;
 	return -1;
 }
 
@@ -511,8 +578,14 @@ int cli_seed(int argc, char **argv)
 	s = cli_connect_write(db);
 	if (s == NULL)
 		goto out;
-	if (ingest(s, &pol, rules, tj, ij, &gate, gj) < 0) {
-		rc = cli_fail(s, "seed");
+	bool positioned = false;
+	if (ingest(s, &pol, rules, tj, &inv, ij, &gate, gj, &positioned) < 0) {
+		if (positioned) {
+			fprintf(stderr, "airlock seed: nothing was ingested\n");
+			rc = cli_exit_for_sqlstate(store_sqlstate(s));
+		} else {
+			rc = cli_fail(s, "seed");
+		}
 		goto out;
 	}
 	rc = CLI_OK;

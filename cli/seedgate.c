@@ -393,13 +393,52 @@ static cJSON *check_network(const char *path, const struct yt_node *doc)
 	return out;
 }
 
+/* hard_to_read: {action: confirm|quorum, max_lines, max_bytes}: what a
+ * command with hidden characters, or longer than a screen, needs. */
+static cJSON *check_hard_to_read(const char *path, const struct yt_node *doc)
+{
+	static const char *const keys[] = {"action", "max_lines", "max_bytes", NULL};
+	const struct yt_node *h = mapping(path, doc, "hard_to_read"), *v;
+	long long lines = SEEDGATE_HARD_MAX_LINES, bytes = SEEDGATE_HARD_MAX_BYTES;
+	const char *action = "confirm";
+	cJSON *out;
+
+	if (yt_get(doc, "hard_to_read") && h == NULL)
+		return NULL;
+	if (h && !only_keys(path, h, keys))
+		return NULL;
+	for (const char *const *k = keys; h && *k; k++)
+		if (yt_get(h, *k) && scalar(path, h, *k) == NULL)
+			return NULL;
+	if (h && (v = yt_get(h, "action"))) {
+		if (strcmp(v->scalar, "confirm") != 0 && strcmp(v->scalar, "quorum") != 0)
+			return fail(
+			    path, v,
+			    "\"action\" must be confirm (each approver confirms having read "
+			    "it) or quorum (one more approver), not \"%s\"%s",
+			    v->scalar, "");
+		action = v->scalar;
+	}
+	if (h && (v = yt_get(h, "max_lines")) &&
+	    integer(path, v, "max_lines", 1, 100000, &lines) < 0)
+		return NULL;
+	if (h && (v = yt_get(h, "max_bytes")) &&
+	    integer(path, v, "max_bytes", 80, 1000000, &bytes) < 0)
+		return NULL;
+	out = cJSON_CreateObject();
+	cJSON_AddStringToObject(out, "action", action);
+	cJSON_AddNumberToObject(out, "max_lines", (double)lines);
+	cJSON_AddNumberToObject(out, "max_bytes", (double)bytes);
+	return out;
+}
+
 cJSON *seedgate_check(const char *path, const struct yt_node *doc)
 {
-	static const char *const top[] = {"classes",     "rules",  "limits", "network",
-	                                  "door_limits", "scopes", NULL};
+	static const char *const top[] = {"classes",     "rules",  "limits",       "network",
+	                                  "door_limits", "scopes", "hard_to_read", NULL};
 	struct class_gate g[2];
 	const struct yt_node *rules;
-	cJSON *out = NULL, *classes, *rl, *lim, *net;
+	cJSON *out = NULL, *classes, *rl, *lim, *net, *hard;
 
 	if (doc->kind != YT_MAP)
 		return fail(path, doc, "the document must be a mapping, not a %s%s",
@@ -418,6 +457,12 @@ cJSON *seedgate_check(const char *path, const struct yt_node *doc)
 		cJSON_Delete(lim);
 		return NULL;
 	}
+	hard = check_hard_to_read(path, doc);
+	if (hard == NULL) {
+		cJSON_Delete(lim);
+		cJSON_Delete(net);
+		return NULL;
+	}
 	out = cJSON_CreateObject();
 	classes = cJSON_AddObjectToObject(out, "classes");
 	for (int i = 0; i < 2; i++) {
@@ -434,12 +479,14 @@ cJSON *seedgate_check(const char *path, const struct yt_node *doc)
 			cJSON_Delete(out);
 			cJSON_Delete(lim);
 			cJSON_Delete(net);
+			cJSON_Delete(hard);
 			return NULL;
 		}
 		cJSON_AddItemToArray(rl, r);
 	}
 	cJSON_AddItemToObject(out, "limits", lim);
 	cJSON_AddItemToObject(out, "network", net);
+	cJSON_AddItemToObject(out, "hard_to_read", hard);
 	if (seeddoor_check(path, doc, out) < 0) { /* door_limits, scopes */
 		cJSON_Delete(out);
 		return NULL;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 char *readfile(const char *path, size_t max, size_t *len, char *err, size_t errlen)
 {
@@ -38,4 +39,32 @@ char *readfile(const char *path, size_t max, size_t *len, char *err, size_t errl
 	if (len)
 		*len = b.len;
 	return buf_steal(&b);
+}
+
+char *readfile_secret(const char *file, size_t *len, char *why, size_t whylen)
+{
+	struct stat st;
+	char *text;
+
+	if (stat(file, &st) != 0) {
+		snprintf(why, whylen, "cannot read %.300s: %s", file, strerror(errno));
+		return NULL;
+	}
+	if (st.st_mode & 077) {
+		snprintf(why, whylen,
+		         "%.300s is readable by group or others: chmod 600 it (it is a secret)",
+		         file);
+		return NULL;
+	}
+	text = readfile(file, 4096, len, why, whylen);
+	if (text == NULL)
+		return NULL;
+	while (*len > 0 && (text[*len - 1] == '\n' || text[*len - 1] == '\r'))
+		text[--*len] = '\0';
+	if (*len == 0) {
+		snprintf(why, whylen, "%.300s is empty", file);
+		free(text);
+		return NULL;
+	}
+	return text;
 }

@@ -1,6 +1,6 @@
 /* sqlstate.h -- the SQLSTATEs airlock acts on, by name.
  *
- * AL001..AL016 and AL020 are raised by airlock's own SQL functions (the SQL API's
+ * AL001..AL016 and AL020..AL022 are raised by airlock's own SQL functions (the SQL API's
  * table of errors says what each means to a caller); the others are
  * PostgreSQL's.  Compare with sqlstate_is() or sqlstate_in_class(). */
 #ifndef AIRLOCK_SQLSTATE_H
@@ -20,6 +20,8 @@
 #define SQLSTATE_FLOOD_LIMIT         "AL010" /* over a limit of the gate policy */
 #define SQLSTATE_TARGET_GONE         "AL016" /* the guest is gone from the cluster */
 #define SQLSTATE_OUT_OF_SCOPE        "AL020" /* outside the agent's scope (gate.yaml) */
+#define SQLSTATE_HARD_TO_READ        "AL021" /* approve a hard-to-read command: confirm it */
+#define SQLSTATE_ACTION_LINK_INVALID "AL022" /* an action link that cannot decide (now) */
 #define SQLSTATE_AIRLOCK_CLASS       "AL"    /* every state airlock raises itself */
 
 #define SQLSTATE_CONNECTION_EXCEPTION_CLASS  "08"    /* the link to the server */

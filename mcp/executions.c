@@ -108,9 +108,24 @@ const char *mcp_exec_wait_end_name(enum mcp_wait_end why)
 	return wait_end_names[why];
 }
 
+/* The call to make next while an execution is not final: get_execution on
+ * it, waiting as long as one call may. */
+static cJSON *next_call(int64_t id)
+{
+	cJSON *c = cJSON_CreateObject(), *a;
+
+	cJSON_AddStringToObject(c, "tool", "get_execution");
+	a = cJSON_AddObjectToObject(c, "arguments");
+	cJSON_AddNumberToObject(a, "id", (double)id);
+	cJSON_AddNumberToObject(a, "wait_seconds", MCP_WAIT_BOUND_SECONDS);
+	return c;
+}
+
 /* Summary and structured answer for one execution row (taken over); wait is
- * how a wait ended, or NULL when there was none. */
-static cJSON *execution_result(cJSON *row, int wait_seconds, const enum mcp_wait_end *wait)
+ * how a wait ended, or NULL when there was none; requested is the wait the
+ * call asked for (more than wait_seconds when the bound cut it). */
+static cJSON *execution_result(cJSON *row, int wait_seconds, int requested,
+                               const enum mcp_wait_end *wait)
 {
 	const cJSON *idv = cJSON_GetObjectItemCaseSensitive(row, "id");
 	int64_t id = cJSON_IsNumber(idv) ? (int64_t)idv->valuedouble : 0;
@@ -143,19 +158,39 @@ static cJSON *execution_result(cJSON *row, int wait_seconds, const enum mcp_wait
 		buf_printf(&text, "; output %s", str_field(hold, "state"));
 	buf_puts(&text, ".");
 	if (wait != NULL && *wait == MCP_WAIT_TIMEOUT)
-		buf_printf(&text, " Still not settled after waiting %d s.", wait_seconds);
+		buf_printf(&text, " Still not settled after waiting %d s", wait_seconds);
+	if (wait != NULL && *wait == MCP_WAIT_TIMEOUT && requested > wait_seconds)
+		buf_printf(&text, " (one call waits at most %d s, below clients' request timeouts)",
+		           MCP_WAIT_BOUND_SECONDS);
+	if (wait != NULL && *wait == MCP_WAIT_TIMEOUT)
+		buf_puts(&text, ".");
 	else if (wait != NULL && *wait != MCP_WAIT_SETTLED)
 		buf_puts(&text, " The wait ended early (the client closed its input or the server "
 		                "is stopping).");
 	buf_printf(&text, "\nWhat to do now: %s", next);
+	bool final = mcp_exec_is_final(state);
+	const char *url = str_field(row, "console_url");
+	if (!final)
+		buf_printf(&text,
+		           "\nStill pending; call get_execution again: get_execution {\"id\": "
+		           "%" PRId64 ", \"wait_seconds\": %d}.",
+		           id, MCP_WAIT_BOUND_SECONDS);
+	if (!final && url != NULL)
+		buf_printf(&text, "\nFor your operator, the request on the console: %s", url);
 	cJSON_AddItemToObject(s, "execution", row);
-	cJSON_AddBoolToObject(s, "final", mcp_exec_is_final(state));
+	cJSON_AddBoolToObject(s, "final", final);
 	cJSON_AddStringToObject(s, "next_step", next);
+	if (!final)
+		cJSON_AddItemToObject(s, "next_call", next_call(id));
+	if (url != NULL)
+		cJSON_AddStringToObject(s, "console_url", url);
 	if (wait != NULL) {
 		cJSON *w = cJSON_AddObjectToObject(s, "wait");
 		cJSON_AddNumberToObject(w, "seconds", wait_seconds);
 		cJSON_AddBoolToObject(w, "settled", *wait == MCP_WAIT_SETTLED);
 		cJSON_AddStringToObject(w, "ended", mcp_exec_wait_end_name(*wait));
+		if (requested > wait_seconds)
+			cJSON_AddNumberToObject(w, "requested", requested);
 	}
 	r = mcp_result_ok(s, buf_str(&text));
 	buf_free(&text);
@@ -172,9 +207,11 @@ static void stop_listening(struct store *st)
 
 /* Answers with execution id now, or arranges a wait (LISTEN already active
  * when wait_seconds > 0). */
-static void respond(struct store *st, struct mcp_call *call, int64_t id, int wait_seconds,
+static void respond(struct store *st, struct mcp_call *call, int64_t id, int requested,
                     bool until_final)
 {
+	int wait_seconds = requested > MCP_WAIT_BOUND_SECONDS ? MCP_WAIT_BOUND_SECONDS : requested;
+
 	cJSON *err = NULL;
 	cJSON *row = fetch(st, id, &err);
 
@@ -187,6 +224,7 @@ static void respond(struct store *st, struct mcp_call *call, int64_t id, int wai
 	if (wait_seconds > 0 && !mcp_exec_settled(str_field(row, "state"), until_final)) {
 		call->wait_id = id;
 		call->wait_seconds = wait_seconds;
+		call->wait_requested = requested;
 		call->wait_until_final = until_final;
 		cJSON_Delete(row);
 		return;
@@ -194,10 +232,10 @@ static void respond(struct store *st, struct mcp_call *call, int64_t id, int wai
 	if (wait_seconds > 0) {
 		enum mcp_wait_end settled = MCP_WAIT_SETTLED;
 		stop_listening(st);
-		call->result = execution_result(row, wait_seconds, &settled);
+		call->result = execution_result(row, wait_seconds, requested, &settled);
 		return;
 	}
-	call->result = execution_result(row, 0, NULL);
+	call->result = execution_result(row, 0, 0, NULL);
 }
 
 void mcp_exec_end_wait(struct store *st, struct mcp_call *call, enum mcp_wait_end why)
@@ -209,7 +247,9 @@ void mcp_exec_end_wait(struct store *st, struct mcp_call *call, enum mcp_wait_en
 	if (why == MCP_WAIT_CANCELLED)
 		return;
 	row = fetch(st, call->wait_id, &err);
-	call->result = row != NULL ? execution_result(row, call->wait_seconds, &why) : err;
+	call->result = row != NULL
+	                   ? execution_result(row, call->wait_seconds, call->wait_requested, &why)
+	                   : err;
 }
 
 void mcp_exec_run(struct store *st, const cJSON *args, struct mcp_call *call)

@@ -70,14 +70,18 @@ static const struct param run_params[] = {
     {"change_id", PT_STRING, false, 1, 200, NULL,
      "Your change or ticket id, carried into the rewind point's tag."},
     WAIT_PARAM("Wait up to this many seconds (without polling) until the execution is final "
-               "or needs a human. 0 or absent: answer at once."),
+               "or needs a human; one call waits at most 50 s (below clients' 60 s request "
+               "timeout) and then answers still pending, with the call to make next. 0 or "
+               "absent: answer at once."),
     {NULL},
 };
 
 static const struct param get_params[] = {
     ID_PARAM("The execution id that run returned."),
-    WAIT_PARAM("Wait up to this many seconds (without polling) until the execution is final. "
-               "0 or absent: answer at once."),
+    WAIT_PARAM("Wait up to this many seconds (without polling) until the execution is final; "
+               "one call waits at most 50 s (below clients' 60 s request timeout) and then "
+               "answers still pending, with the call to make next. 0 or absent: answer at "
+               "once."),
     {NULL},
 };
 
@@ -147,6 +151,11 @@ static const struct param recover_params[] = {
 	"\"execution\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"},"        \
 	"\"state\":{\"type\":\"string\"}},\"required\":[\"id\",\"state\"]},"                       \
 	"\"final\":{\"type\":\"boolean\"},\"next_step\":{\"type\":\"string\"},"                    \
+	"\"console_url\":{\"type\":\"string\"},\"next_call\":{\"type\":\"object\",\"properties\":" \
+	"{"                                                                                        \
+	"\"tool\":{\"type\":\"string\"},\"arguments\":{\"type\":\"object\"}},\"required\":["       \
+	"\"tool\","                                                                                \
+	"\"arguments\"]},"                                                                         \
 	"\"wait\":{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"integer\"},"        \
 	"\"settled\":{\"type\":\"boolean\"},\"ended\":{\"type\":\"string\"}},\"required\":["       \
 	"\"seconds\",\"settled\",\"ended\"]}},"                                                    \

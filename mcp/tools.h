@@ -15,12 +15,18 @@ struct store;
 
 /* Upper bound of a tool's wait_seconds argument. */
 #define MCP_WAIT_MAX_SECONDS 300
+/* The longest one call waits, whatever wait_seconds asks: below the 60 s
+ * that MCP clients' requests time out after by default (the TypeScript
+ * SDK's, for one).  A longer wait is answered at the bound, still pending,
+ * with the call to make next. */
+#define MCP_WAIT_BOUND_SECONDS 50
 
 /* One tools/call in progress. */
 struct mcp_call {
 	cJSON *result;         /* the CallToolResult once known (caller frees) */
 	int64_t wait_id;       /* nonzero: wait for this execution before answering */
-	int wait_seconds;      /* budget of that wait */
+	int wait_seconds;      /* budget of that wait (at most MCP_WAIT_BOUND_SECONDS) */
+	int wait_requested;    /* what wait_seconds asked for */
 	bool wait_until_final; /* false: pending_approval also ends the wait */
 };
 

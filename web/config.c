@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum ftype { F_STR, F_INT, F_BOOL, F_LOG };
+enum ftype { F_STR, F_INT, F_BOOL, F_LOG, F_SECRET };
 
 struct field {
 	const char *key;
@@ -40,6 +40,10 @@ static const struct field fields[] = {
     {"statement_timeout_ms", F_INT, OFF(statement_timeout_ms), 100, 600000},
     {"trust_proxy", F_BOOL, OFF(trust_proxy), 0, 0},
     {"log_level", F_LOG, OFF(log_level), 0, 0},
+    {"slack_signing_secret_file", F_SECRET, OFF(slack_signing_secret),
+     OFF(slack_signing_secret_len), 0},
+    {"slack_response_prefix", F_STR, OFF(slack_response_prefix), 0, 0},
+    {"mattermost_secret_file", F_SECRET, OFF(mattermost_secret), OFF(mattermost_secret_len), 0},
 };
 
 static int failf(char *err, size_t errlen, const char *path, const struct yt_node *n,
@@ -140,6 +144,15 @@ static int set_field(struct web_config *c, const struct field *f, const struct y
 		}
 		return failf(err, errlen, path, v, "%s: wanted true or false, got \"%s\"", f->key,
 		             v->scalar);
+	case F_SECRET: {
+		char why[400];
+		size_t *len = (size_t *)((char *)c + f->min);
+		char *sec = readfile_secret(v->scalar, len, why, sizeof(why));
+		if (sec == NULL)
+			return failf(err, errlen, path, v, "%s: %s", f->key, why);
+		*(char **)((char *)c + f->off) = sec;
+		return 0;
+	}
 	case F_LOG: {
 		int l = log_level_parse(v->scalar);
 		if (l < 0)
@@ -224,6 +237,22 @@ int web_config_load(const char *path, struct web_config *c, char *err, size_t er
 		      "certificate for airlock-web's own login");
 		goto out;
 	}
+	if (c->public_url && (strncmp(c->public_url, "https://", 8) != 0 &&
+	                      strncmp(c->public_url, "http://", 7) != 0)) {
+		failf(err, errlen, path, yt_get(root, "public_url"),
+		      "public_url must be the console's address, http://... or https://... (links "
+		      "in notifications and answers are built from it)");
+		goto out;
+	}
+	if (c->slack_response_prefix == NULL)
+		c->slack_response_prefix = xstrdup("https://hooks.slack.com/");
+	else if (strncmp(c->slack_response_prefix, "https://", 8) != 0 &&
+	         strncmp(c->slack_response_prefix, "http://", 7) != 0) {
+		failf(err, errlen, path, yt_get(root, "slack_response_prefix"),
+		      "slack_response_prefix must be http://... or https://... (where Slack's "
+		      "response_url may point)");
+		goto out;
+	}
 	if (c->session_idle_s > c->session_max_s) {
 		failf(err, errlen, path, yt_get(root, "session_idle_s"),
 		      "session_idle_s (%d) is longer than session_max_s (%d)", c->session_idle_s,
@@ -247,5 +276,12 @@ void web_config_free(struct web_config *c)
 	free(c->database);
 	free(c->operator_database);
 	free(c->public_url);
+	if (c->slack_signing_secret)
+		explicit_bzero(c->slack_signing_secret, c->slack_signing_secret_len);
+	free(c->slack_signing_secret);
+	free(c->slack_response_prefix);
+	if (c->mattermost_secret)
+		explicit_bzero(c->mattermost_secret, c->mattermost_secret_len);
+	free(c->mattermost_secret);
 	memset(c, 0, sizeof(*c));
 }

@@ -13,7 +13,14 @@ struct web_config {
 	char *tls_cert, *tls_key; /* both or neither; neither only on loopback */
 	char *database;           /* airlock-web's own login (airlock_web) */
 	char *operator_database;  /* where operators' logins connect; user/password added */
-	char *public_url;         /* links in pages; optional */
+	char *public_url;         /* the console's address as people reach it; published */
+	/* Chat callbacks (web/chat.c): Slack's signing secret and where its
+	 * answers may go; the secret of Mattermost webhooks with chat_callback. */
+	char *slack_signing_secret;
+	size_t slack_signing_secret_len;
+	char *slack_response_prefix; /* default https://hooks.slack.com/ */
+	char *mattermost_secret;
+	size_t mattermost_secret_len;
 	int session_idle_s, session_max_s, max_sessions;
 	int signin_max_failures, signin_window_s;
 	int statement_timeout_ms;

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#define FORM_MAX_FIELDS 32
+#define FORM_MAX_FIELDS 512 /* a bulk decision ticks many boxes */
 
 struct form {
 	size_t n;

@@ -4,6 +4,7 @@
 #include "web/config.h"
 #include "web/server.h"
 
+#include <curl/curl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -100,6 +101,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_set_level((enum log_level)cfg.log_level);
+	/* Before any thread: a chat's answer goes out with libcurl. */
+	curl_global_init(CURL_GLOBAL_DEFAULT);
 	srv = web_server_start(&cfg, err, sizeof(err));
 	if (srv == NULL) {
 		log_msg(LOG_ERROR, "evt=web.start_failed error=\"%s\"", err);
@@ -114,6 +117,7 @@ int main(int argc, char **argv)
 	web_server_stop(srv);
 	rc = 0;
 out:
+	curl_global_cleanup();
 	web_config_free(&cfg);
 	return rc;
 }

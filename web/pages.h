@@ -1,8 +1,8 @@
 /* pages.h -- the console's pages, rendered from the database as the signed-in
  * operator's own login.  Every value from the database goes through
- * html_text()/html_block(); nothing is written into a page unescaped.  Each
- * function appends HTML to out and returns 0, or -1 with the database's
- * reason on db (the caller shows it). */
+ * html_text()/html_block()/html_command(); nothing is written into a page
+ * unescaped.  Each function appends HTML to out and returns 0, or -1 with
+ * the database's reason on db (the caller shows it). */
 #ifndef AIRLOCK_WEB_PAGES_H
 #define AIRLOCK_WEB_PAGES_H
 
@@ -21,18 +21,65 @@ struct page_ctx {
 void page_begin(struct buf *out, const struct page_ctx *pc, const char *title);
 void page_end(struct buf *out);
 
-/* The pending requests as a list (the live part of the Pending page). */
-int page_pending_list(struct buf *out, struct store *db);
-/* The Pending page: the list, refreshed when the server says something changed. */
-int page_pending(struct buf *out, struct store *db, const struct page_ctx *pc);
+/* The queue's filters (web/queue.c); each NULL or "" for any.  state is an
+ * open state (received, queued, pending_approval, approved, running) or
+ * "open" for all of them; NULL or "": pending_approval. */
+struct queue_filter {
+	const char *target; /* entity slug glob, * and ? as wildcards */
+	const char *agent;  /* requester login glob */
+	const char *cls;    /* read_only, reversible_low, config_mutation, destructive */
+	const char *state;
+	const char *older; /* waiting longer than: 90s, 15m, 2h, 1d */
+};
+/* Why f cannot be used (a sentence for the page), or NULL when it can. */
+const char *queue_filter_problem(const struct queue_filter *f);
+/* f as a query string ("?target=...&..."; "" when nothing is set). */
+void queue_filter_query(struct buf *out, const struct queue_filter *f);
 
-/* One request: everything an approver needs, and the decision forms.  A
- * notice (NULL for none) is shown at the top, as an error when is_error.
- * 1 when there is no such request. */
+/* The requests the filter selects, with a box to tick on each that waits
+ * for a decision (the live part of the Pending page), then the held output. */
+int page_pending_list(struct buf *out, struct store *db, const struct queue_filter *f);
+/* The Pending page: the filters, the list (refreshed when the server says
+ * something changed) and the form that decides the ticked ones. */
+int page_pending(struct buf *out, struct store *db, const struct page_ctx *pc,
+                 const struct queue_filter *f);
+/* The outcome of a bulk decision: one line per request. */
+void page_bulk_result(struct buf *out, const struct page_ctx *pc, const char *what,
+                      const struct buf *lines, int decided, int refused);
+
+/* One request (web/request.c), decision first: what will run, where, who
+ * asked and why, the class in words, the votes, the rewind status, the
+ * preview's headline and the decision forms on the first screen; the
+ * reasons, blast radius, preview, events, raw JSON and history below,
+ * folded.  A notice (NULL for none) is shown at the top, as an error when
+ * is_error.  1 when there is no such request. */
 int page_request(struct buf *out, struct store *db, const struct page_ctx *pc, long long id,
                  const char *notice, bool is_error);
-/* The live part of the request page: state, votes, events, output. */
+/* The live parts of the request page: its status (state, votes and who
+ * cast them, expiry, outcome, output); and its events. */
 int page_request_state(struct buf *out, struct store *db, long long id);
+int page_request_events(struct buf *out, struct store *db, long long id);
+
+/* What the action page needs of a request: the decision-first summary
+ * (without forms) into out, and what its form needs. */
+struct request_view {
+	char *state;       /* the request's state */
+	char *hash;        /* its payload hash ("" when none) */
+	char *hard_why;    /* why its command is hard to read, or NULL */
+	bool hard_confirm; /* and the gate asks the approver to confirm reading it */
+	bool own;          /* the signed-in operator asked for it */
+};
+int page_request_summary(struct buf *out, struct store *db, const struct page_ctx *pc, long long id,
+                         struct request_view *rv);
+void request_view_clear(struct request_view *rv);
+
+/* The box an approver ticks when the command is hard to read (inside an
+ * approve form). */
+void page_confirm_read(struct buf *out, const char *why);
+
+/* An agent (web/agent.c): its requests, its side-door events when the
+ * database records them, and the limits and rules that bind it. */
+int page_agent(struct buf *out, struct store *db, const struct page_ctx *pc, const char *login);
 
 /* Executions matching q (target, command, requester, change id, action;
  * empty for all) and state (NULL or "" for any), newest first. */
@@ -58,8 +105,9 @@ int page_held_section(struct buf *out, struct store *db, const struct page_ctx *
 int page_side_door(struct buf *out, struct store *db, const struct page_ctx *pc);
 int page_side_door_line(struct buf *out, struct store *db);
 
-/* The sign-in form, with a message (NULL for none). */
-void page_signin(struct buf *out, const char *message);
+/* The sign-in form, with a message (NULL for none) and the console path to
+ * return to once signed in (NULL or unsafe: the Pending page). */
+void page_signin(struct buf *out, const char *message, const char *next);
 /* A small page with one message (errors outside a session). */
 void page_message(struct buf *out, const char *title, const char *message);
 

@@ -7,10 +7,12 @@
 #include "lib/xalloc.h"
 #include "store/store.h"
 #include "web/assets.h"
+#include "web/links.h"
 #include "web/pages.h"
 #include "web/web.h"
 
 #include <arpa/inet.h>
+#include <curl/curl.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -29,9 +31,11 @@ struct web_server {
 	char *cert, *key;
 };
 
-/* Per request: the body as it arrives. */
+/* Per request: the body as it arrives; the POST to make once the answer is
+ * sent (a chat's callback). */
 struct req {
 	struct buf body;
+	char *after_url, *after_body;
 };
 
 static void reply_init(struct reply *rp)
@@ -40,6 +44,7 @@ static void reply_init(struct reply *rp)
 	rp->status = 200;
 	buf_init(&rp->body, 0);
 	buf_init(&rp->cookie, 0);
+	buf_init(&rp->where, 0);
 	rp->content_type = "text/html; charset=utf-8";
 }
 
@@ -47,6 +52,9 @@ static void reply_free(struct reply *rp)
 {
 	buf_free(&rp->body);
 	buf_free(&rp->cookie);
+	buf_free(&rp->where);
+	free(rp->after_url);
+	free(rp->after_body);
 }
 
 static void security_headers(const struct web *w, struct MHD_Response *r)
@@ -89,7 +97,7 @@ static void redirect(struct reply *rp, const char *to)
 	rp->location = to;
 }
 
-static void message(struct reply *rp, int status, const char *title, const char *text)
+void web_message(struct reply *rp, int status, const char *title, const char *text)
 {
 	rp->status = status;
 	buf_reset(&rp->body);
@@ -154,7 +162,7 @@ static long long request_path(const char *url, const char **rest)
 
 /* A database failure on a session's connection.  One without an SQLSTATE
  * means the connection itself is gone: the session ends with it. */
-static void db_failed(struct web *w, struct session *s, struct reply *rp)
+void web_db_failed(struct web *w, struct session *s, struct reply *rp)
 {
 	struct store *db = s->db;
 	char q[600];
@@ -164,11 +172,12 @@ static void db_failed(struct web *w, struct session *s, struct reply *rp)
 	        log_quote(store_errmsg(db), q, sizeof(q)));
 	if (store_sqlstate(db)[0] == '\0') {
 		session_end(w->sessions, s);
-		message(rp, 503, "Database connection lost",
-		        "The connection to the database for your login was lost. Sign in again.");
+		web_message(
+		    rp, 503, "Database connection lost",
+		    "The connection to the database for your login was lost. Sign in again.");
 		return;
 	}
-	message(rp, 500, "Database error", store_errmsg(db));
+	web_message(rp, 500, "Database error", store_errmsg(db));
 }
 
 /* ---------------------------------------------------------------- server-sent events */
@@ -239,41 +248,83 @@ static enum MHD_Result sse_start(struct web *w, struct MHD_Connection *c, struct
 
 /* ---------------------------------------------------------------- routes */
 
+static const char *arg(struct MHD_Connection *c, const char *key)
+{
+	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+}
+
+static struct queue_filter filter_of(struct MHD_Connection *c)
+{
+	struct queue_filter f = {.target = arg(c, "target"),
+	                         .agent = arg(c, "agent"),
+	                         .cls = arg(c, "class"),
+	                         .state = arg(c, "state"),
+	                         .older = arg(c, "older")};
+	return f;
+}
+
+/* An agent's login from /agents/LOGIN (already percent-decoded); NULL when
+ * it cannot be one. */
+static const char *agent_path(const char *url)
+{
+	const char *login = url + strlen("/agents/");
+
+	if (strncmp(url, "/agents/", 8) != 0 || login[0] == '\0' || strlen(login) > 63)
+		return NULL;
+	for (const char *p = login; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '/')
+			return NULL;
+	return login;
+}
+
+/* "/a/TOKEN": the token; NULL when url is not one. */
+static const char *action_path(const char *url)
+{
+	return strncmp(url, "/a/", 3) == 0 && links_token_ok(url + 3) ? url + 3 : NULL;
+}
+
 static void get_page(struct web *w, struct MHD_Connection *c, struct session *s, const char *url,
                      struct reply *rp)
 {
 	struct page_ctx pc = {.login = s->login, .csrf = s->csrf};
-	const char *rest = NULL;
+	struct queue_filter qf = filter_of(c);
+	const char *rest = NULL, *login;
 	long long id = request_path(url, &rest);
 	int rc;
 
+	if (action_path(url)) {
+		action_get(w, s, action_path(url), rp);
+		return;
+	}
 	pthread_mutex_lock(&s->lock);
 	if (strcmp(url, "/") == 0) {
-		rc = page_pending(&rp->body, s->db, &pc);
+		rc = page_pending(&rp->body, s->db, &pc, &qf);
 	} else if (strcmp(url, "/pending.frag") == 0) {
-		rc = page_pending_list(&rp->body, s->db);
+		rc = queue_filter_problem(&qf) ? 0 : page_pending_list(&rp->body, s->db, &qf);
 	} else if (id > 0 && *rest == '\0') {
 		rc = page_request(&rp->body, s->db, &pc, id, NULL, false);
 		if (rc == 1) {
-			message(rp, 404, "Not found", "There is no request with that number.");
+			web_message(rp, 404, "Not found", "There is no request with that number.");
 			rc = 0;
 		}
 	} else if (id > 0 && strcmp(rest, "/state.frag") == 0) {
 		rc = page_request_state(&rp->body, s->db, id);
+	} else if (id > 0 && strcmp(rest, "/events.frag") == 0) {
+		rc = page_request_events(&rp->body, s->db, id);
+	} else if ((login = agent_path(url)) != NULL) {
+		rc = page_agent(&rp->body, s->db, &pc, login);
 	} else if (strcmp(url, "/history") == 0) {
-		rc = page_history(&rp->body, s->db, &pc,
-		                  MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q"),
-		                  MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state"));
+		rc = page_history(&rp->body, s->db, &pc, arg(c, "q"), arg(c, "state"));
 	} else if (strcmp(url, "/audit") == 0) {
 		rc = page_audit(&rp->body, s->db, &pc);
 	} else if (strcmp(url, "/side-door") == 0) {
 		rc = page_side_door(&rp->body, s->db, &pc);
 	} else {
-		message(rp, 404, "Not found", "There is no such page.");
+		web_message(rp, 404, "Not found", "There is no such page.");
 		rc = 0;
 	}
 	if (rc < 0)
-		db_failed(w, s, rp);
+		web_db_failed(w, s, rp);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -301,15 +352,28 @@ static void post(struct web *w, struct MHD_Connection *c, const char *url, const
 	long long id;
 
 	if (rq->body.truncated) {
-		message(rp, 413, "Too large", "The form was larger than airlock-web accepts.");
+		web_message(rp, 413, "Too large", "The form was larger than airlock-web accepts.");
+		return;
+	}
+	/* A chat's server calls back with its own proof, not a session. */
+	if (strcmp(url, "/chat/slack") == 0) {
+		chat_slack_post(
+		    w, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Slack-Request-Timestamp"),
+		    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Slack-Signature"), &rq->body,
+		    rp);
+		return;
+	}
+	if (strcmp(url, "/chat/mattermost") == 0) {
+		chat_mattermost_post(w, &rq->body, rp);
 		return;
 	}
 	if (!origin_ok(c)) {
-		message(rp, 403, "Refused", "This form was sent from another site.");
+		web_message(rp, 403, "Refused", "This form was sent from another site.");
 		return;
 	}
 	if (form_parse(&f, buf_str(&rq->body), rq->body.len) < 0) {
-		message(rp, 400, "Bad form", "The form could not be read (malformed encoding).");
+		web_message(rp, 400, "Bad form",
+		            "The form could not be read (malformed encoding).");
 		return;
 	}
 	if (strcmp(url, "/login") == 0) {
@@ -318,14 +382,15 @@ static void post(struct web *w, struct MHD_Connection *c, const char *url, const
 	}
 	s = find_session(w, c);
 	if (s == NULL) {
-		message(rp, 403, "Session ended",
-		        "Your session has ended (expired, signed out, or never started). Nothing "
-		        "was done. Sign in again.");
+		web_message(
+		    rp, 403, "Session ended",
+		    "Your session has ended (expired, signed out, or never started). Nothing "
+		    "was done. Sign in again.");
 		log_msg(LOG_INFO, "evt=web.refused why=no_session addr=%s path=%s", addr, url);
 		goto out;
 	}
 	if (!session_csrf_ok(s, form_get(&f, "csrf"))) {
-		message(
+		web_message(
 		    rp, 403, "Refused",
 		    "This form carried no valid CSRF token, so nothing was done. Reload the page "
 		    "and try again.");
@@ -334,6 +399,10 @@ static void post(struct web *w, struct MHD_Connection *c, const char *url, const
 	}
 	if (strcmp(url, "/logout") == 0) {
 		signin_out(w, s, addr, rp);
+	} else if (strcmp(url, "/bulk") == 0) {
+		decide_bulk_post(w, s, addr, &f, rp);
+	} else if (action_path(url)) {
+		action_post(w, s, addr, action_path(url), &f, rp);
 	} else if ((id = request_path(url, &rest)) > 0 &&
 	           (strcmp(rest, "/approve") == 0 || strcmp(rest, "/reject") == 0)) {
 		decide_post(w, s, addr, id, strcmp(rest, "/approve") == 0, &f, rp);
@@ -341,11 +410,88 @@ static void post(struct web *w, struct MHD_Connection *c, const char *url, const
 	           (strcmp(rest, "/release-output") == 0 || strcmp(rest, "/discard-output") == 0)) {
 		decide_output_post(w, s, addr, id, strcmp(rest, "/release-output") == 0, &f, rp);
 	} else {
-		message(rp, 404, "Not found", "There is no such action.");
+		web_message(rp, 404, "Not found", "There is no such action.");
 	}
 out:
 	session_put(w->sessions, s);
 	form_free(&f);
+}
+
+static enum MHD_Result add_query(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+	struct buf *b = cls;
+
+	(void)kind;
+	buf_putc(b, b->len && strchr(buf_str(b), '?') ? '&' : '?');
+	links_encode(b, key);
+	if (value) {
+		buf_putc(b, '=');
+		links_encode(b, value);
+	}
+	return MHD_YES;
+}
+
+/* The sign-in form's address for a page asked for without a session: the
+ * page (path and query) comes back as next. */
+static void to_signin(struct MHD_Connection *c, const char *url, struct reply *rp)
+{
+	struct buf here = BUF_INIT;
+
+	buf_puts(&here, url);
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_query, &here);
+	buf_puts(&rp->where, "/login");
+	if (strcmp(url, "/") != 0 || strchr(buf_str(&here), '?')) {
+		buf_puts(&rp->where, "?next=");
+		links_encode(&rp->where, buf_str(&here));
+	}
+	buf_free(&here);
+	redirect(rp, buf_str(&rp->where));
+}
+
+static void get(struct web *w, struct MHD_Connection *c, const char *url, struct reply *rp)
+{
+	const char *type, *rest = NULL, *next;
+	size_t len;
+	const char *asset = assets_get(url, &type, &len);
+	struct session *s;
+	long long id;
+
+	if (asset) {
+		rp->content_type = type;
+		buf_append(&rp->body, asset, len);
+	} else if ((id = request_path(url, &rest)) == 0 && strncmp(url, "/requests/", 10) == 0) {
+		/* the address older notifications carry: the request's page */
+		char *end;
+		long long old = strtoll(url + 10, &end, 10);
+		if (old > 0 && *end == '\0' && url[10] >= '1' && url[10] <= '9') {
+			buf_printf(&rp->where, "/r/%lld", old);
+			redirect(rp, buf_str(&rp->where));
+		} else {
+			web_message(rp, 404, "Not found", "There is no such page.");
+		}
+	} else if (strcmp(url, "/login") == 0) {
+		next = arg(c, "next");
+		s = find_session(w, c);
+		if (s && links_safe_next(next)) {
+			buf_puts(&rp->where, next);
+			redirect(rp, buf_str(&rp->where));
+		} else if (s) {
+			redirect(rp, "/");
+		} else {
+			page_signin(&rp->body, NULL, next);
+		}
+		session_put(w->sessions, s);
+	} else if ((s = find_session(w, c)) == NULL) {
+		bool partial = strcmp(url, "/events") == 0 || strstr(url, ".frag") != NULL;
+		if (partial)
+			web_message(rp, 401, "Session ended", "Sign in again.");
+		else
+			to_signin(c, url, rp);
+	} else {
+		get_page(w, c, s, url, rp);
+		session_put(w->sessions, s);
+	}
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -376,39 +522,61 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (strcmp(method, "POST") == 0) {
 		post(w, c, url, addr, rq, &rp);
 	} else if (!is_get) {
-		message(&rp, 405, "Method not allowed", "Only GET and POST are served.");
-	} else {
-		const char *type;
-		size_t len;
-		const char *asset = assets_get(url, &type, &len);
-		struct session *s;
-		if (asset) {
-			rp.content_type = type;
-			buf_append(&rp.body, asset, len);
-		} else if (strcmp(url, "/login") == 0) {
-			s = find_session(w, c);
-			if (s)
-				redirect(&rp, "/");
-			else
-				page_signin(&rp.body, NULL);
-			session_put(w->sessions, s);
-		} else if ((s = find_session(w, c)) == NULL) {
-			bool partial = strcmp(url, "/events") == 0 || strstr(url, ".frag") != NULL;
-			if (partial)
-				message(&rp, 401, "Session ended", "Sign in again.");
-			else
-				redirect(&rp, "/login");
-		} else if (strcmp(url, "/events") == 0) {
+		web_message(&rp, 405, "Method not allowed", "Only GET and POST are served.");
+	} else if (strcmp(url, "/events") == 0) {
+		struct session *s = find_session(w, c);
+		if (s != NULL) {
 			reply_free(&rp);
 			return sse_start(w, c, s); /* the stream owns s's reference */
-		} else {
-			get_page(w, c, s, url, &rp);
-			session_put(w->sessions, s);
 		}
+		web_message(&rp, 401, "Session ended", "Sign in again.");
+	} else {
+		get(w, c, url, &rp);
 	}
 	ret = send_reply(w, c, &rp);
+	rq->after_url = rp.after_url;
+	rq->after_body = rp.after_body;
+	rp.after_url = rp.after_body = NULL;
 	reply_free(&rp);
 	return ret;
+}
+
+static size_t discard(void *p, size_t size, size_t n, void *arg)
+{
+	(void)p;
+	(void)arg;
+	return size * n;
+}
+
+/* The POST a chat's callback asked for, once its answer is sent: bounded,
+ * logged, never retried (the chat user presses the button again). */
+static void after_post(const char *url, const char *body)
+{
+	CURL *h = curl_easy_init();
+	struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+	long status = 0;
+	CURLcode rc = CURLE_FAILED_INIT;
+
+	if (h) {
+		curl_easy_setopt(h, CURLOPT_URL, url);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+		curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+		rc = curl_easy_perform(h);
+		if (rc == CURLE_OK)
+			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+		curl_easy_cleanup(h);
+	}
+	curl_slist_free_all(hdr);
+	if (rc == CURLE_OK && status / 100 == 2)
+		log_msg(LOG_INFO, "evt=web.chat_answered status=%ld", status);
+	else
+		log_msg(LOG_WARN, "evt=web.chat_answer_failed status=%ld error=\"%s\"", status,
+		        rc == CURLE_OK ? "not 2xx" : curl_easy_strerror(rc));
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **ctx,
@@ -418,8 +586,11 @@ static void completed(void *cls, struct MHD_Connection *c, void **ctx,
 
 	(void)cls;
 	(void)c;
-	(void)toe;
 	if (rq) {
+		if (rq->after_url && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+			after_post(rq->after_url, rq->after_body ? rq->after_body : "{}");
+		free(rq->after_url);
+		free(rq->after_body);
 		buf_free(&rq->body);
 		free(rq);
 		*ctx = NULL;
@@ -485,6 +656,19 @@ struct web_server *web_server_start(const struct web_config *cfg, char *err, siz
 	if (w->svc == NULL) {
 		snprintf(err, errlen, "database (airlock-web's own login): %s", rerr);
 		goto fail;
+	}
+	if (cfg->public_url) {
+		/* The links airlock hands out (notifications, next_step, agents'
+		 * answers) are built from the address the console publishes. */
+		struct store_res *r = store_exec(w->svc, "SELECT airlock.web_publish_url($1)", 1,
+		                                 (const char *const[]){cfg->public_url});
+		char q[600];
+		if (r == NULL)
+			log_msg(LOG_WARN, "evt=web.publish_failed url=%s error=%s", cfg->public_url,
+			        log_quote(store_errmsg(w->svc), q, sizeof(q)));
+		else
+			log_msg(LOG_INFO, "evt=web.published url=%s", cfg->public_url);
+		store_clear(r);
 	}
 	w->hub = hub_start(cfg->database, rerr, sizeof(rerr));
 	if (w->hub == NULL) {

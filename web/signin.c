@@ -15,6 +15,7 @@
 #include "lib/totp.h"
 #include "lib/xalloc.h"
 #include "store/store.h"
+#include "web/links.h"
 #include "web/pages.h"
 #include "web/web.h"
 
@@ -33,7 +34,7 @@ void signin_release(void *db)
 /* A statement on airlock-web's own connection (the caller holds svc_mu); a
  * connection lost since the last one (a database restart) is made again
  * once before the statement fails. */
-static struct store_res *svc_exec(struct web *w, const char *sql, int n, const char *const *params)
+struct store_res *web_svc_exec(struct web *w, const char *sql, int n, const char *const *params)
 {
 	struct store_res *r = store_exec(w->svc, sql, n, params);
 
@@ -50,8 +51,8 @@ void signin_record_failure(struct web *w, const char *login, const char *addr, c
 	log_msg(LOG_INFO, "evt=web.signin_failed login=%s addr=%s why=%s",
 	        log_quote(login, q1, sizeof(q1)), addr, log_quote(why, q2, sizeof(q2)));
 	pthread_mutex_lock(&w->svc_mu);
-	r = svc_exec(w, "SELECT airlock.web_sign_in_failed($1, $2, $3)", 3,
-	             (const char *const[]){login, addr, why});
+	r = web_svc_exec(w, "SELECT airlock.web_sign_in_failed($1, $2, $3)", 3,
+	                 (const char *const[]){login, addr, why});
 	if (r == NULL)
 		log_msg(LOG_ERROR, "evt=web.record_failed error=%s",
 		        log_quote(store_errmsg(w->svc), q2, sizeof(q2)));
@@ -129,8 +130,8 @@ static int second_factor(struct web *w, const char *login, const char *code, cha
 	char step[24];
 
 	pthread_mutex_lock(&w->svc_mu);
-	r = svc_exec(w, "SELECT enrolled, secret, last_step FROM airlock.web_totp_secret($1)", 1,
-	             (const char *const[]){login});
+	r = web_svc_exec(w, "SELECT enrolled, secret, last_step FROM airlock.web_totp_secret($1)",
+	                 1, (const char *const[]){login});
 	if (r == NULL || store_nrows(r) != 1) {
 		snprintf(why, whylen, "could not read the second factor: %s", store_errmsg(w->svc));
 		goto out;
@@ -152,8 +153,8 @@ static int second_factor(struct web *w, const char *login, const char *code, cha
 	}
 	store_clear(r);
 	snprintf(step, sizeof(step), "%llu", (unsigned long long)s);
-	r = svc_exec(w, "SELECT airlock.web_totp_use($1, $2::bigint)", 2,
-	             (const char *const[]){login, step});
+	r = web_svc_exec(w, "SELECT airlock.web_totp_use($1, $2::bigint)", 2,
+	                 (const char *const[]){login, step});
 	if (r == NULL || store_get(r, 0, 0)[0] != 't') {
 		snprintf(why, whylen, "wrong, expired or already used one-time code");
 		goto out;
@@ -167,7 +168,7 @@ out:
 }
 
 static void refuse(struct web *w, struct reply *rp, int status, const char *login, const char *addr,
-                   const char *recorded, const char *shown)
+                   const char *recorded, const char *shown, const char *next)
 {
 	time_t now = time(NULL);
 	char k[128];
@@ -178,13 +179,14 @@ static void refuse(struct web *w, struct reply *rp, int status, const char *logi
 	snprintf(k, sizeof(k), "login:%.100s", login);
 	ratelimit_failed(w->failures, k, now);
 	rp->status = status;
-	page_signin(&rp->body, shown);
+	page_signin(&rp->body, shown, next);
 }
 
 void signin_post(struct web *w, const char *addr, const struct form *f, struct reply *rp)
 {
 	const char *login = form_get(f, "login"), *password = form_get(f, "password");
 	const char *code = form_get(f, "code");
+	const char *next = links_safe_next(form_get(f, "next")) ? form_get(f, "next") : NULL;
 	char err[512], why[256], ka[96], kl[128], wrong[72];
 	struct store *db = NULL, *probe = NULL;
 	struct store_res *r = NULL;
@@ -193,7 +195,7 @@ void signin_post(struct web *w, const char *addr, const struct form *f, struct r
 
 	if (login == NULL || password == NULL || !login_shape_ok(login) || *password == '\0') {
 		rp->status = 400;
-		page_signin(&rp->body, "Give your database login and its password.");
+		page_signin(&rp->body, "Give your database login and its password.", next);
 		return;
 	}
 	snprintf(ka, sizeof(ka), "addr:%s", addr);
@@ -205,35 +207,35 @@ void signin_post(struct web *w, const char *addr, const struct form *f, struct r
 		snprintf(shown, sizeof(shown), "Too many failed sign-ins. Try again in %d seconds.",
 		         retry > 0 ? retry : 1);
 		rp->status = 429;
-		page_signin(&rp->body, shown);
+		page_signin(&rp->body, shown, next);
 		return;
 	}
 	db = connect_as(w->cfg, login, password, err, sizeof(err));
 	if (db == NULL) {
 		log_msg(LOG_DEBUG, "evt=web.connect_failed addr=%s", addr);
 		refuse(w, rp, 403, login, addr, "wrong password or unknown login",
-		       "Sign-in failed: wrong login or password.");
+		       "Sign-in failed: wrong login or password.", next);
 		return;
 	}
 	/* The server must have checked the password: a random one must fail. */
 	if (session_token(wrong) < 0) {
 		refuse(w, rp, 500, login, addr, "no random source",
-		       "Sign-in failed: internal error.");
+		       "Sign-in failed: internal error.", next);
 		goto out;
 	}
 	probe = connect_as(w->cfg, login, wrong, err, sizeof(err));
 	if (probe != NULL) {
 		log_msg(LOG_ERROR, "evt=web.no_password_check login=%s addr=%s", login, addr);
-		refuse(
-		    w, rp, 403, login, addr,
-		    "the database let this login in without checking its password",
-		    "Sign-in refused: the database does not check this login's password "
-		    "(pg_hba.conf must ask for scram-sha-256 for connections from airlock-web).");
+		refuse(w, rp, 403, login, addr,
+		       "the database let this login in without checking its password",
+		       "Sign-in refused: the database does not check this login's password "
+		       "(pg_hba.conf must ask for scram-sha-256 for connections from airlock-web).",
+		       next);
 		goto out;
 	}
 	if (second_factor(w, login, code, why, sizeof(why)) < 0) {
 		refuse(w, rp, 403, login, addr, why,
-		       "Sign-in failed: wrong or missing one-time code.");
+		       "Sign-in failed: wrong or missing one-time code.", next);
 		goto out;
 	}
 	r = store_exec(db, "SELECT airlock.web_signed_in($1)", 1, (const char *const[]){addr});
@@ -247,14 +249,14 @@ void signin_post(struct web *w, const char *addr, const struct form *f, struct r
 			    login);
 		else
 			snprintf(why, sizeof(why), "%s", store_errmsg(db));
-		refuse(w, rp, 403, login, addr, why, why);
+		refuse(w, rp, 403, login, addr, why, why, next);
 		goto out;
 	}
 	ratelimit_clear(w->failures, kl);
 	struct session *s = session_create(w->sessions, login, db, now);
 	if (s == NULL) {
 		refuse(w, rp, 500, login, addr, "no random source",
-		       "Sign-in failed: internal error.");
+		       "Sign-in failed: internal error.", next);
 		goto out;
 	}
 	db = NULL; /* the session owns it */
@@ -262,7 +264,12 @@ void signin_post(struct web *w, const char *addr, const struct form *f, struct r
 	session_cookie_set(&rp->cookie, w->cookie, s->id, w->tls, w->cfg->session_max_s);
 	session_put(w->sessions, s);
 	rp->status = 303;
-	rp->location = "/";
+	if (next) {
+		buf_puts(&rp->where, next);
+		rp->location = buf_str(&rp->where);
+	} else {
+		rp->location = "/";
+	}
 out:
 	store_clear(r);
 	store_close(probe);

@@ -275,37 +275,9 @@ static bool event_known(const char *e)
 }
 
 /* A secret from a file only its owner may read; trailing newlines dropped. */
-static char *read_secret(const char *file, size_t *len, char *why, size_t whylen)
-{
-	struct stat st;
-	char *text;
-
-	if (stat(file, &st) != 0) {
-		snprintf(why, whylen, "cannot read %.300s: %s", file, strerror(errno));
-		return NULL;
-	}
-	if (st.st_mode & 077) {
-		snprintf(why, whylen,
-		         "%.300s is readable by group or others: chmod 600 it (it is a secret)",
-		         file);
-		return NULL;
-	}
-	text = readfile(file, 4096, len, why, whylen);
-	if (text == NULL)
-		return NULL;
-	while (*len > 0 && (text[*len - 1] == '\n' || text[*len - 1] == '\r'))
-		text[--*len] = '\0';
-	if (*len == 0) {
-		snprintf(why, whylen, "%.300s is empty", file);
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
-static const char *const webhook_keys[] = {"name",       "url",    "operator",
-                                           "timeout_ms", "format", "secret_file",
-                                           "token_file", "events", "escalation"};
+static const char *const webhook_keys[] = {"name",       "url",          "operator",   "timeout_ms",
+                                           "format",     "secret_file",  "token_file", "events",
+                                           "escalation", "chat_callback"};
 
 static int webhook_check_keys(const struct yt_node *w, const char *path, char *err, size_t errlen)
 {
@@ -318,7 +290,7 @@ static int webhook_check_keys(const struct yt_node *w, const char *path, char *e
 			return failf(err, errlen, path, w->items[2 * k],
 			             "unknown webhook key \"%s\" (keys: name, url, format, "
 			             "secret_file, token_file, events, escalation, operator, "
-			             "timeout_ms)%s",
+			             "timeout_ms, chat_callback)%s",
 			             key, "");
 	}
 	return 0;
@@ -398,8 +370,8 @@ static int load_webhook(struct config *c, struct config_webhook *h, const struct
 	}
 	v = yt_get(w, "secret_file");
 	if (v) {
-		if (v->kind != YT_SCALAR ||
-		    (h->secret = read_secret(v->scalar, &h->secret_len, why, sizeof(why))) == NULL)
+		if (v->kind != YT_SCALAR || (h->secret = readfile_secret(v->scalar, &h->secret_len,
+		                                                         why, sizeof(why))) == NULL)
 			return failf(err, errlen, path, v, "webhook secret_file: %s",
 			             v->kind == YT_SCALAR ? why : "must be a path", NULL);
 	}
@@ -411,7 +383,7 @@ static int load_webhook(struct config *c, struct config_webhook *h, const struct
 			             "token_file is for format: matrix or ntfy (an access token)%s",
 			             "", NULL);
 		if (v->kind != YT_SCALAR ||
-		    (h->token = read_secret(v->scalar, &tl, why, sizeof(why))) == NULL)
+		    (h->token = readfile_secret(v->scalar, &tl, why, sizeof(why))) == NULL)
 			return failf(err, errlen, path, v, "webhook token_file: %s",
 			             v->kind == YT_SCALAR ? why : "must be a path", NULL);
 		if (strpbrk(h->token, "\r\n\t ") || strlen(h->token) != tl)
@@ -434,6 +406,28 @@ static int load_webhook(struct config *c, struct config_webhook *h, const struct
 			return failf(err, errlen, path, v, "escalation must be true or false%s", "",
 			             NULL);
 		h->escalation = strcmp(v->scalar, "true") == 0;
+	}
+	v = yt_get(w, "chat_callback");
+	if (v) {
+		if (v->kind != YT_SCALAR ||
+		    (strcmp(v->scalar, "true") && strcmp(v->scalar, "false")))
+			return failf(err, errlen, path, v, "chat_callback must be true or false%s",
+			             "", NULL);
+		h->chat_callback = strcmp(v->scalar, "true") == 0;
+		if (h->chat_callback && h->format != WEBHOOK_SLACK &&
+		    h->format != WEBHOOK_MATTERMOST)
+			return failf(
+			    err, errlen, path, v,
+			    "chat_callback is for format: slack or mattermost (their buttons "
+			    "call airlock-web back)%s",
+			    "", NULL);
+		if (h->chat_callback && h->format == WEBHOOK_MATTERMOST && h->secret == NULL)
+			return failf(
+			    err, errlen, path, v,
+			    "a mattermost webhook with chat_callback needs secret_file: its "
+			    "buttons carry a signature airlock-web checks with the same "
+			    "secret%s",
+			    "", NULL);
 	}
 	v = yt_get(w, "events");
 	if (v) {
@@ -567,7 +561,7 @@ static int check_notifications(struct config *c, const char *path, const struct 
 	    strncmp(c->notify_base_url, "https://", 8))
 		return failf(err, errlen, path, yt_get(n, "base_url"),
 		             "notifications base_url must be http://... or https://... (the "
-		             "console's address; links are <base_url>/requests/<id>)%s",
+		             "console's address; links are <base_url>/r/<id>)%s",
 		             "", NULL);
 	if (c->notify_backoff_max_ms < c->notify_backoff_ms)
 		return failf(err, errlen, path, yt_get(n, "backoff_max_ms"),

@@ -41,6 +41,7 @@ struct config_webhook {
 	size_t secret_len;               /* bytes of secret */
 	char *token;                     /* matrix: the access token read from token_file */
 	bool escalation;                 /* receives only escalations */
+	bool chat_callback;              /* slack, mattermost: buttons call airlock-web back */
 	char *events[CONFIG_MAX_EVENTS]; /* NULL-terminated; none: every event */
 	int nevents;
 };
@@ -106,7 +107,7 @@ struct config {
 	struct config_webhook webhooks[CONFIG_MAX_WEBHOOKS];
 	int nwebhooks;
 	/* notifications: how webhooks are delivered */
-	char *notify_base_url;       /* links: <base_url>/requests/<id>; NULL: no link */
+	char *notify_base_url;       /* the console's address when none published its own */
 	int notify_remind_after_s;   /* 0: no reminders */
 	int notify_escalate_after_s; /* 0: no escalations */
 	int notify_max_attempts;     /* per delivery */

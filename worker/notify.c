@@ -124,7 +124,7 @@ static int deliver(struct notifier *n, int hook, const struct wh_event *e, const
 	const struct config_webhook *h = &n->hooks[hook];
 	int rc;
 
-	webhookfmt_build(h, n->base_url, e, delivery, time(NULL), &r);
+	webhookfmt_build(h, e, delivery, time(NULL), &r);
 	rc = send_request(&r, h->timeout_ms, status, err, errlen);
 	wh_request_clear(&r);
 	if (rc == 0) {
@@ -171,14 +171,22 @@ static int outbox_one(struct notifier *n, struct store *db)
 	struct store_res *res = store_exec(
 	    db,
 	    "SELECT delivery_id, hook, attempt, notification_id, event, " RFC3339(
-	        "event_at") ", "
+	        "event_at") ","
 	                    " execution_id, target, command, class, reasons, requested_by, state, "
-	                    "rewind_status, "
+	                    "rewind_status,"
 	                    " error, exit_code, decided_by, decision_reason, " RFC3339(
-	                        "pending_since") ", " RFC3339("expires_at") ", output_hold FROM "
+	                        "pending_since") ", " RFC3339("expires_at") ", output_hold, "
+	                                                                    "action, votes, "
+	                                                                    "request_url, "
+	                                                                    "approve_url,"
+	                                                                    " reject_url, "
+	                                                                    "mattermost_callback_"
+	                                                                    "url"
+	                                                                    " FROM "
 	                                                                    "airlock.notify_due($1:"
-	                                                                    ":text[], 1, $2::int)",
-	    2, (const char *const[]){n->hook_names, lease});
+	                                                                    ":text[], 1, $2::int, "
+	                                                                    "$3)",
+	    3, (const char *const[]){n->hook_names, lease, n->base_url});
 	if (res == NULL)
 		return -1;
 	if (store_nrows(res) == 0) {
@@ -204,6 +212,12 @@ static int outbox_one(struct notifier *n, struct store *db)
 	    .pending_since = col(res, 18),
 	    .expires_at = col(res, 19),
 	    .output_hold = col(res, 20),
+	    .action = col(res, 21),
+	    .votes = col(res, 22),
+	    .request_url = col(res, 23),
+	    .approve_url = col(res, 24),
+	    .reject_url = col(res, 25),
+	    .mattermost_callback_url = col(res, 26),
 	};
 	const char *delivery = store_get(res, 0, 0);
 	int attempt = atoi(store_get(res, 0, 2));

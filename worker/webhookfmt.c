@@ -2,11 +2,10 @@
 #include "worker/webhookfmt.h"
 
 #include "lib/buf.h"
+#include "lib/hmac.h"
 #include "lib/visible.h"
 #include "lib/xalloc.h"
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,16 +27,13 @@ static char *shown(const char *s, size_t max)
 	return v;
 }
 
-char *webhookfmt_link(const char *base_url, long long id)
+const char *webhookfmt_link_token(const char *url)
 {
-	size_t n;
+	const char *p = url ? strstr(url, "/a/") : NULL, *q;
 
-	if (base_url == NULL || id <= 0)
-		return NULL;
-	n = strlen(base_url);
-	while (n > 0 && base_url[n - 1] == '/')
-		n--;
-	return xasprintf("%.*s/requests/%lld", (int)n, base_url, id);
+	while (p && (q = strstr(p + 1, "/a/")) != NULL)
+		p = q;
+	return p && p[3] ? p + 3 : NULL;
 }
 
 /* The one-line summary of a request's event, before any format's markup. */
@@ -46,24 +42,27 @@ static char *summary(const struct wh_event *e)
 	char *cmd = shown(e->command, 300), *who = shown(e->requested_by, 100);
 	char *tgt = shown(e->target, 200), *err = shown(e->error, 300);
 	char *by = shown(e->decided_by, 100), *why = shown(e->decision_reason, 300);
+	char *why_for = shown(e->action ? e->action : "no purpose given", 300);
 	const char *cls = e->cls ? e->cls : "unclassified";
+	const char *votes = e->votes ? e->votes : "?";
 	const char *ev = e->event;
 	long long id = e->execution_id;
 	char *s;
 
 	if (strcmp(ev, "pending_approval") == 0)
-		s = xasprintf("airlock: %s wants to run on %s (%s): %s -- request %lld waits for "
-		              "approval (`airlock show %lld`, then `airlock approve %lld` or "
-		              "`airlock reject %lld --reason ...`)",
-		              who, tgt, cls, cmd, id, id, id, id);
+		s = xasprintf("airlock: %s wants to run on %s (%s) to \"%s\": %s -- request %lld "
+		              "waits for approval (%s votes; `airlock show %lld`, then `airlock "
+		              "approve %lld` or `airlock reject %lld --reason ...`)",
+		              who, tgt, cls, why_for, cmd, id, votes, id, id, id);
 	else if (strcmp(ev, "reminder") == 0)
 		s = xasprintf("airlock: reminder: request %lld from %s still waits for approval "
-		              "on %s (%s): %s",
-		              id, who, tgt, cls, cmd);
+		              "on %s (%s, %s votes) to \"%s\": %s",
+		              id, who, tgt, cls, votes, why_for, cmd);
 	else if (strcmp(ev, "escalation") == 0)
 		s = xasprintf("airlock: ESCALATION: request %lld from %s has waited for approval "
-		              "since %s with no decision, on %s (%s): %s",
-		              id, who, e->pending_since ? e->pending_since : "?", tgt, cls, cmd);
+		              "since %s with no decision, on %s (%s, %s votes) to \"%s\": %s",
+		              id, who, e->pending_since ? e->pending_since : "?", tgt, cls, votes,
+		              why_for, cmd);
 	else if (strcmp(ev, "approved") == 0)
 		s = xasprintf("airlock: request %lld on %s approved by %s: %s", id, tgt, by, cmd);
 	else if (strcmp(ev, "rejected") == 0)
@@ -101,6 +100,7 @@ static char *summary(const struct wh_event *e)
 	free(err);
 	free(by);
 	free(why);
+	free(why_for);
 	return s;
 }
 
@@ -192,7 +192,7 @@ static void add_str(cJSON *o, const char *k, const char *v)
 		cJSON_AddNullToObject(o, k);
 }
 
-static cJSON *generic_json(const struct wh_event *e, const char *text, const char *link)
+static cJSON *generic_json(const struct wh_event *e, const char *text)
 {
 	cJSON *m;
 
@@ -205,9 +205,15 @@ static cJSON *generic_json(const struct wh_event *e, const char *text, const cha
 	m = cJSON_CreateObject();
 	cJSON_AddStringToObject(m, "event", e->event);
 	cJSON_AddNumberToObject(m, "execution_id", (double)e->execution_id);
-	add_str(m, "url", link);
+	add_str(m, "url", e->request_url);
+	if (e->approve_url)
+		cJSON_AddStringToObject(m, "approve_url", e->approve_url);
+	if (e->reject_url)
+		cJSON_AddStringToObject(m, "reject_url", e->reject_url);
 	add_str(m, "target", e->target);
 	add_str(m, "command", e->command);
+	add_str(m, "action", e->action);
+	add_str(m, "votes", e->votes);
 	add_str(m, "class", e->cls);
 	char *reasons = shown(e->reasons, 4000);
 	cJSON_AddStringToObject(m, "reasons", reasons);
@@ -241,7 +247,7 @@ static bool urgent(const char *ev)
 /* ntfy's JSON publishing goes to the server's root with the topic in the
  * body: https://ntfy.example/alerts -> POST https://ntfy.example/ {"topic":"alerts"}. */
 static cJSON *ntfy_json(const struct config_webhook *h, const struct wh_event *e, const char *text,
-                        const char *link, char **url)
+                        char **url)
 {
 	cJSON *m = cJSON_CreateObject();
 	const char *q = strpbrk(h->url, "?#");
@@ -262,49 +268,141 @@ static cJSON *ntfy_json(const struct config_webhook *h, const struct wh_event *e
 	cJSON_AddNumberToObject(m, "priority", urgent(e->event) ? 4 : 3);
 	cJSON *tags = cJSON_AddArrayToObject(m, "tags");
 	cJSON_AddItemToArray(tags, cJSON_CreateString(e->event));
-	if (link) {
-		cJSON_AddStringToObject(m, "click", link);
+	if (e->request_url) {
+		/* view actions open the console: none decides without a sign-in */
+		const char *const links[][2] = {{"Open request", e->request_url},
+		                                {"Approve...", e->approve_url},
+		                                {"Reject...", e->reject_url}};
+		cJSON_AddStringToObject(m, "click", e->request_url);
 		cJSON *acts = cJSON_AddArrayToObject(m, "actions");
-		cJSON *a = cJSON_CreateObject();
-		cJSON_AddStringToObject(a, "action", "view");
-		cJSON_AddStringToObject(a, "label", "Open request");
-		cJSON_AddStringToObject(a, "url", link);
-		cJSON_AddItemToArray(acts, a);
+		for (size_t i = 0; i < 3; i++) {
+			if (links[i][1] == NULL)
+				continue;
+			cJSON *a = cJSON_CreateObject();
+			cJSON_AddStringToObject(a, "action", "view");
+			cJSON_AddStringToObject(a, "label", links[i][0]);
+			cJSON_AddStringToObject(a, "url", links[i][1]);
+			cJSON_AddItemToArray(acts, a);
+		}
 	}
 	return m;
 }
 
-static cJSON *slack_json(const char *text, const char *link, long long id)
+/* A Slack button: with chat_callback it carries the link's token and calls
+ * the console's Slack endpoint back; without, it opens the link. */
+static void slack_button(cJSON *elements, const struct config_webhook *h, const char *label,
+                         const char *action_id, const char *url, const char *style)
 {
-	cJSON *m = cJSON_CreateObject();
+	cJSON *b = cJSON_CreateObject(), *t;
+
+	if (url == NULL) {
+		cJSON_Delete(b);
+		return;
+	}
+	cJSON_AddStringToObject(b, "type", "button");
+	t = cJSON_AddObjectToObject(b, "text");
+	cJSON_AddStringToObject(t, "type", "plain_text");
+	cJSON_AddStringToObject(t, "text", label);
+	cJSON_AddStringToObject(b, "action_id", action_id);
+	if (style)
+		cJSON_AddStringToObject(b, "style", style);
+	if (h->chat_callback && webhookfmt_link_token(url) && strcmp(action_id, "airlock-open"))
+		cJSON_AddStringToObject(b, "value", webhookfmt_link_token(url));
+	else
+		cJSON_AddStringToObject(b, "url", url);
+	cJSON_AddItemToArray(elements, b);
+}
+
+static cJSON *slack_json(const struct config_webhook *h, const struct wh_event *e, const char *text)
+{
+	cJSON *m = cJSON_CreateObject(), *blocks, *sec, *st, *act, *els;
 	char *t = slack_escape(text), *s;
 
-	if (link)
-		s = xasprintf("%s\n<%s|Open request %lld>", t, link, id);
+	if (e->request_url)
+		s = xasprintf("%s\n<%s|Open request %lld>", t, e->request_url, e->execution_id);
 	else
 		s = xstrdup(t);
 	cJSON_AddStringToObject(m, "text", s);
+	if (e->request_url) {
+		blocks = cJSON_AddArrayToObject(m, "blocks");
+		sec = cJSON_CreateObject();
+		cJSON_AddStringToObject(sec, "type", "section");
+		st = cJSON_AddObjectToObject(sec, "text");
+		cJSON_AddStringToObject(st, "type", "mrkdwn");
+		cJSON_AddStringToObject(st, "text", t);
+		cJSON_AddItemToArray(blocks, sec);
+		act = cJSON_CreateObject();
+		cJSON_AddStringToObject(act, "type", "actions");
+		cJSON_AddStringToObject(act, "block_id", "airlock-decide");
+		els = cJSON_AddArrayToObject(act, "elements");
+		slack_button(els, h, "Open request", "airlock-open", e->request_url, NULL);
+		slack_button(els, h, "Approve...", "airlock-approve", e->approve_url, "primary");
+		slack_button(els, h, "Reject...", "airlock-reject", e->reject_url, "danger");
+		cJSON_AddItemToArray(blocks, act);
+	}
 	free(t);
 	free(s);
 	return m;
 }
 
-static cJSON *mattermost_json(const char *text, const char *link, long long id)
+/* A Mattermost interactive button: its integration calls the console back
+ * with the context, which Mattermost keeps on its server; the context's
+ * mac is HMAC-SHA256(secret, "mattermost." token), checked by airlock-web
+ * with the same secret. */
+static void mattermost_button(cJSON *actions, const struct config_webhook *h,
+                              const struct wh_event *e, const char *id, const char *label,
+                              const char *url)
+{
+	const char *token = webhookfmt_link_token(url);
+	cJSON *a, *in, *ctx;
+	char *mac;
+
+	if (token == NULL || e->mattermost_callback_url == NULL || h->secret == NULL)
+		return;
+	a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "id", id);
+	cJSON_AddStringToObject(a, "name", label);
+	in = cJSON_AddObjectToObject(a, "integration");
+	cJSON_AddStringToObject(in, "url", e->mattermost_callback_url);
+	ctx = cJSON_AddObjectToObject(in, "context");
+	cJSON_AddStringToObject(ctx, "token", token);
+	mac = webhookfmt_signature(h->secret, h->secret_len, "mattermost", token);
+	cJSON_AddStringToObject(ctx, "mac", mac);
+	free(mac);
+	cJSON_AddItemToArray(actions, a);
+}
+
+static cJSON *mattermost_json(const struct config_webhook *h, const struct wh_event *e,
+                              const char *text)
 {
 	cJSON *m = cJSON_CreateObject();
-	char *t = markdown_escape(text), *s;
+	char *t = markdown_escape(text);
+	struct buf s = BUF_INIT;
 
-	if (link)
-		s = xasprintf("%s\n[Open request %lld](%s)", t, id, link);
-	else
-		s = xstrdup(t);
-	cJSON_AddStringToObject(m, "text", s);
+	buf_puts(&s, t);
+	if (e->request_url)
+		buf_printf(&s, "\n[Open request %lld](%s)", e->execution_id, e->request_url);
+	if (!h->chat_callback && e->approve_url && e->reject_url)
+		buf_printf(&s, " \u00b7 [Approve...](%s) \u00b7 [Reject...](%s)", e->approve_url,
+		           e->reject_url);
+	cJSON_AddStringToObject(m, "text", buf_str(&s));
+	if (h->chat_callback && e->approve_url && e->reject_url) {
+		cJSON *atts = cJSON_AddArrayToObject(m, "attachments");
+		cJSON *att = cJSON_CreateObject();
+		cJSON_AddStringToObject(att, "text",
+		                        "Decide on the console: the button answers you "
+		                        "with a link for your own login.");
+		cJSON *acts = cJSON_AddArrayToObject(att, "actions");
+		mattermost_button(acts, h, e, "approve", "Approve...", e->approve_url);
+		mattermost_button(acts, h, e, "reject", "Reject...", e->reject_url);
+		cJSON_AddItemToArray(atts, att);
+	}
 	free(t);
-	free(s);
+	buf_free(&s);
 	return m;
 }
 
-static cJSON *discord_json(const struct wh_event *e, const char *text, const char *link)
+static cJSON *discord_json(const struct wh_event *e, const char *text)
 {
 	cJSON *m = cJSON_CreateObject();
 	char *t = markdown_escape(text), *ti = title(e), *tt = plain_no_mentions(ti);
@@ -320,8 +418,14 @@ static cJSON *discord_json(const struct wh_event *e, const char *text, const cha
 	cJSON *embeds = cJSON_AddArrayToObject(m, "embeds");
 	cJSON *em = cJSON_CreateObject();
 	cJSON_AddStringToObject(em, "title", tt);
-	if (link)
-		cJSON_AddStringToObject(em, "url", link);
+	if (e->request_url)
+		cJSON_AddStringToObject(em, "url", e->request_url);
+	if (e->approve_url && e->reject_url) {
+		char *d = xasprintf("[Approve...](%s) \u00b7 [Reject...](%s)", e->approve_url,
+		                    e->reject_url);
+		cJSON_AddStringToObject(em, "description", d);
+		free(d);
+	}
 	cJSON_AddItemToArray(embeds, em);
 	cJSON *am = cJSON_AddObjectToObject(m, "allowed_mentions");
 	cJSON_AddArrayToObject(am, "parse");
@@ -331,12 +435,16 @@ static cJSON *discord_json(const struct wh_event *e, const char *text, const cha
 	return m;
 }
 
-static cJSON *matrix_json(const char *text, const char *link)
+static cJSON *matrix_json(const struct wh_event *e, const char *text)
 {
 	cJSON *m = cJSON_CreateObject();
 	char *t = plain_no_mentions(text), *s;
 
-	s = link ? xasprintf("%s\n%s", t, link) : xstrdup(t);
+	if (e->request_url && e->approve_url && e->reject_url)
+		s = xasprintf("%s\n%s\nApprove: %s\nReject: %s", t, e->request_url, e->approve_url,
+		              e->reject_url);
+	else
+		s = e->request_url ? xasprintf("%s\n%s", t, e->request_url) : xstrdup(t);
 	cJSON_AddStringToObject(m, "msgtype", "m.notice");
 	cJSON_AddStringToObject(m, "body", s);
 	cJSON_AddObjectToObject(m, "m.mentions"); /* intentional mentions: none */
@@ -364,11 +472,9 @@ static char *matrix_url(const char *url, const char *delivery)
 	return xasprintf("%.*s/airlock-%s%s", (int)n, url, delivery, q ? q : "");
 }
 
-void webhookfmt_build(const struct config_webhook *h, const char *base_url,
-                      const struct wh_event *e, const char *delivery, time_t now,
-                      struct wh_request *out)
+void webhookfmt_build(const struct config_webhook *h, const struct wh_event *e,
+                      const char *delivery, time_t now, struct wh_request *out)
 {
-	char *link = webhookfmt_link(base_url, e->raw ? 0 : e->execution_id);
 	char *text = human_text(e);
 	cJSON *m = NULL;
 
@@ -376,24 +482,24 @@ void webhookfmt_build(const struct config_webhook *h, const char *base_url,
 	out->method = xstrdup("POST");
 	switch (h->format) {
 	case WEBHOOK_JSON:
-		m = generic_json(e, text, link);
+		m = generic_json(e, text);
 		break;
 	case WEBHOOK_NTFY:
-		m = ntfy_json(h, e, text, link, &out->url);
+		m = ntfy_json(h, e, text, &out->url);
 		if (h->token)
 			add_header(out, xasprintf("Authorization: Bearer %s", h->token));
 		break;
 	case WEBHOOK_SLACK:
-		m = slack_json(text, link, e->execution_id);
+		m = slack_json(h, e, text);
 		break;
 	case WEBHOOK_MATTERMOST:
-		m = mattermost_json(text, link, e->execution_id);
+		m = mattermost_json(h, e, text);
 		break;
 	case WEBHOOK_DISCORD:
-		m = discord_json(e, text, link);
+		m = discord_json(e, text);
 		break;
 	case WEBHOOK_MATRIX:
-		m = matrix_json(text, link);
+		m = matrix_json(e, text);
 		free(out->method);
 		out->method = xstrdup("PUT");
 		out->url = matrix_url(h->url, delivery);
@@ -415,7 +521,6 @@ void webhookfmt_build(const struct config_webhook *h, const char *base_url,
 		add_header(out, xasprintf("X-Airlock-Signature: %s", sig));
 		free(sig);
 	}
-	free(link);
 	free(text);
 }
 
@@ -434,16 +539,11 @@ void wh_request_clear(struct wh_request *r)
 
 char *webhookfmt_signature(const char *key, size_t keylen, const char *timestamp, const char *body)
 {
-	unsigned char mac[EVP_MAX_MD_SIZE];
-	unsigned int maclen = 0;
 	char *msg = xasprintf("%s.%s", timestamp, body);
-	char *hex = xmalloc(7 + 2 * EVP_MAX_MD_SIZE + 1);
+	char *out = xmalloc(7 + HMAC_HEX_LEN + 1);
 
-	HMAC(EVP_sha256(), key, (int)keylen, (const unsigned char *)msg, strlen(msg), mac, &maclen);
-	memcpy(hex, "sha256=", 7);
-	for (unsigned int i = 0; i < maclen; i++)
-		snprintf(hex + 7 + 2 * i, 3, "%02x", mac[i]);
-	hex[7 + 2 * maclen] = '\0';
+	memcpy(out, "sha256=", 7);
+	hmac_sha256_hex(key, keylen, msg, strlen(msg), out + 7);
 	free(msg);
-	return hex;
+	return out;
 }

@@ -6,6 +6,7 @@
 
 #include "lib/buf.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +23,28 @@ const char *zerto_protection_state_str(enum zerto_protection_state s)
 		return "unreachable";
 	}
 	return "unreachable";
+}
+
+/* Each protecting VPG by name with whether it can take a checkpoint now:
+ * "VPG web-aws: taggable (MeetingSLA), VPG web-gcp: not taggable now
+ * (NotMeetingSLA, Syncing)".  Kept short enough for the summary. */
+static void per_vpg(const struct zerto_vm_row *rows, size_t n, struct buf *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool ok = zerto_vpg_taggable(rows[i].status, rows[i].substatus);
+		if (out->len > 300) {
+			buf_printf(out, ", and %zu more", n - i);
+			break;
+		}
+		buf_printf(out, "%sVPG %.60s: ", i ? ", " : "",
+		           rows[i].vpg_name && rows[i].vpg_name[0] ? rows[i].vpg_name : "?");
+		if (ok)
+			buf_printf(out, "taggable (%s)", zerto_vpg_status_name(rows[i].status));
+		else
+			buf_printf(out, "not taggable now (%s, %s)",
+			           zerto_vpg_status_name(rows[i].status),
+			           zerto_vpg_substatus_name(rows[i].substatus));
+	}
 }
 
 int zerto_protection(struct zerto_client *c, const char *vm_id, const char *vm_name,
@@ -56,16 +79,20 @@ int zerto_protection(struct zerto_client *c, const char *vm_id, const char *vm_n
 		         "ambiguous: '%s' matches %zu Zerto VMs (%s); set the Zerto VM identifier",
 		         vm, k, buf_str(&ids));
 	} else {
+		struct buf per = BUF_INIT;
 		out->state = ZERTO_PROT_PROTECTED;
 		out->nvpgs = (int)n;
 		for (size_t i = 0; i < n; i++)
 			out->ntaggable += zerto_vpg_taggable(rows[i].status, rows[i].substatus);
+		per_vpg(rows, n, &per);
 		snprintf(out->summary, sizeof(out->summary),
-		         "protected by %d VPG%s (%d taggable now)%s", out->nvpgs,
+		         "protected by %d VPG%s (%d taggable now)%s; %s", out->nvpgs,
 		         out->nvpgs == 1 ? "" : "s", out->ntaggable,
 		         out->ntaggable < out->nvpgs
 		             ? ": a VPG is syncing or not protecting, so the guard will refuse"
-		             : ": a rewind point will be made before the change runs");
+		             : ": a rewind point will be made before the change runs",
+		         buf_str(&per));
+		buf_free(&per);
 	}
 	zerto_vm_rows_free(rows, n);
 	buf_free(&ids);

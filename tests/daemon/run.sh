@@ -103,6 +103,49 @@ check "the approved install runs" wait_for 30 "SELECT state IN ('succeeded', 'fa
 check_eq "it ran exactly once" 1 "$(ran_count 'install -y nfs-kernel-server')"
 check_out "the row records that there was no rewind point" 'no rewind point' as_alice $A show $id
 
+# ---- the queue from the command line: filters, several decisions at once
+qa=$(as_agent $A run --target vm:web01 --action 'cli one' -- apt-get install -y pkg-cli-1)
+qb=$(as_agent $A run --target vm:web01 --action 'cli two' -- apt-get install -y pkg-cli-2)
+qc=$(as_agent $A run --target proxmox-host:hubris --action 'cli three' -- 'rm -rf /var/lib/vz/dump/cli')
+qh=$(as_agent $A run --target proxmox-host:hubris --action 'cli four' -- "$(printf 'systemctl restart pveproxy \342\200\256 # fine')")
+check "four requests wait" wait_for 30 "SELECT count(*) = 4 FROM airlock.executions WHERE id IN ($qa, $qb, $qc, $qh) AND state = 'pending_approval'"
+pids() { python3 -c 'import json,sys; print(" ".join(str(r["id"]) for r in json.load(sys.stdin)))'; }
+oneline() { "$@" 2>/dev/null | tr '\n' ' '; }
+check_eq "pending --target 'vm:*' lists the VMs' requests, and only those" "$qa $qb" \
+	"$(as_alice $A pending --target 'vm:*' --json 2>/dev/null | pids)"
+check_out "each with what the agent said it is for" " $qa .*vm:web01 .* for: cli one " \
+	oneline as_alice $A pending --target 'vm:*'
+check_eq "--agent and --class: the destructive one" "$qc" \
+	"$(as_alice $A pending --agent 'herm*' --class destructive --json 2>/dev/null | pids)"
+check_out "--older-than: nothing has waited a day" '^nothing matches these filters$' as_alice $A pending --older-than 1d
+check_eq "--state open lists what is on its way too" t \
+	"$(as_alice $A pending --state open --json 2>/dev/null | python3 -c 'import json,sys; print("t" if all(r["state"] in ("received", "queued", "pending_approval", "approved", "running") for r in json.load(sys.stdin)) else "f")')"
+check_rc "an age that is no duration is refused (exit 2)" 2 as_alice $A pending --older-than soon
+check_out "... saying what it takes" 'older-than is a duration such as 90s, 15m, 2h or 1d' as_alice $A pending --older-than soon
+check_rc "a final state is no filter of the queue (exit 2)" 2 as_alice $A pending --state succeeded
+check_rc "a target glob with a space is refused (exit 2)" 2 as_alice $A pending --target 'vm: x'
+check_out "approve several at once: each its own line" "^execution $qa: approved execution $qb: approved \$" \
+	oneline as_alice $A approve "$qa" "$qb" --reason "cli window"
+check_eq "each its own chained approval, with its own payload hash" "2 2" \
+	"$(q "SELECT count(*) || ' ' || count(DISTINCT detail ->> 'payload_hash') FROM airlock.execution_events WHERE execution_id IN ($qa, $qb) AND to_state = 'approved'")"
+check_rc "one refused among several: the others are decided, the exit says refused (3)" 3 \
+	as_alice $A approve "$qc" "$qa"
+check_eq "the destructive one has alice's vote" 1 "$(q "SELECT count(*) FROM airlock.approvals WHERE execution_id = $qc AND approver = 'alice'")"
+check_out "--json answers with one object per id" "^\[\{\"id\":$qc,\"state\":\"approved\"\},\{\"id\":999999999,\"error\":\"execution 999999999 not found\",\"sqlstate\":\"AL007\"\}\]$" \
+	as_bob $A approve "$qc" 999999999 --json
+check_rc "--confirm-unreadable says one command was read: one id only (exit 2)" 2 \
+	as_alice $A approve "$qh" "$qa" --confirm-unreadable
+check_rc "a hard-to-read command without --confirm-unreadable is refused (exit 3)" 3 as_alice $A approve "$qh"
+check_out "... saying why and how" 'its command is hard to read \(1 hidden character \(1 direction-changing\)\).*airlock approve [0-9]+ --confirm-unreadable' \
+	as_alice $A approve "$qh"
+check_out "with it, alice approves what she read" "execution $qh: approved" as_alice $A approve "$qh" --confirm-unreadable
+qr1=$(as_agent $A run --target vm:web01 -- apt-get install -y pkg-cli-5)
+qr2=$(as_agent $A run --target vm:web01 -- apt-get install -y pkg-cli-6)
+wait_for 30 "SELECT count(*) = 2 FROM airlock.executions WHERE id IN ($qr1, $qr2) AND state = 'pending_approval'"
+check_out "reject several at once" "^execution $qr1: rejected execution $qr2: rejected \$" \
+	oneline as_bob $A reject "$qr1" "$qr2" --reason "not this week"
+check_rc "cancel takes one id" 2 as_agent $A cancel "$qr1" "$qr2"
+
 # ---- a command the transport cannot carry is refused at the door, naming the limit
 big="echo $(head -c 20000 /dev/zero | tr '\0' "'")"
 before=$(q "SELECT count(*) FROM airlock.executions")

@@ -60,6 +60,7 @@ check_out "the guard's steps are events" 'guard' as_alice $A history $id
 id=$(as_agent $A run --target vm:web01 -- 'echo zr-marker-2 >> /etc/motd')
 wait_for 30 "SELECT state = 'pending_approval' FROM airlock.executions WHERE id = $id"
 check_out "the operator sees the protection with the request" 'protect' as_alice $A show $id
+check_out "and each VPG by name, with whether it can take a checkpoint now" 'VPG web-aws: taggable' as_alice $A show $id
 as_alice $A approve $id >/dev/null
 check "the approved change runs after its checkpoints" wait_for 120 "SELECT state = 'succeeded' AND jsonb_array_length(rewind_points) = 3 FROM airlock.executions WHERE id = $id"
 

@@ -3,9 +3,13 @@
 
   find FORMAT PATH ID EVENT BASE [SECRETFILE|-] [CMDFILE]
       a request to PATH for request ID's EVENT exists, in FORMAT's shape,
-      linking to BASE/requests/ID, signed with the secret in SECRETFILE over
+      linking to BASE/r/ID (and, for a request waiting for a decision, to
+      an approve and a reject link BASE/a/TOKEN, never as an action that
+      would decide by itself), signed with the secret in SECRETFILE over
       timestamp "." body (or, with "-", carrying no signature); with CMDFILE,
       the command in it (an agent's hostile text) is neutralised for the format.
+  links PATH ID            the approve and reject links the request to PATH
+                           for ID's pending_approval carried, one per line
   count PATH EVENT ID BASE how many requests to PATH carried EVENT for ID
   statuses PATH            the statuses PATH was answered with, in order
 Exit 0 and print nothing when a check holds; else say why and exit 1."""
@@ -34,7 +38,16 @@ def fail(why):
 
 
 def link_of(base, rid):
-    return base.rstrip("/") + "/requests/" + str(rid)
+    return base.rstrip("/") + "/r/" + str(rid)
+
+
+def action_re(base):
+    return re.escape(base.rstrip("/")) + r"/a/[0-9a-f]{64}"
+
+
+def waiting(event):
+    """Whether the event's message carries action links (the request waits)."""
+    return event in ("pending_approval", "reminder", "escalation")
 
 
 def about(rec, rid, base):
@@ -90,6 +103,16 @@ def shape(fmt, rec, rid, event, base, hostile):
                 fail("json: %s missing or not %s: %r" % (k, t.__name__, body.get(k)))
         if body["event"] != event or body["url"] != link:
             fail("json: event/url %r %r" % (body["event"], body["url"]))
+        if waiting(event):
+            for k in ("approve_url", "reject_url"):
+                if not re.fullmatch(action_re(base), body.get(k) or ""):
+                    fail("json: %s is %r, not an action link of the console" % (k, body.get(k)))
+            if body["approve_url"] == body["reject_url"]:
+                fail("json: the approve and reject links are one")
+            if not isinstance(body.get("votes"), str) or "action" not in body:
+                fail("json: no votes or action: %r" % body)
+        elif "approve_url" in body or "reject_url" in body:
+            fail("json: a decided request's message carries action links")
         for k in ("at", "pending_since", "expires_at"):
             if body.get(k) is not None and not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", body[k]):
                 fail("json: %s is not RFC 3339 UTC: %r" % (k, body[k]))
@@ -106,11 +129,14 @@ def shape(fmt, rec, rid, event, base, hostile):
                 or body.get("priority") not in (1, 2, 3, 4, 5) or body.get("tags") != [event]:
             fail("ntfy: bad fields %r" % body)
         acts = body.get("actions")
-        if not (isinstance(acts, list) and len(acts) == 1 and acts[0].get("action") == "view"
-                and acts[0].get("url") == link):
-            fail("ntfy: no view action to the link: %r" % acts)
+        want = 3 if waiting(event) else 1
+        if not (isinstance(acts, list) and len(acts) == want and acts[0].get("url") == link
+                and all(a.get("action") == "view" for a in acts)):
+            fail("ntfy: wanted %d view actions, the first to the link: %r" % (want, acts))
+        if any(not re.fullmatch(action_re(base), a.get("url", "")) for a in acts[1:]):
+            fail("ntfy: an action that is not an action link: %r" % acts)
     elif fmt == "slack":
-        if set(body) != {"text"}:
+        if set(body) != {"text", "blocks"}:
             fail("slack: keys %r" % sorted(body))
         markup = "<%s|Open request %d>" % (link, rid)
         if markup not in body["text"]:
@@ -118,13 +144,28 @@ def shape(fmt, rec, rid, event, base, hostile):
         rest = body["text"].replace(markup, "")
         if "<" in rest or ">" in rest:
             fail("slack: unescaped < or > outside the link: %r" % rest)
+        sec, act = body["blocks"][0], body["blocks"][1]
+        if "<" in sec["text"]["text"] or ">" in sec["text"]["text"]:
+            fail("slack: unescaped < or > in the section: %r" % sec)
+        buttons = act.get("elements", [])
+        if len(buttons) != (3 if waiting(event) else 1) or buttons[0].get("url") != link:
+            fail("slack: buttons %r" % buttons)
+        for b in buttons[1:]:
+            if not re.fullmatch(action_re(base), b.get("url", "")) and \
+                    not re.fullmatch(r"[0-9a-f]{64}", b.get("value", "")):
+                fail("slack: a button that is neither an action link nor its token: %r" % b)
     elif fmt == "mattermost":
-        if set(body) != {"text"}:
+        if set(body) != {"text"} and set(body) != {"text", "attachments"}:
             fail("mattermost: keys %r" % sorted(body))
         markup = "[Open request %d](%s)" % (rid, link)
         if markup not in body["text"]:
             fail("mattermost: no %s" % markup)
         rest = body["text"].replace(markup, "")
+        if waiting(event) and "attachments" not in body:
+            found = re.findall(r" \u00b7 \[(Approve|Reject)\.\.\.\]\((" + action_re(base) + r")\)", rest)
+            if [f[0] for f in found] != ["Approve", "Reject"]:
+                fail("mattermost: no approve and reject links: %r" % rest)
+            rest = re.sub(r" \u00b7 \[(Approve|Reject)\.\.\.\]\(" + action_re(base) + r"\)", "", rest)
         if re.search(r"(?<!\\)[\[\]()`*_]", rest):
             fail("mattermost: unescaped markdown outside the link: %r" % rest)
         if MENTION.search(rest):
@@ -140,6 +181,10 @@ def shape(fmt, rec, rid, event, base, hostile):
         if not (isinstance(em, list) and len(em) == 1 and em[0].get("url") == link
                 and isinstance(em[0].get("title"), str)):
             fail("discord: embed %r" % em)
+        if waiting(event) and not re.fullmatch(
+                r"\[Approve\.\.\.\]\(" + action_re(base) + r"\) \u00b7 \[Reject\.\.\.\]\(" + action_re(base) + r"\)",
+                em[0].get("description", "")):
+            fail("discord: no approve and reject links: %r" % em)
         if re.search(r"(?<!\\)[\[\]()`*_]", body["content"]) or MENTION.search(body["content"]):
             fail("discord: unescaped markdown or a mention: %r" % body["content"])
     elif fmt == "matrix":
@@ -151,6 +196,9 @@ def shape(fmt, rec, rid, event, base, hostile):
         if body.get("msgtype") != "m.notice" or not isinstance(body.get("body"), str) \
                 or body.get("m.mentions") != {} or link not in body["body"]:
             fail("matrix: fields %r" % body)
+        if waiting(event) and not re.search(r"\nApprove: " + action_re(base) + r"\nReject: " + action_re(base) + "$",
+                                            body["body"]):
+            fail("matrix: no approve and reject links: %r" % body["body"])
         if MENTION.search(body["body"]) or "formatted_body" in body:
             fail("matrix: a mention or HTML")
     else:
@@ -177,6 +225,17 @@ elif cmd == "count":
     path, event, rid = args[0], args[1], int(args[2])
     print(sum(1 for r in records() if r["path"].startswith(path)
               and r["headers"].get("x-airlock-event") == event and about(r, rid, args[3])))
+elif cmd == "links":
+    path, rid = args[0], int(args[1])
+    for r in records():
+        if r["path"].startswith(path) and r["headers"].get("x-airlock-event") == "pending_approval":
+            body = json.loads(r["body"])
+            if body.get("execution_id") == rid:
+                print(body["approve_url"])
+                print(body["reject_url"])
+                break
+    else:
+        fail("no pending_approval for %d at %s" % (rid, path))
 elif cmd == "statuses":
     print(" ".join(str(r["status"]) for r in records() if r["path"].startswith(args[0])))
 else:

@@ -114,13 +114,13 @@ check_eq "a login both agent and operator fails" fail "$(status_of database caro
 check_out "  the fix revokes one role" 'REVOKE airlock_agent FROM carol' field_of database carol fix
 q "DROP ROLE carol"
 
-q "GRANT EXECUTE ON FUNCTION airlock.approve(bigint, text) TO airlock_agent"
+q "GRANT EXECUTE ON FUNCTION airlock.approve(bigint, text, boolean) TO airlock_agent"
 check_eq "fault: agents may approve" t \
-	"$(q "SELECT has_function_privilege('airlock_agent', 'airlock.approve(bigint,text)', 'EXECUTE')")"
+	"$(q "SELECT has_function_privilege('airlock_agent', 'airlock.approve(bigint,text,boolean)', 'EXECUTE')")"
 doc_json "$DOC_CFG"
 check_out "a grant that breaks the model fails the grants check" 'airlock_agent may execute airlock.approve' \
 	field_of database grants detail
-q "REVOKE EXECUTE ON FUNCTION airlock.approve(bigint, text) FROM airlock_agent"
+q "REVOKE EXECUTE ON FUNCTION airlock.approve(bigint, text, boolean) FROM airlock_agent"
 
 nouser=$(write_config doc_nouser "${ZCFG[@]}")
 sed -i 's/user=airlockd"/user=nobody_here"/' "$nouser"

@@ -118,6 +118,31 @@ check_out "the error names file, line and column" "$tmp/bad/inventory.yaml:[0-9]
 check_eq "nothing was ingested" "$before" "$(psql -Atc "SELECT count(*) FROM airlock.entities")"
 printf 'entities:\n  - slug: vm:x\n    type: vm\n    vmid: 900\n' >"$tmp/bad/inventory.yaml"
 check_out "a guest without its node is refused with its position" 'inventory.yaml:2:5: missing required key "node"' $A seed "$tmp/bad"
+# Seeding says where: two guests of one node with one VMID, a node that is
+# no host, a relationship to no entity, a malformed slug: file:line:col,
+# and nothing written.
+printf 'entities:\n  - {slug: "proxmox-host:hubris", type: proxmox-host, address: 127.0.0.1}\n  - slug: vm:one\n    type: vm\n    node: proxmox-host:hubris\n    vmid: 150\n  - slug: lxc:two\n    type: lxc\n    node: proxmox-host:hubris\n    vmid: 150\n' >"$tmp/bad/inventory.yaml"
+check_rc "two guests with one VMID on one node are refused (exit 2)" 2 $A seed "$tmp/bad"
+check_out "... at the second one's vmid, naming the first" \
+	'inventory.yaml:10:11: lxc:two has vmid 150, which vm:one \(line 3\) already has on proxmox-host:hubris' \
+	$A seed "$tmp/bad"
+printf 'entities:\n  - slug: vm:three\n    type: vm\n    node: proxmox-host:atlantis\n    vmid: 151\n' >"$tmp/bad/inventory.yaml"
+check_rc "a guest on a node neither the file nor the database has is refused (exit 2)" 2 $A seed "$tmp/bad"
+check_out "... by the database, at the node, with file:line:col" \
+	'inventory.yaml:4:11: inventory: the node of vm:three is proxmox-host:atlantis, which is no proxmox-host of this inventory or of the database' \
+	$A seed "$tmp/bad"
+printf 'entities:\n  - slug: vm:four\n    type: vm\n    node: hubris\n    vmid: 152\n' >"$tmp/bad/inventory.yaml"
+check_out "a node that is not a host's slug is refused before the database" \
+	'inventory.yaml:4:11: node "hubris" must be the slug of a proxmox-host' $A seed "$tmp/bad"
+printf 'entities:\n  - slug: vm:five\n    type: vm\n    node: proxmox-host:hubris\n    vmid: 153\nrelationships:\n  - {source: vm:five, target: lxc:ghost, type: depends-on}\n' >"$tmp/bad/inventory.yaml"
+check_rc "a relationship to no entity is refused (exit 4)" 4 $A seed "$tmp/bad"
+check_out "... at its target" 'inventory.yaml:7:31: inventory: the relationship vm:five depends-on lxc:ghost names lxc:ghost' \
+	$A seed "$tmp/bad"
+printf 'entities:\n  - slug: "vm:bad slug"\n    type: vm\n    node: proxmox-host:hubris\n    vmid: 154\n' >"$tmp/bad/inventory.yaml"
+check_out "a database-side check refusal names the slug's place" \
+	'inventory.yaml:2:11: inventory: vm:bad slug refused: a slug is TYPE:NAME' $A seed "$tmp/bad"
+check_out "... and says nothing was ingested" 'nothing was ingested' $A seed "$tmp/bad"
+check_eq "nothing of those inventories was written" "$before" "$(psql -Atc "SELECT count(*) FROM airlock.entities")"
 cp seeds/inventory.yaml "$tmp/bad/inventory.yaml"
 printf 'tools:\n  - {server: a, tool: b, verdict: maybe}\n' >"$tmp/bad/tools.yaml"
 check_out "a bad tool verdict is refused with its position" 'tools.yaml:2:[0-9]+: verdict "maybe"' $A seed "$tmp/bad"
@@ -183,9 +208,15 @@ bad_gate "a target glob with a space" '2:13: target "vm: x" must be an entity sl
 bad_gate "a limit out of range" '2:24: "requests_per_minute" must be an integer in 1\.\.100000' 'limits:\n  requests_per_minute: 0\n'
 bad_gate "an unknown limit" '2:3: unknown key "runs_per_hour"' 'limits:\n  runs_per_hour: 5\n'
 bad_gate "rules that are not a list" '1:8: "rules" must be a list' 'rules: {target: x}\n'
+bad_gate "an unknown hard_to_read action" '2:11: "action" must be confirm' 'hard_to_read:\n  action: warn\n'
+bad_gate "a hard_to_read screen of no lines" '2:14: "max_lines" must be an integer in 1\.\.100000' 'hard_to_read:\n  max_lines: 0\n'
+bad_gate "an unknown hard_to_read key" '2:3: unknown key "bidi"' 'hard_to_read:\n  bidi: refuse\n'
 rm "$tmp/gate/gate.yaml"
 cp seeds/inventory.yaml "$tmp/gate/"
 check_out "without gate.yaml the version in force stays" 'gate: no gate.yaml; version 4 stays in force' $A seed "$tmp/gate"
+printf 'hard_to_read:\n  action: quorum\n  max_lines: 10\n' >"$tmp/gate/gate.yaml"
+check_out "hard_to_read: quorum is ingested" 'gate: version [0-9]+ ingested' $A seed "$tmp/gate"
+check_eq "and in force" "quorum 10 2000" "$(psql -Atc "SELECT concat_ws(' ', action, max_lines, max_bytes) FROM airlock.gate_legibility")"
 
 # ---- the API and its rules, per role (pgTAP), each file on a clean database
 pgtap() { # pgtap FILE DB
@@ -214,6 +245,22 @@ pgtap tests/sql/seal.sql seal
 pgtap tests/sql/records.sql records
 pgtap tests/sql/outhold.sql outhold
 pgtap tests/sql/sidedoor.sql sidedoor
+pgtap tests/sql/console.sql console
+
+# ---- a hard-to-read command: the database counts the characters the console marks
+if cc -std=c11 -D_GNU_SOURCE -O1 -I. -o "$tmp/hiddencheck" tests/sql/hiddencheck.c build/libairlock.a \
+	2>"$tmp/hcc.log"; then
+	pass "build the console's hidden-character check"
+else
+	failt "build the console's hidden-character check" "$(cat "$tmp/hcc.log")"
+fi
+"$tmp/hiddencheck" >"$tmp/hidden.c"
+psql -XAtq -d console -c "SELECT cp FROM generate_series(1, 1114111) cp
+	WHERE (cp < 55296 OR cp > 57343) AND chr(cp) ~ airlock._hidden_class() ORDER BY cp" >"$tmp/hidden.sql"
+check_eq "the C list of hidden code points is not empty (precondition)" t \
+	"$([ "$(wc -l <"$tmp/hidden.c")" -gt 1000 ] && echo t)"
+check_eq "the database counts as hidden exactly the code points the console marks ($(wc -l <"$tmp/hidden.c"))" \
+	"$(md5sum <"$tmp/hidden.c")" "$(md5sum <"$tmp/hidden.sql")"
 
 # ---- the sealer: one at a time, under concurrent writers, after events chained the old way
 sealdb() { createdb "$1" && $A migrate --db "dbname=$1" >/dev/null &&

@@ -2,8 +2,10 @@
 # Notifications an operator can act on: the database's outbox, delivered by a
 # real airlockd to local webhook receivers in every format (generic JSON,
 # ntfy, Slack, Mattermost, Discord, Matrix), each signed (HMAC-SHA256 over
-# timestamp "." body) and linking to the request's page; an agent's hostile
-# command neutralised per format; retries after a receiver's failures (seen
+# timestamp "." body), linking to the request's page and, while it waits,
+# to its approve and reject confirmation pages, saying what the agent said
+# the change is for; an agent's hostile command and purpose neutralised per
+# format; retries after a receiver's failures (seen
 # failing first); a receiver that never answers given up on, and shown so;
 # reminders and an escalation target on a small time scale; the outbox filled
 # only by committed changes; the delivery state readable by operators, not
@@ -65,6 +67,23 @@ check "a webhook without a secret sends no signature" CHK find json /plain "$id1
 check_out "a signature made with another secret does not verify" 'does not verify' \
 	CHK find slack /slack/ "$id1" pending_approval "$BASE" "$WORK/hook.secret"
 check_eq "a webhook for decisions only did not get the pending request" 0 "$(CHK count /decisions pending_approval "$id1" "$BASE")"
+# What the agent says the change is for reaches the message, as text.
+idp=$(as_agent $A run --target proxmox-host:hubris --action $'free space for the <b>backups</b> @room\e[2J' -- apt-get install -y pkg-purpose)
+check "a request with a stated purpose is told" wait_for 30 \
+	"SELECT count(*) >= 6 FROM airlock.notification_status WHERE execution_id = $idp AND state = 'delivered'"
+check_out "the chat line says what it is for, its markup and escapes inert" \
+	'to \\"free space for the &lt;b&gt;backups&lt;/b&gt; @room\\\\x1b\[2J\\"' \
+	python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l); b = json.loads(r["body"])
+    if r["path"].startswith("/slack/") and ("request %s " % sys.argv[2]) in b["text"]:
+        print(json.dumps(b["text"]))' "$RLOG" "$idp"
+check_out "the json data keeps it exactly" '"action": "free space for the <b>backups</b> @room\\u001b\[2J"' \
+	python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l); b = json.loads(r["body"])
+    if r["path"] == "/json" and b.get("execution_id") == int(sys.argv[2]):
+        print(json.dumps({"action": b["action"]}))' "$RLOG" "$idp"
 
 # ---- generated hostile commands: every format, every one neutralised
 python3 - "$WORK" <<'PY'
@@ -191,5 +210,9 @@ check_out "a webhook's name is an identifier" "name must be 1..64 letters, digit
 	cfg "webhooks:" "  - {name: \"ops team\", url: \"http://127.0.0.1:$P/x\"}"
 check_out "base_url must be a URL" 'notifications base_url must be http' \
 	cfg "notifications:" "  base_url: console.example"
+check_out "chat_callback is for slack and mattermost" 'chat_callback is for format: slack or mattermost' \
+	cfg "webhooks:" "  - {url: \"http://127.0.0.1:$P/x\", chat_callback: true}"
+check_out "a mattermost chat_callback needs a secret" 'a mattermost webhook with chat_callback needs secret_file' \
+	cfg "webhooks:" "  - {url: \"http://127.0.0.1:$P/x\", format: mattermost, chat_callback: true}"
 check_eq "no secret in the log" 0 "$(grep -cF -e "$(cat "$WORK/hook.secret")" -e "$(cat "$WORK/mx.token")" "$WORK/n1.log")"
 finish

@@ -71,7 +71,7 @@ static void test_hostile_host(void **state)
 
 	(void)state;
 	/* Slack: a link or a mention needs < >, which arrive escaped */
-	webhookfmt_build(&h, NULL, &e, "1", 1, &r);
+	webhookfmt_build(&h, &e, "1", 1, &r);
 	b = cJSON_Parse(r.body);
 	assert_non_null(b);
 	t = str(b, "text");
@@ -84,7 +84,7 @@ static void test_hostile_host(void **state)
 	wh_request_clear(&r);
 	/* Mattermost: @channel and @here mention everyone, [..](..) links */
 	h.format = WEBHOOK_MATTERMOST;
-	webhookfmt_build(&h, NULL, &e, "1", 1, &r);
+	webhookfmt_build(&h, &e, "1", 1, &r);
 	b = cJSON_Parse(r.body);
 	assert_non_null(b);
 	t = str(b, "text");

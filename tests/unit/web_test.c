@@ -1,13 +1,18 @@
 /* web_test.c -- the console's pure parts: TOTP and base32, sessions and
  * cookies, CSRF tokens, the sign-in rate limit, form decoding, HTML
- * escaping and the config's refusals. */
+ * escaping, a command's marked hidden characters, the page a sign-in
+ * returns to (open-redirect attempts), action-link tokens, the queue's
+ * filters, the chats' signatures and the config's refusals. */
 #include "lib/buf.h"
 #include "lib/totp.h"
 #include "lib/utf8.h"
 #include "lib/visible.h"
+#include "web/chat.h"
 #include "web/config.h"
 #include "web/form.h"
 #include "web/html.h"
+#include "web/links.h"
+#include "web/pages.h"
 #include "web/ratelimit.h"
 #include "web/session.h"
 
@@ -470,6 +475,14 @@ static void test_config(void **state)
 	    {"listen: 127.0.0.1:80\ndatabase: x\noperator_database: y\nsession_idle_s: 500\n"
 	     "session_max_s: 100\n",
 	     "longer than session_max_s"},
+	    {"listen: 127.0.0.1:80\ndatabase: x\noperator_database: y\npublic_url: console\n",
+	     "public_url must be the console's address"},
+	    {"listen: 127.0.0.1:80\ndatabase: x\noperator_database: y\n"
+	     "slack_response_prefix: hooks.slack.com\n",
+	     "slack_response_prefix must be"},
+	    {"listen: 127.0.0.1:80\ndatabase: x\noperator_database: y\n"
+	     "slack_signing_secret_file: /nonexistent/slack\n",
+	     "slack_signing_secret_file: cannot read /nonexistent/slack"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(load(bad[i].text, &c, err, sizeof(err)), -1);
@@ -481,6 +494,206 @@ static void test_config(void **state)
 	assert_true(web_config_loopback("::1"));
 	assert_false(web_config_loopback("128.0.0.1"));
 	assert_false(web_config_loopback("::"));
+}
+
+/* A sign-in returns only to a path on this console: every spelling of
+ * another host, scheme or trick is sent to the Pending page instead. */
+static void test_safe_next(void **state)
+{
+	static const char *const good[] = {"/",
+	                                   "/r/42",
+	                                   "/a/0123abcd",
+	                                   "/?target=vm%3A%2A&agent=h",
+	                                   "/agents/hermes",
+	                                   "/history?q=nfs",
+	                                   "/%2F%2Fevil.example",
+	                                   "/login2"};
+	static const char *const bad[] = {"//evil.example",
+	                                  "//evil.example/r/1",
+	                                  "/\\evil.example",
+	                                  "\\/evil.example",
+	                                  "https://evil.example/",
+	                                  "http:/evil.example",
+	                                  "evil.example",
+	                                  "javascript:alert(1)",
+	                                  "/\tevil",
+	                                  "/ /evil",
+	                                  "/r/1\r\nSet-Cookie: x",
+	                                  "",
+	                                  "/login",
+	                                  "/login?next=/",
+	                                  "/r/\xc3\xa9",
+	                                  "///evil.example",
+	                                  "/\\/evil.example",
+	                                  "/r/1\\..",
+	                                  "data:text/html,x",
+	                                  NULL};
+	char longer[LINKS_NEXT_MAX + 2];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (!links_safe_next(good[i]))
+			fail_msg("refused a path of this console: %s", good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (links_safe_next(bad[i]))
+			fail_msg("accepted an unsafe return address: %s", bad[i] ? bad[i] : "NULL");
+	memset(longer, 'a', sizeof(longer));
+	longer[0] = '/';
+	longer[LINKS_NEXT_MAX + 1] = '\0';
+	assert_false(links_safe_next(longer));
+	longer[LINKS_NEXT_MAX] = '\0';
+	assert_true(links_safe_next(longer));
+}
+
+static void test_links(void **state)
+{
+	struct buf b = BUF_INIT;
+
+	(void)state;
+	links_encode(&b, "/r/5?x=vm:* a&b\xc3\xa9");
+	assert_string_equal(buf_str(&b), "%2Fr%2F5%3Fx%3Dvm%3A%2A%20a%26b%C3%A9");
+	buf_free(&b);
+	assert_true(
+	    links_token_ok("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"));
+	assert_false(
+	    links_token_ok("0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"));
+	assert_false(links_token_ok("0123456789abcdef"));
+	assert_false(links_token_ok("../../r/1"));
+	assert_false(links_token_ok(NULL));
+}
+
+/* A command to decide on: each hidden character marked on its own and
+ * counted, newlines and tabs kept, markup inert, backslashes doubled once
+ * anything is marked. */
+static void test_html_command(void **state)
+{
+	struct buf b = BUF_INIT;
+	size_t bidi = 9;
+
+	(void)state;
+	assert_int_equal(html_command(&b, "apt-get install -y nfs\n\tdone <b>", &bidi), 0);
+	assert_int_equal(bidi, 0);
+	assert_string_equal(buf_str(&b), "apt-get install -y nfs\n\tdone &lt;b&gt;");
+	buf_reset(&b);
+	assert_int_equal(html_command(&b, "echo \\ ok\x1b[2K\r \xe2\x80\xaegpj\xff", &bidi), 4);
+	assert_int_equal(bidi, 1);
+	const char *h = buf_str(&b);
+	assert_non_null(
+	    strstr(h, "echo \\\\ ok<mark class=\"hidden-char\" title=\"U+001B\">\\x1b</mark>[2K"));
+	assert_non_null(strstr(h, "<mark class=\"hidden-char\" title=\"U+000D\">\\r</mark>"));
+	assert_non_null(strstr(h, "<mark class=\"hidden-char bidi\" title=\"U+202E, changes the "
+	                          "direction of the text\">\\u202e</mark>gpj"));
+	assert_non_null(strstr(h, "title=\"byte 0xff, not UTF-8\">\\xff</mark>"));
+	assert_null(strchr(h, '\x1b'));
+	assert_null(strstr(h, "\xe2\x80\xae"));
+	/* the same count as visible_text's, less newlines and tabs */
+	for (unsigned long cp = 1; cp < 0x110000; cp++) {
+		unsigned char u[5];
+		size_t n;
+		if (cp >= 0xd800 && cp <= 0xdfff)
+			continue;
+		if (cp < 0x80) {
+			u[0] = (unsigned char)cp;
+			n = 1;
+		} else if (cp < 0x800) {
+			u[0] = (unsigned char)(0xc0 | cp >> 6);
+			u[1] = (unsigned char)(0x80 | (cp & 0x3f));
+			n = 2;
+		} else if (cp < 0x10000) {
+			u[0] = (unsigned char)(0xe0 | cp >> 12);
+			u[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+			u[2] = (unsigned char)(0x80 | (cp & 0x3f));
+			n = 3;
+		} else {
+			u[0] = (unsigned char)(0xf0 | cp >> 18);
+			u[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3f));
+			u[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+			u[3] = (unsigned char)(0x80 | (cp & 0x3f));
+			n = 4;
+		}
+		u[n] = '\0';
+		buf_reset(&b);
+		size_t marked = html_command(&b, (const char *)u, NULL);
+		if (marked != (visible_escapes(cp) && cp != '\n' && cp != '\t'))
+			fail_msg("U+%04lX: marked %zu", cp, marked);
+	}
+	buf_free(&b);
+}
+
+/* The queue's filters: what they accept, and their query string. */
+static void test_queue_filter(void **state)
+{
+	struct queue_filter f = {.target = "vm:*",
+	                         .agent = "intern-?",
+	                         .cls = "destructive",
+	                         .state = "open",
+	                         .older = "15m"};
+	struct buf b = BUF_INIT;
+
+	(void)state;
+	assert_null(queue_filter_problem(&f));
+	queue_filter_query(&b, &f);
+	assert_string_equal(
+	    buf_str(&b),
+	    "?target=vm%3A%2A&agent=intern-%3F&class=destructive&state=open&older=15m");
+	buf_free(&b);
+	struct queue_filter none = {0};
+	assert_null(queue_filter_problem(&none));
+	static const struct queue_filter bad[] = {{.target = "vm:x' OR 1=1"},
+	                                          {.target = "vm:<b>"},
+	                                          {.agent = "a b"},
+	                                          {.cls = "harmless"},
+	                                          {.state = "succeeded"},
+	                                          {.older = "15 minutes"},
+	                                          {.older = "m"},
+	                                          {.older = "-5m"},
+	                                          {.older = "5y"}};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_non_null(queue_filter_problem(&bad[i]));
+}
+
+/* Slack's own documented example request and signature; a forged, altered
+ * or replayed one is refused.  Mattermost's context HMAC, computed apart. */
+static void test_chat_signatures(void **state)
+{
+	static const char secret[] = "8f742231b10e8888abcd99yyyzzz85a5";
+	static const char body[] =
+	    "token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id="
+	    "G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%"
+	    "2Fwebhook-"
+	    "collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%"
+	    "2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121."
+	    "803a0bc887a14d10d2c447fce8b6703c";
+	static const char sig[] =
+	    "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503";
+	const time_t then = 1531420618;
+
+	(void)state;
+	assert_true(chat_slack_verified(secret, strlen(secret), "1531420618", body, strlen(body),
+	                                sig, then + 10));
+	assert_false(chat_slack_verified(secret, strlen(secret), "1531420618", body, strlen(body),
+	                                 sig, then + CHAT_SLACK_SKEW_S + 1)); /* replayed later */
+	assert_false(chat_slack_verified(secret, strlen(secret), "1531420619", body, strlen(body),
+	                                 sig, then)); /* another timestamp */
+	assert_false(chat_slack_verified(secret, strlen(secret), "1531420618", body,
+	                                 strlen(body) - 1, sig, then)); /* the body cut */
+	assert_false(chat_slack_verified("other", 5, "1531420618", body, strlen(body), sig, then));
+	assert_false(chat_slack_verified(secret, strlen(secret), "1531420618", body, strlen(body),
+	                                 "v0=00", then));
+	assert_false(
+	    chat_slack_verified(secret, strlen(secret), NULL, body, strlen(body), sig, then));
+	assert_false(chat_slack_verified(secret, strlen(secret), "1531420618x", body, strlen(body),
+	                                 sig, then));
+	static const char token[] =
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	assert_true(chat_mattermost_verified(
+	    "mm-secret", 9, token,
+	    "sha256=97d31e584197a1b44f14ed6d0f93e75e8bf39074544b00b226042a97dc207b05"));
+	assert_false(chat_mattermost_verified(
+	    "mm-secret", 9, token,
+	    "sha256=97d31e584197a1b44f14ed6d0f93e75e8bf39074544b00b226042a97dc207b06"));
+	assert_false(chat_mattermost_verified("mm-secret", 9, token, NULL));
+	assert_false(chat_mattermost_verified("mm-secret", 9, NULL, "sha256=x"));
 }
 
 int main(void)
@@ -497,6 +710,11 @@ int main(void)
 	    cmocka_unit_test(test_html),
 	    cmocka_unit_test(test_html_generated),
 	    cmocka_unit_test(test_config),
+	    cmocka_unit_test(test_safe_next),
+	    cmocka_unit_test(test_links),
+	    cmocka_unit_test(test_html_command),
+	    cmocka_unit_test(test_queue_filter),
+	    cmocka_unit_test(test_chat_signatures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,9 @@
 
 #include <cmocka.h>
 
+#define APPROVE_TOKEN "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define REJECT_TOKEN  "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+
 static struct config_webhook hook(enum webhook_format f, const char *url)
 {
 	struct config_webhook h = {
@@ -30,6 +33,12 @@ static struct wh_event event(const char *ev, const char *cmd)
 	                     .reasons = "r1: apt-get install (config_mutation)",
 	                     .requested_by = "hermes",
 	                     .state = "pending_approval",
+	                     .action = "install the NFS server",
+	                     .votes = "0/1",
+	                     .request_url = "https://c.example/r/42",
+	                     .approve_url = "https://c.example/a/" APPROVE_TOKEN,
+	                     .reject_url = "https://c.example/a/" REJECT_TOKEN,
+	                     .mattermost_callback_url = "https://c.example/chat/mattermost",
 	                     .at = "2026-12-01 10:00:00+00"};
 	return e;
 }
@@ -54,17 +63,17 @@ static void test_signature_vector(void **state)
 	free(s);
 }
 
-static void test_link(void **state)
+static void test_link_token(void **state)
 {
 	(void)state;
-	char *l = webhookfmt_link("https://c.example/airlock/", 7);
-	assert_string_equal(l, "https://c.example/airlock/requests/7");
-	free(l);
-	l = webhookfmt_link("https://c.example", 7);
-	assert_string_equal(l, "https://c.example/requests/7");
-	free(l);
-	assert_null(webhookfmt_link(NULL, 7));
-	assert_null(webhookfmt_link("https://c.example", 0));
+	assert_string_equal(webhookfmt_link_token("https://c.example/airlock/a/" APPROVE_TOKEN),
+	                    APPROVE_TOKEN);
+	/* the last /a/ of the address: a base path may hold one too */
+	assert_string_equal(webhookfmt_link_token("https://c.example/a/b/a/" REJECT_TOKEN),
+	                    REJECT_TOKEN);
+	assert_null(webhookfmt_link_token("https://c.example/r/42"));
+	assert_null(webhookfmt_link_token("https://c.example/a/"));
+	assert_null(webhookfmt_link_token(NULL));
 }
 
 static void test_signed_headers(void **state)
@@ -76,7 +85,7 @@ static void test_signed_headers(void **state)
 
 	h.secret = "s3cret";
 	h.secret_len = 6;
-	webhookfmt_build(&h, "https://c.example", &e, "9", 1700000000, &r);
+	webhookfmt_build(&h, &e, "9", 1700000000, &r);
 	assert_string_equal(header(&r, "X-Airlock-Timestamp"), "1700000000");
 	char *want = webhookfmt_signature("s3cret", 6, "1700000000", r.body);
 	assert_string_equal(header(&r, "X-Airlock-Signature"), want);
@@ -85,13 +94,21 @@ static void test_signed_headers(void **state)
 	assert_string_equal(r.method, "POST");
 	cJSON *b = cJSON_Parse(r.body);
 	assert_non_null(b);
-	assert_string_equal(cJSON_GetObjectItem(b, "url")->valuestring,
-	                    "https://c.example/requests/42");
+	assert_string_equal(cJSON_GetObjectItem(b, "url")->valuestring, "https://c.example/r/42");
+	assert_string_equal(cJSON_GetObjectItem(b, "approve_url")->valuestring,
+	                    "https://c.example/a/" APPROVE_TOKEN);
+	assert_string_equal(cJSON_GetObjectItem(b, "reject_url")->valuestring,
+	                    "https://c.example/a/" REJECT_TOKEN);
 	assert_string_equal(cJSON_GetObjectItem(b, "command")->valuestring, "apt-get install nfs");
+	assert_string_equal(cJSON_GetObjectItem(b, "action")->valuestring,
+	                    "install the NFS server");
+	assert_string_equal(cJSON_GetObjectItem(b, "votes")->valuestring, "0/1");
+	assert_non_null(
+	    strstr(cJSON_GetObjectItem(b, "text")->valuestring, "to \"install the NFS server\""));
 	cJSON_Delete(b);
 	wh_request_clear(&r);
 	h.secret = NULL;
-	webhookfmt_build(&h, NULL, &e, "9", 1700000000, &r);
+	webhookfmt_build(&h, &e, "9", 1700000000, &r);
 	assert_null(header(&r, "X-Airlock-Signature"));
 	wh_request_clear(&r);
 }
@@ -111,7 +128,7 @@ static void test_output_held(void **state)
 	                "operator can release it.";
 	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
 		struct config_webhook h = {.url = "https://hooks.example/x", .format = formats[i]};
-		webhookfmt_build(&h, NULL, &e, "3", 1, &r);
+		webhookfmt_build(&h, &e, "3", 1, &r);
 		assert_non_null(strstr(r.body, "an OpenSSH private key at line 1 of stdout"));
 		assert_non_null(strstr(r.body, "airlock output release 42"));
 		assert_string_equal(header(&r, "X-Airlock-Event"), "output_held");
@@ -130,20 +147,28 @@ static void test_ntfy_and_matrix_addresses(void **state)
 	struct wh_request r;
 
 	h.token = "tk_1";
-	webhookfmt_build(&h, "https://c.example", &e, "5", 1, &r);
+	webhookfmt_build(&h, &e, "5", 1, &r);
 	assert_string_equal(r.url, "https://ntfy.example/sub/?x=1");
 	assert_string_equal(header(&r, "Authorization"), "Bearer tk_1");
 	cJSON *b = cJSON_Parse(r.body);
 	assert_string_equal(cJSON_GetObjectItem(b, "topic")->valuestring, "alerts");
-	assert_string_equal(cJSON_GetObjectItem(b, "click")->valuestring,
-	                    "https://c.example/requests/42");
+	assert_string_equal(cJSON_GetObjectItem(b, "click")->valuestring, "https://c.example/r/42");
+	/* three view actions: open, and the two confirmation pages */
+	cJSON *acts = cJSON_GetObjectItem(b, "actions");
+	assert_int_equal(cJSON_GetArraySize(acts), 3);
+	for (int i = 0; i < 3; i++)
+		assert_string_equal(
+		    cJSON_GetObjectItem(cJSON_GetArrayItem(acts, i), "action")->valuestring,
+		    "view");
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(acts, 1), "url")->valuestring,
+	                    "https://c.example/a/" APPROVE_TOKEN);
 	cJSON_Delete(b);
 	wh_request_clear(&r);
 
 	h = hook(WEBHOOK_MATRIX,
 	         "https://m.example/_matrix/client/v3/rooms/!r:m/send/m.room.message");
 	h.token = "syt_tok";
-	webhookfmt_build(&h, NULL, &e, "77", 1, &r);
+	webhookfmt_build(&h, &e, "77", 1, &r);
 	assert_string_equal(r.method, "PUT");
 	assert_string_equal(
 	    r.url, "https://m.example/_matrix/client/v3/rooms/!r:m/send/m.room.message/airlock-77");
@@ -200,7 +225,8 @@ static void test_hostile_generated(void **state)
 			struct wh_event e = event(events[round % 6], cmd);
 			struct wh_request r;
 			h.token = "t";
-			webhookfmt_build(&h, "https://c.example", &e, "1", 1, &r);
+			e.action = cmd; /* what the agent says it is for is the agent's text too */
+			webhookfmt_build(&h, &e, "1", 1, &r);
 			cJSON *b = cJSON_Parse(r.body);
 			assert_non_null(b);
 			const char *text = NULL;
@@ -223,8 +249,7 @@ static void test_hostile_generated(void **state)
 				const char *lt = strchr(text, '<');
 				/* the only '<' opens the link */
 				assert_non_null(lt);
-				assert_int_equal(strncmp(lt, "<https://c.example/requests/42|", 31),
-				                 0);
+				assert_int_equal(strncmp(lt, "<https://c.example/r/42|", 24), 0);
 				assert_null(strchr(lt + 1, '<'));
 			}
 			if (f == WEBHOOK_MATTERMOST || f == WEBHOOK_DISCORD || f == WEBHOOK_MATRIX)
@@ -233,12 +258,99 @@ static void test_hostile_generated(void **state)
 				assert_non_null(cJSON_GetObjectItem(b, "allowed_mentions"));
 				assert_null(strstr(text, "](")); /* no unescaped link */
 			}
-			if (f == WEBHOOK_JSON)
+			if (f == WEBHOOK_JSON) {
 				assert_string_equal(cJSON_GetObjectItem(b, "command")->valuestring,
 				                    cmd);
+				assert_string_equal(cJSON_GetObjectItem(b, "action")->valuestring,
+				                    cmd);
+			}
 			cJSON_Delete(b);
 			wh_request_clear(&r);
 		}
+	}
+}
+
+/* The action links in each format: links to the confirmation page, or,
+ * with chat_callback, buttons that call the console back (Slack: the token
+ * as the button's value; Mattermost: the token and its HMAC in the
+ * integration's context).  None is an HTTP action that would decide. */
+static void test_action_links(void **state)
+{
+	struct wh_event e = event("pending_approval", "apt-get install nfs");
+	struct wh_request r;
+	cJSON *b, *els, *acts;
+
+	(void)state;
+	struct config_webhook h = hook(WEBHOOK_SLACK, "https://hooks.slack.example/T/B/x");
+	webhookfmt_build(&h, &e, "1", 1, &r);
+	b = cJSON_Parse(r.body);
+	els = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(b, "blocks"), 1),
+	                          "elements");
+	assert_int_equal(cJSON_GetArraySize(els), 3);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(els, 1), "url")->valuestring,
+	                    "https://c.example/a/" APPROVE_TOKEN);
+	assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(els, 1), "value"));
+	assert_string_equal(
+	    cJSON_GetObjectItem(cJSON_GetArrayItem(els, 2), "action_id")->valuestring,
+	    "airlock-reject");
+	cJSON_Delete(b);
+	wh_request_clear(&r);
+
+	h.chat_callback = true;
+	webhookfmt_build(&h, &e, "1", 1, &r);
+	b = cJSON_Parse(r.body);
+	els = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(b, "blocks"), 1),
+	                          "elements");
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(els, 0), "url")->valuestring,
+	                    "https://c.example/r/42");
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(els, 1), "value")->valuestring,
+	                    APPROVE_TOKEN);
+	assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(els, 1), "url"));
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(els, 2), "value")->valuestring,
+	                    REJECT_TOKEN);
+	cJSON_Delete(b);
+	wh_request_clear(&r);
+
+	h = hook(WEBHOOK_MATTERMOST, "https://mm.example/hooks/x");
+	webhookfmt_build(&h, &e, "1", 1, &r);
+	b = cJSON_Parse(r.body);
+	assert_non_null(strstr(cJSON_GetObjectItem(b, "text")->valuestring,
+	                       "[Approve...](https://c.example/a/" APPROVE_TOKEN ")"));
+	assert_null(cJSON_GetObjectItem(b, "attachments"));
+	cJSON_Delete(b);
+	wh_request_clear(&r);
+	h.chat_callback = true;
+	h.secret = "mm-secret";
+	h.secret_len = 9;
+	webhookfmt_build(&h, &e, "1", 1, &r);
+	b = cJSON_Parse(r.body);
+	acts = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(b, "attachments"), 0),
+	                           "actions");
+	assert_int_equal(cJSON_GetArraySize(acts), 2);
+	cJSON *in = cJSON_GetObjectItem(cJSON_GetArrayItem(acts, 0), "integration");
+	assert_string_equal(cJSON_GetObjectItem(in, "url")->valuestring,
+	                    "https://c.example/chat/mattermost");
+	cJSON *ctx = cJSON_GetObjectItem(in, "context");
+	assert_string_equal(cJSON_GetObjectItem(ctx, "token")->valuestring, APPROVE_TOKEN);
+	char *mac = webhookfmt_signature("mm-secret", 9, "mattermost", APPROVE_TOKEN);
+	assert_string_equal(cJSON_GetObjectItem(ctx, "mac")->valuestring, mac);
+	free(mac);
+	assert_null(strstr(cJSON_GetObjectItem(b, "text")->valuestring, "/a/"));
+	cJSON_Delete(b);
+	wh_request_clear(&r);
+
+	/* a request no longer waiting (approved): no action link anywhere */
+	e = event("approved", "ls");
+	e.approve_url = e.reject_url = NULL;
+	for (int f = WEBHOOK_JSON; f <= WEBHOOK_MATRIX; f++) {
+		struct config_webhook k =
+		    hook((enum webhook_format)f,
+		         "https://x.example/_matrix/client/v3/rooms/!r:x/send/m.room.message");
+		k.token = "t";
+		webhookfmt_build(&k, &e, "1", 1, &r);
+		assert_null(strstr(r.body, "/a/"));
+		assert_non_null(strstr(r.body, "https://c.example/r/42"));
+		wh_request_clear(&r);
 	}
 }
 
@@ -246,7 +358,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_signature_vector),
-	    cmocka_unit_test(test_link),
+	    cmocka_unit_test(test_link_token),
+	    cmocka_unit_test(test_action_links),
 	    cmocka_unit_test(test_output_held),
 	    cmocka_unit_test(test_signed_headers),
 	    cmocka_unit_test(test_ntfy_and_matrix_addresses),

@@ -26,7 +26,8 @@ web_setup_db() {
 }
 
 # start_web NAME [EXTRA YAML LINES]: airlock-web with $WORK/NAME.yaml on a
-# free port; its URL in $URL, pid in $WPID.  Returns once it listens.
+# free port; its URL in $URL, pid in $WPID.  Returns once it listens.  In
+# the extra lines @PORT@ is the port it listens on (for public_url).
 start_web() {
 	local name=$1 port i=0
 	shift
@@ -36,7 +37,7 @@ listen: 127.0.0.1:$port
 database: "host=$PGHOST port=$PGPORT dbname=$PGDATABASE user=web"
 operator_database: "host=127.0.0.1 port=$PGPORT dbname=$PGDATABASE"
 log_level: debug
-$(printf '%s\n' "$@")
+$(printf '%s\n' "$@" | sed "s/@PORT@/$port/g")
 EOC
 	${WEB_WRAP:-} $W -c "$WORK/$name.yaml" >>"$WORK/$name.log" 2>&1 &
 	WPID=$!
